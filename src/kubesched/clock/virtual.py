@@ -94,14 +94,14 @@ class _VirtualLoop(asyncio.SelectorEventLoop):
             heapq.heappop(scheduled)
         return scheduled[0].when() if scheduled else None
 
-    def call_at(  # type: ignore[override]
+    def call_at(
         self,
         when: float,
         callback: Callable[..., object],
         *args: object,
         context: Context | None = None,
     ) -> TimerHandle:
-        self._check_closed()
+        self._check_closed()  # type: ignore[attr-defined]
         timer = _OrderedTimer(when, callback, args, self, context, next(self._seq))
         heapq.heappush(self._scheduled, timer)  # type: ignore[attr-defined]
         timer._scheduled = True  # type: ignore[attr-defined]
