@@ -1,0 +1,1 @@
+"""The `kubesched` command line."""

@@ -62,7 +62,7 @@ class _VirtualSelector(selectors.DefaultSelector):
             return events
         if loop.idle_limit is not None:
             nxt = loop.next_timer()
-            if nxt is None or nxt > loop.idle_limit:
+            if nxt is None or nxt > loop.idle_limit + _RESOLUTION / 2:
                 if loop.idle_limit != float("inf"):
                     loop.now_ = max(loop.now_, loop.idle_limit)
                 loop.stop()

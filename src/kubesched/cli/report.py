@@ -1,0 +1,46 @@
+"""Readable reports of scenario results."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from kubesched.api.quantity import milli_value
+from kubesched.cli.scenario import ScenarioResult
+
+
+def print_minimal_report(console: Console, result: ScenarioResult) -> None:
+    table = Table(title="Placements", show_lines=False)
+    for col in ("pod", "cpu request", "node", "free cpu the scheduler saw", "phase"):
+        table.add_column(col)
+    for p in result.placements:
+        seen = f"{p.free_cpu_seen}m" if p.free_cpu_seen is not None else "-"
+        phase = f"[red]{p.phase} ({p.reason})[/red]" if p.phase == "Failed" else p.phase
+        table.add_row(p.pod, p.cpu, p.node or "-", seen, phase)
+    console.print(table)
+
+    per_node = Table(title="Nodes")
+    for col in ("node", "allocatable cpu", "pods bound", "cpu requested by bound pods"):
+        per_node.add_column(col)
+    for node, cpu in result.nodes.items():
+        bound = [p for p in result.placements if p.node == node]
+        requested = sum(milli_value(p.cpu) for p in bound)
+        style = "[red]" if requested > cpu else ""
+        per_node.add_row(node, f"{cpu}m", str(len(bound)), f"{style}{requested}m")
+    console.print(per_node)
+
+    if result.rejected:
+        rej = Table(title="Rejected by the kubelet")
+        for col in ("pod", "node", "reason", "message"):
+            rej.add_column(col)
+        for p in result.rejected:
+            rej.add_row(p.pod, p.node or "-", p.reason or "", p.message or "")
+        console.print(rej)
+        console.print(
+            f"[bold red]{len(result.rejected)} of {len(result.placements)} pods were bound to a node that had no "
+            "room for them.[/bold red] The scheduler never subtracted its own bindings; it waited for the watch "
+            "to tell it. kube-scheduler assumes each pod into its cache before binding (docs/minimal.md)."
+        )
+    else:
+        console.print(f"[green]All {len(result.bound)} bound pods were admitted by their kubelets.[/green]")
+

@@ -1,0 +1,138 @@
+"""The from-scratch scheduler's scenario: fake nodes, fake kubelets, a wave of pods, virtual time."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lightkube.models import core_v1 as m
+from lightkube.models import meta_v1
+from lightkube.resources import core_v1
+
+from kubesched.api.quantity import milli_value
+from kubesched.clock import VirtualClock
+from kubesched.cluster.memory import MemoryCluster, MemoryStore
+from kubesched.minimal import NAME, MinimalScheduler
+from kubesched.sim import FakeKubelets, NodeTemplate, make_nodes
+from kubesched.trace import Record, Sink, Tracer
+
+DEFAULT_CPU_CHOICES = ("250m", "500m", "750m", "1")
+
+
+@dataclass(frozen=True)
+class Placement:
+    pod: str
+    cpu: str
+    node: str | None
+    phase: str
+    reason: str | None = None
+    message: str | None = None
+    free_cpu_seen: int | None = None  # milli-CPU the scheduler believed free when it picked
+
+
+@dataclass
+class ScenarioResult:
+    placements: list[Placement]
+    nodes: dict[str, int]  # node -> allocatable milli-CPU
+    trace: list[Record] = field(default_factory=list)
+
+    @property
+    def rejected(self) -> list[Placement]:
+        return [p for p in self.placements if p.phase == "Failed"]
+
+    @property
+    def bound(self) -> list[Placement]:
+        return [p for p in self.placements if p.node]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodes": self.nodes,
+            "placements": [p.__dict__ for p in self.placements],
+            "rejected": len(self.rejected),
+            "bound": len(self.bound),
+        }
+
+
+def make_pod(name: str, *, cpu: str, memory: str = "128Mi", scheduler: str = NAME) -> core_v1.Pod:
+    return core_v1.Pod(
+        metadata=meta_v1.ObjectMeta(name=name, namespace="default", labels={"app": "burst"}),
+        spec=m.PodSpec(
+            schedulerName=scheduler,
+            containers=[
+                m.Container(
+                    name="app",
+                    image="registry.k8s.io/pause:3.10",
+                    resources=m.ResourceRequirements(requests={"cpu": cpu, "memory": memory}),
+                )
+            ],
+        ),
+    )
+
+
+def run_minimal(
+    *,
+    nodes: int = 3,
+    pods: int = 12,
+    seed: int = 0,
+    template: NodeTemplate | None = None,
+    interval: float = 0.0,
+    cpu_choices: Sequence[str] = DEFAULT_CPU_CHOICES,
+    watch_latency: float = 0.005,
+    horizon: float = 30.0,
+    sinks: Sequence[Sink] = (),
+) -> ScenarioResult:
+    """Start the minimal scheduler and the kubelets on `nodes` fake nodes, create `pods` pods
+    (all at once, or one every `interval` seconds), run `horizon` seconds of virtual time and
+    report where each pod went and what the kubelet made of it."""
+    rng = random.Random(seed)
+    clock = VirtualClock()
+    tracer = Tracer(clock.now, keep=True)
+    for sink in sinks:
+        tracer.add_sink(sink)
+    store = MemoryStore(clock=clock, tracer=tracer, seed=seed, watch_latency=watch_latency)
+    cluster = MemoryCluster(store)
+    for node in make_nodes(nodes, template):
+        store.create(node)
+    scheduler = MinimalScheduler(cluster, clock, tracer=tracer)
+    kubelets = FakeKubelets(cluster, clock, tracer=tracer)
+    specs = [(f"pod-{i:03d}", rng.choice(list(cpu_choices))) for i in range(pods)]
+
+    async def main() -> None:
+        tasks = [asyncio.ensure_future(scheduler.run()), asyncio.ensure_future(kubelets.run())]
+        await clock.sleep(1.0)  # let both catch up with the nodes
+        for name, cpu in specs:
+            await cluster.create(make_pod(name, cpu=cpu))
+            if interval:
+                await clock.sleep(interval)
+        await clock.sleep(horizon)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    try:
+        clock.run(main())
+    finally:
+        clock.close()
+    seen = {r.pod: r.details.get("free_cpu_seen") for r in tracer.records if r.kind == "minimal.picked"}
+    placements = []
+    for name, cpu in specs:
+        pod: Any = store.get(core_v1.Pod, name, namespace="default")
+        status = pod.status
+        placements.append(
+            Placement(
+                pod=name,
+                cpu=cpu,
+                node=pod.spec.nodeName,
+                phase=status.phase,
+                reason=status.reason,
+                message=status.message,
+                free_cpu_seen=seen.get(f"default/{name}"),
+            )
+        )
+    allocatable = {
+        n.metadata.name: milli_value(n.status.allocatable["cpu"]) for n in store.list(core_v1.Node).items
+    }
+    return ScenarioResult(placements=placements, nodes=allocatable, trace=tracer.records)

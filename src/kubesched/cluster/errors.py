@@ -1,0 +1,122 @@
+"""Typed API errors, each mapping 1:1 to a Kubernetes `Status` (code and reason)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+
+class ApiError(Exception):
+    """An error the API answers with; `status()` renders the wire `Status` object."""
+
+    code: ClassVar[int] = 500
+    reason: ClassVar[str] = "InternalError"
+
+    def __init__(self, message: str, *, kind: str = "", name: str = "", group: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.name = name
+        self.group = group
+
+    def causes(self) -> list[dict[str, str]]:
+        return []
+
+    def status(self) -> dict[str, Any]:
+        details: dict[str, Any] = {}
+        if self.name:
+            details["name"] = self.name
+        if self.group:
+            details["group"] = self.group
+        if self.kind:
+            details["kind"] = self.kind
+        if causes := self.causes():
+            details["causes"] = causes
+        out: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if details:
+            out["details"] = details
+        return out
+
+
+class BadRequest(ApiError):
+    code = 400
+    reason = "BadRequest"
+
+
+class Forbidden(ApiError):
+    code = 403
+    reason = "Forbidden"
+
+
+class NotFound(ApiError):
+    code = 404
+    reason = "NotFound"
+
+
+class MethodNotAllowed(ApiError):
+    code = 405
+    reason = "MethodNotAllowed"
+
+
+class AlreadyExists(ApiError):
+    code = 409
+    reason = "AlreadyExists"
+
+
+class Conflict(ApiError):
+    code = 409
+    reason = "Conflict"
+
+
+class Gone(ApiError):
+    """A watch or list asked for a resourceVersion older than the kept history."""
+
+    code = 410
+    reason = "Expired"
+
+
+class Invalid(ApiError):
+    """Validation failed; `errors` are the field errors, each naming its field."""
+
+    code = 422
+    reason = "Invalid"
+
+    def __init__(self, kind: str, name: str, errors: Sequence[ValueError], *, group: str = "") -> None:
+        rendered = [str(e) for e in errors]
+        body = rendered[0] if len(rendered) == 1 else "[" + ", ".join(rendered) + "]"
+        super().__init__(f'{kind} "{name}" is invalid: {body}', kind=kind, name=name, group=group)
+        self.errors = list(errors)
+
+    def causes(self) -> list[dict[str, str]]:
+        out = []
+        for e in self.errors:
+            field = getattr(e, "field", "")
+            kind = getattr(e, "kind", "FieldValueInvalid")
+            out.append({"reason": _cause_reason(kind), "message": str(e), "field": field})
+        return out
+
+
+def _cause_reason(kind: str) -> str:
+    return {
+        "Required value": "FieldValueRequired",
+        "Duplicate value": "FieldValueDuplicate",
+        "Unsupported value": "FieldValueNotSupported",
+        "Forbidden": "FieldValueForbidden",
+        "Too long": "FieldValueTooLong",
+    }.get(kind, "FieldValueInvalid")
+
+
+def conflict(qualified: str, name: str, why: str, *, kind: str = "") -> Conflict:
+    """A Conflict worded as the API server words it."""
+    return Conflict(f'Operation cannot be fulfilled on {qualified} "{name}": {why}', kind=kind, name=name)
+
+
+STALE_OBJECT = "the object has been modified; please apply your changes to the latest version and try again"

@@ -1,0 +1,80 @@
+"""The in-process `Cluster` backend: async calls straight onto a `MemoryStore`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from kubesched.cluster.memory.store import MemoryStore
+from kubesched.cluster.memory.watch import MemoryWatch
+from kubesched.cluster.protocol import ListResult
+
+R = TypeVar("R")
+
+
+class MemoryCluster:
+    """A `Cluster` over a `MemoryStore`. Calls complete without yielding to the loop, as a
+    request to a very fast API server would; only watch delivery takes (virtual) time."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+
+    async def get(self, kind: type[R], name: str, *, namespace: str | None = None) -> R:
+        return self.store.get(kind, name, namespace=namespace)
+
+    async def list(
+        self,
+        kind: type[Any],
+        *,
+        namespace: str | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> ListResult:
+        return self.store.list(kind, namespace=namespace, label_selector=label_selector, field_selector=field_selector)
+
+    def watch(
+        self,
+        kind: type[Any],
+        *,
+        namespace: str | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+        resource_version: str | None = None,
+    ) -> MemoryWatch:
+        return self.store.watch(
+            kind,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            resource_version=resource_version,
+        )
+
+    async def create(self, obj: R, *, namespace: str | None = None) -> R:
+        return self.store.create(obj, namespace=namespace)
+
+    async def update(self, obj: R, *, subresource: str | None = None) -> R:
+        return self.store.update(obj, subresource=subresource)
+
+    async def patch(
+        self,
+        kind: type[R],
+        name: str,
+        patch: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> R:
+        return self.store.patch(kind, name, patch, namespace=namespace, subresource=subresource)
+
+    async def delete(
+        self,
+        kind: type[R],
+        name: str,
+        *,
+        namespace: str | None = None,
+        grace_period_seconds: int | None = None,
+    ) -> R | None:
+        return self.store.delete(kind, name, namespace=namespace, grace_period_seconds=grace_period_seconds)
+
+    async def bind(self, binding: Any, *, namespace: str | None = None) -> None:
+        self.store.bind(binding, namespace=namespace)

@@ -1,0 +1,109 @@
+"""Defaulting and admission applied on create, as the API server's defaulters and the
+Priority admission plugin do."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import msgspec
+from lightkube.models import core_v1 as m
+
+from kubesched.api.priority import DEFAULT_PRIORITY
+from kubesched.cluster.errors import Forbidden
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+DEFAULT_TERMINATION_GRACE_SECONDS = 30
+
+
+def _default_container(c: Any) -> Any:
+    res = c.resources
+    limits = res.limits if res else None
+    requests = res.requests if res else None
+    if limits:
+        merged = {**limits, **(requests or {})}
+        if merged != requests:
+            res = msgspec.structs.replace(res, requests=merged)
+    pull = c.imagePullPolicy
+    if pull is None and c.image is not None:
+        tag = c.image.rsplit("/", 1)[-1]
+        pull = "Always" if ":" not in tag or tag.endswith(":latest") else "IfNotPresent"
+    return msgspec.structs.replace(
+        c,
+        resources=res,
+        imagePullPolicy=pull,
+        terminationMessagePath=c.terminationMessagePath or "/dev/termination-log",
+        terminationMessagePolicy=c.terminationMessagePolicy or "File",
+    )
+
+
+def qos_class(spec: Any) -> str:
+    """BestEffort, Burstable or Guaranteed, from the containers' requests and limits."""
+    containers = [*(spec.initContainers or []), *spec.containers]
+    any_set = False
+    guaranteed = True
+    for c in containers:
+        req = (c.resources.requests if c.resources else None) or {}
+        lim = (c.resources.limits if c.resources else None) or {}
+        any_set = any_set or bool(req) or bool(lim)
+        for res in ("cpu", "memory"):
+            if res not in lim or req.get(res, lim[res]) != lim[res]:
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def default_pod(pod: Any, priority_classes: Callable[[], Iterable[Any]]) -> None:
+    """Fill a new pod's defaults in place and resolve its priority from its PriorityClass."""
+    spec = pod.spec
+    spec.containers = [_default_container(c) for c in spec.containers]
+    if spec.initContainers:
+        spec.initContainers = [_default_container(c) for c in spec.initContainers]
+    spec.schedulerName = spec.schedulerName or DEFAULT_SCHEDULER_NAME
+    spec.restartPolicy = spec.restartPolicy or "Always"
+    spec.dnsPolicy = spec.dnsPolicy or "ClusterFirst"
+    spec.securityContext = spec.securityContext or m.PodSecurityContext()
+    if spec.terminationGracePeriodSeconds is None:
+        spec.terminationGracePeriodSeconds = DEFAULT_TERMINATION_GRACE_SECONDS
+    _admit_priority(pod, priority_classes)
+    status = pod.status or m.PodStatus()
+    pod.status = msgspec.structs.replace(status, phase=status.phase or "Pending", qosClass=qos_class(spec))
+
+
+def _admit_priority(pod: Any, priority_classes: Callable[[], Iterable[Any]]) -> None:
+    spec = pod.spec
+    name = pod.metadata.name
+    if spec.priorityClassName:
+        found = next((pc for pc in priority_classes() if pc.metadata.name == spec.priorityClassName), None)
+        if found is None:
+            raise Forbidden(
+                f'pods "{name}" is forbidden: no PriorityClass with name {spec.priorityClassName} was found',
+                kind="pods",
+                name=name,
+            )
+        value, policy = found.value, found.preemptionPolicy
+    else:
+        default = next((pc for pc in priority_classes() if pc.globalDefault), None)
+        value = default.value if default else DEFAULT_PRIORITY
+        policy = default.preemptionPolicy if default else None
+        if default:
+            spec.priorityClassName = default.metadata.name
+    if spec.priority is not None and spec.priority != value:
+        raise Forbidden(
+            f'pods "{name}" is forbidden: the integer value of priority ({spec.priority}) must not be '
+            f"provided in pod spec; priority admission controller computed {value} from the given "
+            "PriorityClass name",
+            kind="pods",
+            name=name,
+        )
+    spec.priority = value
+    spec.preemptionPolicy = spec.preemptionPolicy or policy or "PreemptLowerPriority"
+
+
+def default_node(node: Any) -> None:
+    """A node registered without allocatable gets its capacity, as the kubelet reports it."""
+    status = node.status or m.NodeStatus()
+    if status.capacity and not status.allocatable:
+        status = msgspec.structs.replace(status, allocatable=dict(status.capacity))
+    node.status = status

@@ -1,0 +1,446 @@
+"""The in-memory API store: typed objects, one resourceVersion, watches, bindings, graceful deletion.
+
+Every rule that a Kubernetes API server enforces and that the scheduler depends on lives here
+once: optimistic concurrency, watch resume and expiry, the `pods/binding` checks, graceful pod
+deletion. The HTTP facade and the in-process backend both sit on this class.
+
+Objects handed in are copied; objects handed out are the stored ones and must not be mutated.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections import deque
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any, NamedTuple, TypeVar
+
+import msgspec
+from lightkube.models import core_v1 as m
+from lightkube.models import meta_v1
+from lightkube.resources import core_v1, scheduling_v1
+
+from kubesched.api.errors import FieldError
+from kubesched.api.selectors import parse_field_selector, parse_label_selector
+from kubesched.clock import Clock
+from kubesched.cluster.errors import (
+    STALE_OBJECT,
+    AlreadyExists,
+    BadRequest,
+    Gone,
+    Invalid,
+    NotFound,
+    conflict,
+)
+from kubesched.cluster.kinds import KINDS, Kind, kind_of
+from kubesched.cluster.memory.defaults import default_node, default_pod
+from kubesched.cluster.memory.patch import merge_patch
+from kubesched.cluster.memory.validation import CREATE_VALIDATORS, generic_errors, pod_update_errors
+from kubesched.cluster.memory.watch import MemoryWatch
+from kubesched.cluster.protocol import ADDED, DELETED, MODIFIED, ListResult, WatchEvent
+from kubesched.trace import Tracer
+
+R = TypeVar("R")
+Key = tuple[str, str]
+
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+DEFAULT_WATCH_LATENCY = 0.005
+DEFAULT_HISTORY = 10_000
+_NAME_SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+class Change(NamedTuple):
+    rv: int
+    cls: type[Any]
+    type: str
+    obj: Any
+    old: Any | None
+
+
+@lru_cache(maxsize=64)
+def _decoder(cls: type[Any]) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(cls)
+
+
+_encode = msgspec.json.Encoder().encode
+
+
+def copy_object(obj: R) -> R:
+    """A deep copy through the wire codec (far cheaper than `copy.deepcopy`)."""
+    result: R = _decoder(type(obj)).decode(_encode(obj))
+    return result
+
+
+@lru_cache(maxsize=1024)
+def _matcher(kind: Kind, namespace: str | None, label_selector: str, field_selector: str) -> Callable[[Any], bool]:
+    labels = parse_label_selector(label_selector) if label_selector else None
+    fields = parse_field_selector(field_selector, supported=kind.fields) if field_selector else None
+
+    def matches(obj: Any) -> bool:
+        meta = obj.metadata
+        if namespace and meta.namespace != namespace:
+            return False
+        if labels is not None and not labels.matches(meta.labels or {}):
+            return False
+        return fields is None or fields.matches(lambda f: kind.fields[f](obj))
+
+    return matches
+
+
+class MemoryStore:
+    """A cluster's objects in memory, with the semantics of a Kubernetes API server."""
+
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        watch_latency: float = DEFAULT_WATCH_LATENCY,
+        history: int = DEFAULT_HISTORY,
+        tracer: Tracer | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.clock = clock
+        self.watch_latency = watch_latency
+        self.tracer = tracer or Tracer(clock.now)
+        self._rv = 0
+        self._objects: dict[type[Any], dict[Key, Any]] = {cls: {} for cls in KINDS}
+        self._history: deque[Change] = deque()
+        self._history_limit = history
+        self._compacted = 0
+        self._watches: dict[type[Any], list[MemoryWatch]] = {cls: [] for cls in KINDS}
+        self._rng = random.Random(seed)
+        self._stamp_cache: tuple[int, datetime] = (-1, datetime.fromtimestamp(0, UTC))
+        for name in INITIAL_NAMESPACES:
+            self.create(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=name)))
+
+    # -- reading ---------------------------------------------------------------------------
+
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    def get(self, cls: type[R], name: str, *, namespace: str | None = None) -> R:
+        kind = kind_of(cls)
+        obj: R | None = self._objects[cls].get(self._key(kind, namespace, name))
+        if obj is None:
+            raise NotFound(f'{kind.qualified} "{name}" not found', kind=kind.plural, name=name, group=kind.group)
+        return obj
+
+    def list(
+        self,
+        cls: type[Any],
+        *,
+        namespace: str | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> ListResult:
+        kind = kind_of(cls)
+        matches = self._selection(kind, namespace, label_selector, field_selector)
+        table = self._objects[cls]
+        items = [table[k] for k in sorted(table) if matches(table[k])]
+        return ListResult(items, str(self._rv))
+
+    def count(self, cls: type[Any]) -> int:
+        return len(self._objects[cls])
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def create(self, obj: R, *, namespace: str | None = None) -> R:
+        kind = kind_of(type(obj))
+        obj = copy_object(obj)
+        o: Any = obj
+        meta = o.metadata or meta_v1.ObjectMeta()
+        ns = None
+        if kind.namespaced:
+            if namespace and meta.namespace and namespace != meta.namespace:
+                raise BadRequest(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            ns = namespace or meta.namespace or "default"
+            if ("", ns) not in self._objects[core_v1.Namespace]:
+                raise NotFound(f'namespaces "{ns}" not found', kind="namespaces", name=ns)
+        name = meta.name
+        if not name and meta.generateName:
+            name = meta.generateName + "".join(self._rng.choice(_NAME_SUFFIX_CHARS) for _ in range(5))
+        o.metadata = msgspec.structs.replace(
+            meta,
+            name=name,
+            namespace=ns,
+            uid=str(uuid.UUID(int=self._rng.getrandbits(128), version=4)),
+            creationTimestamp=self._stamp(),
+            resourceVersion=None,
+            deletionTimestamp=None,
+            deletionGracePeriodSeconds=None,
+            generation=1 if kind.cls is core_v1.Pod else meta.generation,
+        )
+        if kind.cls is core_v1.Pod and o.spec is not None:
+            default_pod(o, self._objects[scheduling_v1.PriorityClass].values)
+        elif kind.cls is core_v1.Node:
+            default_node(o)
+        self._validate(kind, obj, CREATE_VALIDATORS.get(kind.cls, generic_errors)(obj))
+        key = (ns or "", name or "")
+        if key in self._objects[kind.cls]:
+            raise AlreadyExists(
+                f'{kind.qualified} "{name}" already exists', kind=kind.plural, name=name or "", group=kind.group
+            )
+        return self._commit(kind, key, ADDED, obj, None)
+
+    def update(self, obj: R, *, subresource: str | None = None) -> R:
+        kind = kind_of(type(obj))
+        o: Any = obj
+        meta = o.metadata
+        key = self._key(kind, meta.namespace, meta.name)
+        current = self.get(kind.cls, meta.name, namespace=meta.namespace)
+        self._check_preconditions(kind, current, uid=meta.uid, rv=meta.resourceVersion)
+        new: Any = copy_object(obj)
+        cur_meta = current.metadata
+        if subresource == "status":
+            new = msgspec.structs.replace(current, status=new.status)
+        else:
+            new.metadata = msgspec.structs.replace(
+                new.metadata,
+                name=cur_meta.name,
+                namespace=cur_meta.namespace,
+                uid=cur_meta.uid,
+                creationTimestamp=cur_meta.creationTimestamp,
+                deletionTimestamp=cur_meta.deletionTimestamp,
+                deletionGracePeriodSeconds=cur_meta.deletionGracePeriodSeconds,
+                generation=cur_meta.generation,
+                resourceVersion=cur_meta.resourceVersion,
+            )
+            if hasattr(new, "status") and kind.cls in (core_v1.Pod, core_v1.Node, core_v1.Namespace):
+                new.status = current.status
+        if kind.cls is core_v1.Pod:
+            self._validate(kind, new, pod_update_errors(current, new))
+        else:
+            self._validate(kind, new, CREATE_VALIDATORS.get(kind.cls, generic_errors)(new))
+        if new == current:
+            return current  # type: ignore[no-any-return]
+        if cur_meta.deletionTimestamp is not None and not new.metadata.finalizers and kind.cls is not core_v1.Pod:
+            return self._remove(kind, key, new)  # type: ignore[no-any-return]
+        return self._commit(kind, key, MODIFIED, new, current)
+
+    def patch(
+        self,
+        cls: type[R],
+        name: str,
+        patch: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> R:
+        """Apply a JSON merge patch; a `metadata.resourceVersion` in the patch is a precondition."""
+        current: Any = self.get(cls, name, namespace=namespace)
+        merged = merge_patch(msgspec.to_builtins(current), patch)
+        try:
+            new = msgspec.convert(merged, cls)
+        except msgspec.ValidationError as e:
+            raise BadRequest(f"the patch could not be applied: {e}") from None
+        if "resourceVersion" not in (patch.get("metadata") or {}):
+            new_meta: Any = new.metadata  # type: ignore[attr-defined]
+            new_meta.resourceVersion = current.metadata.resourceVersion
+        return self.update(new, subresource=subresource)
+
+    def delete(
+        self,
+        cls: type[R],
+        name: str,
+        *,
+        namespace: str | None = None,
+        grace_period_seconds: int | None = None,
+        uid: str | None = None,
+    ) -> R:
+        """Delete an object. A bound, running pod is deleted gracefully: it gets a
+        deletionTimestamp `grace` seconds ahead and stays until its kubelet finishes the
+        deletion (with grace 0). Returns the object as it now stands, or as it was removed."""
+        kind = kind_of(cls)
+        current: Any = self.get(cls, name, namespace=namespace)
+        self._check_preconditions(kind, current, uid=uid, rv=None)
+        key = self._key(kind, namespace, name)
+        meta = current.metadata
+        grace = 0
+        if kind.cls is core_v1.Pod:
+            grace = self._pod_grace(current, grace_period_seconds)
+        if grace > 0 or meta.finalizers:
+            if meta.deletionTimestamp is not None:
+                old_grace = meta.deletionGracePeriodSeconds or 0
+                if grace >= old_grace:
+                    return current  # type: ignore[no-any-return]
+            new = msgspec.structs.replace(
+                current,
+                metadata=msgspec.structs.replace(
+                    meta,
+                    deletionTimestamp=self._stamp(offset=grace),
+                    deletionGracePeriodSeconds=grace,
+                ),
+            )
+            return self._commit(kind, key, MODIFIED, new, current)
+        return self._remove(kind, key, current)  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _pod_grace(pod: Any, requested: int | None) -> int:
+        if not pod.spec.nodeName or (pod.status and pod.status.phase in ("Succeeded", "Failed")):
+            return 0
+        grace = requested if requested is not None else pod.spec.terminationGracePeriodSeconds
+        return max(0, grace if grace is not None else 30)
+
+    def bind(self, binding: Any, *, namespace: str | None = None) -> Any:
+        """The `pods/binding` subresource: assign an unbound pod to a node."""
+        meta = binding.metadata
+        ns = namespace or meta.namespace or "default"
+        target = binding.target
+        errors = []
+        if target is None or not target.name:
+            errors.append(FieldError("target.name", None, "", kind="Required value"))
+        elif target.kind not in (None, "", "Node"):
+            errors.append(FieldError("target.kind", target.kind, "", kind="Not found"))
+        self._validate(KINDS[core_v1.Pod], binding, errors, kind_name="Binding")
+        pod_kind = KINDS[core_v1.Pod]
+        pod: Any = self.get(core_v1.Pod, meta.name, namespace=ns)
+        self._check_preconditions(pod_kind, pod, uid=meta.uid, rv=meta.resourceVersion)
+        name = pod.metadata.name
+        why = None
+        if pod.metadata.deletionTimestamp is not None:
+            why = f"pod {name} is being deleted, cannot be assigned to a host"
+        elif pod.spec.nodeName:
+            why = f'pod {name} is already assigned to node "{pod.spec.nodeName}"'
+        elif pod.spec.schedulingGates:
+            why = f"pod {name} has non-empty .spec.schedulingGates"
+        if why is not None:
+            raise conflict("pods/binding", name, why, kind="pods/binding")
+        annotations = pod.metadata.annotations
+        if meta.annotations:
+            annotations = {**(annotations or {}), **meta.annotations}
+        status = pod.status or m.PodStatus()
+        scheduled = m.PodCondition(type="PodScheduled", status="True", lastTransitionTime=self._stamp())
+        conditions = [c for c in status.conditions or [] if c.type != "PodScheduled"]
+        new = msgspec.structs.replace(
+            pod,
+            metadata=msgspec.structs.replace(pod.metadata, annotations=annotations),
+            spec=msgspec.structs.replace(pod.spec, nodeName=target.name),
+            status=msgspec.structs.replace(status, conditions=[*conditions, scheduled], nominatedNodeName=None),
+        )
+        return self._commit(pod_kind, (ns, name), MODIFIED, new, pod)
+
+    # -- watching --------------------------------------------------------------------------
+
+    def watch(
+        self,
+        cls: type[Any],
+        *,
+        namespace: str | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+        resource_version: str | None = None,
+    ) -> MemoryWatch:
+        """Open a watch. With no resourceVersion (or "0") it starts with an ADDED event for each
+        current object; with one, it replays every later change, or raises Gone when those
+        changes are no longer in the history."""
+        kind = kind_of(cls)
+        matches = self._selection(kind, namespace, label_selector, field_selector)
+        watch = MemoryWatch(
+            clock=self.clock, matcher=matches, latency=self.watch_latency, on_stop=self._watches[cls].remove
+        )
+        if resource_version in (None, "", "0"):
+            table = self._objects[cls]
+            for k in sorted(table):
+                if matches(table[k]):
+                    watch.push(WatchEvent(ADDED, table[k]))
+        else:
+            start = self._parse_rv(resource_version)
+            if start < self._compacted:
+                raise Gone(f"too old resource version: {start} ({self._compacted})")
+            for change in self._history:
+                if change.rv > start and change.cls is cls:
+                    watch.offer(change.type, change.obj, change.old)
+        self._watches[cls].append(watch)
+        return watch
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _commit(self, kind: Kind, key: Key, type_: str, obj: Any, old: Any | None) -> Any:
+        self._rv += 1
+        obj.metadata = msgspec.structs.replace(obj.metadata, resourceVersion=str(self._rv))
+        self._objects[kind.cls][key] = obj
+        self._record(kind, type_, obj, old)
+        return obj
+
+    def _remove(self, kind: Kind, key: Key, obj: Any) -> Any:
+        self._rv += 1
+        gone = msgspec.structs.replace(obj, metadata=msgspec.structs.replace(obj.metadata, resourceVersion=str(self._rv)))
+        del self._objects[kind.cls][key]
+        if kind.cls is core_v1.Namespace:
+            self._drop_namespace(key[1])
+        self._record(kind, DELETED, gone, None)
+        return gone
+
+    def _drop_namespace(self, ns: str) -> None:
+        for cls, table in self._objects.items():
+            for k in [k for k in table if k[0] == ns]:
+                self._remove(KINDS[cls], k, table[k])
+
+    def _record(self, kind: Kind, type_: str, obj: Any, old: Any | None) -> None:
+        if len(self._history) >= self._history_limit:
+            self._compacted = self._history.popleft().rv
+        self._history.append(Change(self._rv, kind.cls, type_, obj, old))
+        for watch in self._watches[kind.cls]:
+            watch.offer(type_, obj, old)
+        if self.tracer.enabled and kind.cls in (core_v1.Pod, core_v1.Node):
+            self._trace(kind, type_, obj, old)
+
+    def _trace(self, kind: Kind, type_: str, obj: Any, old: Any | None) -> None:
+        meta = obj.metadata
+        if kind.cls is core_v1.Node:
+            self.tracer.emit(f"store.node.{type_.lower()}", node=meta.name, rv=self._rv)
+            return
+        pod = f"{meta.namespace}/{meta.name}"
+        node = obj.spec.nodeName
+        if type_ == MODIFIED and old is not None and node and not old.spec.nodeName:
+            self.tracer.emit("store.pod.bound", pod=pod, node=node, rv=self._rv)
+        elif type_ == MODIFIED and meta.deletionTimestamp is not None and old.metadata.deletionTimestamp is None:
+            self.tracer.emit("store.pod.terminating", pod=pod, node=node, grace=meta.deletionGracePeriodSeconds)
+        elif type_ == MODIFIED and obj.status and old.status and obj.status.phase != old.status.phase:
+            self.tracer.emit("store.pod.phase", pod=pod, node=node, phase=obj.status.phase, reason=obj.status.reason)
+        elif type_ != MODIFIED:
+            self.tracer.emit(f"store.pod.{type_.lower()}", pod=pod, node=node, rv=self._rv)
+
+    def _selection(self, kind: Kind, namespace: str | None, label_selector: str, field_selector: str) -> Callable[[Any], bool]:
+        try:
+            return _matcher(kind, namespace, label_selector, field_selector)
+        except FieldError as e:
+            raise BadRequest(str(e)) from None
+
+    def _check_preconditions(self, kind: Kind, current: Any, *, uid: str | None, rv: str | None) -> None:
+        meta = current.metadata
+        if uid and uid != meta.uid:
+            why = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.uid}"
+            raise conflict(kind.qualified, meta.name, why, kind=kind.plural)
+        if rv and rv != meta.resourceVersion:
+            raise conflict(kind.qualified, meta.name, STALE_OBJECT, kind=kind.plural)
+
+    @staticmethod
+    def _key(kind: Kind, namespace: str | None, name: str) -> Key:
+        return ((namespace or "default") if kind.namespaced else "", name)
+
+    @staticmethod
+    def _validate(kind: Kind, obj: Any, errors: list[FieldError], *, kind_name: str | None = None) -> None:
+        if errors:
+            raise Invalid(kind_name or kind.kind, obj.metadata.name or "", errors, group=kind.group)
+
+    @staticmethod
+    def _parse_rv(rv: str) -> int:
+        try:
+            return int(rv)
+        except ValueError:
+            raise BadRequest(f'invalid resource version "{rv}"') from None
+
+    def _stamp(self, *, offset: int = 0) -> datetime:
+        second = int(self.clock.now()) + offset
+        if offset == 0 and self._stamp_cache[0] == second:
+            return self._stamp_cache[1]
+        stamp = datetime.fromtimestamp(second, UTC)
+        if offset == 0:
+            self._stamp_cache = (second, stamp)
+        return stamp

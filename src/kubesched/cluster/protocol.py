@@ -1,0 +1,90 @@
+"""The `Cluster` protocol: what the scheduler, kubelets and tools need from an API server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, NamedTuple, Protocol, TypeVar
+
+R = TypeVar("R")
+
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+BOOKMARK = "BOOKMARK"
+ERROR = "ERROR"
+
+
+class WatchEvent(NamedTuple):
+    """A watch notification: `type` is ADDED, MODIFIED, DELETED, BOOKMARK or ERROR."""
+
+    type: str
+    object: Any
+
+
+class ListResult(NamedTuple):
+    items: list[Any]
+    resource_version: str
+
+
+class WatchStream(Protocol):
+    """An open watch: iterate for events; `stop()` ends the iteration."""
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]: ...
+
+    async def __anext__(self) -> WatchEvent: ...
+
+    def stop(self) -> None: ...
+
+
+class Cluster(Protocol):
+    """Access to one cluster's API. Objects are lightkube resource structs.
+
+    Objects returned are shared with the backend's caches and must be treated as read-only;
+    change a copy (`msgspec.structs.replace`) and send it back with `update` or `patch`.
+    """
+
+    async def get(self, kind: type[R], name: str, *, namespace: str | None = None) -> R: ...
+
+    async def list(
+        self,
+        kind: type[Any],
+        *,
+        namespace: str | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> ListResult: ...
+
+    def watch(
+        self,
+        kind: type[Any],
+        *,
+        namespace: str | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+        resource_version: str | None = None,
+    ) -> WatchStream: ...
+
+    async def create(self, obj: R, *, namespace: str | None = None) -> R: ...
+
+    async def update(self, obj: R, *, subresource: str | None = None) -> R: ...
+
+    async def patch(
+        self,
+        kind: type[R],
+        name: str,
+        patch: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> R: ...
+
+    async def delete(
+        self,
+        kind: type[R],
+        name: str,
+        *,
+        namespace: str | None = None,
+        grace_period_seconds: int | None = None,
+    ) -> R | None: ...
+
+    async def bind(self, binding: Any, *, namespace: str | None = None) -> None: ...

@@ -1,0 +1,244 @@
+"""Fake kubelets: node-side admission, pods that start and run, graceful termination.
+
+One `FakeKubelets` serves every fake node (those carrying the fake-node annotation) through a
+single pod watch, as KWOK does. For each pod bound to one of its nodes it does what a kubelet
+does that matters to scheduling: admit the pod against the node's allocatable given the pods
+already admitted there (or reject it, `OutOfcpu` and friends), start it after a delay, and when
+the pod is deleted, stop it within its grace period and remove it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from lightkube.resources import core_v1
+
+from kubesched.api.errors import FieldError
+from kubesched.api.quantity import int_value, milli_value
+from kubesched.api.resources import pod_requests
+from kubesched.clock import Clock
+from kubesched.clock.base import utc
+from kubesched.cluster import DELETED, ApiError, Cluster
+from kubesched.cluster.events import WARNING, EventRecorder
+from kubesched.sim.nodes import FAKE_NODE_ANNOTATION
+from kubesched.trace import Tracer
+
+RUN_SECONDS_ANNOTATION = "kubesched.io/run-seconds"
+_CORE_ORDER = ("cpu", "memory", "ephemeral-storage")
+
+
+@dataclass(frozen=True)
+class KubeletConfig:
+    """`start_seconds`: from admission to Running. `stop_seconds`: how long containers take to
+    exit after SIGTERM (None: they ignore it and are killed when the grace period ends)."""
+
+    start_seconds: float = 1.0
+    stop_seconds: float | None = 1.0
+
+
+@dataclass
+class _Node:
+    allocatable: dict[str, int]
+    admitted: dict[str, dict[str, int]] = field(default_factory=dict)  # pod uid -> requests
+
+
+def _stamp(now: float) -> str:
+    return utc(int(now)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _allocatable(node: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for res, qty in ((node.status.allocatable if node.status else None) or {}).items():
+        field_ = f"status.allocatable[{res}]"
+        out[res] = milli_value(qty, field=field_) if res == "cpu" else int_value(qty, field=field_)
+    return out
+
+
+def admission_failure(node: _Node, requests: dict[str, int]) -> tuple[str, str] | None:
+    """The kubelet's verdict for a pod on this node: None if it fits, else (reason, message)
+    for the first resource that does not fit (pods, then cpu, memory, ephemeral-storage, others)."""
+    used: dict[str, int] = {}
+    for reqs in node.admitted.values():
+        for res, v in reqs.items():
+            used[res] = used.get(res, 0) + v
+    checks = [("pods", 1, len(node.admitted))]
+    extra = sorted(r for r in requests if r not in _CORE_ORDER)
+    for res in (*_CORE_ORDER, *extra):
+        if requests.get(res, 0) > 0:
+            checks.append((res, requests[res], used.get(res, 0)))
+    for res, want, in_use in checks:
+        capacity = node.allocatable.get(res, 0)
+        if want > capacity - in_use:
+            message = (
+                f"Node didn't have enough resource: {res}, requested: {want}, used: {in_use}, capacity: {capacity}"
+            )
+            return f"OutOf{res}", message
+    return None
+
+
+class FakeKubelets:
+    """The kubelets of every fake node, driven by one watch on pods and one on nodes."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        clock: Clock,
+        *,
+        config: KubeletConfig | None = None,
+        tracer: Tracer | None = None,
+    ) -> None:
+        self._cluster = cluster
+        self._clock = clock
+        self.config = config or KubeletConfig()
+        self._trace = tracer or Tracer(clock.now)
+        self._events = EventRecorder(cluster, clock, component="kubelet")
+        self.nodes: dict[str, _Node] = {}
+        self._waiting: dict[str, list[Any]] = {}  # pods bound to a node not seen yet
+        self._stopping: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def run(self) -> None:
+        """Serve until cancelled."""
+        await asyncio.gather(self._watch_nodes(), self._watch_pods())
+
+    async def _watch_nodes(self) -> None:
+        async for event in self._cluster.watch(core_v1.Node):
+            node = event.object
+            name = node.metadata.name
+            if event.type == DELETED or FAKE_NODE_ANNOTATION not in (node.metadata.annotations or {}):
+                self.nodes.pop(name, None)
+                continue
+            try:
+                allocatable = _allocatable(node)
+            except FieldError:
+                continue
+            if name in self.nodes:
+                self.nodes[name].allocatable = allocatable
+            else:
+                self.nodes[name] = _Node(allocatable)
+                for pod in self._waiting.pop(name, []):
+                    self._on_pod(pod, deleted=False)
+
+    async def _watch_pods(self) -> None:
+        async for event in self._cluster.watch(core_v1.Pod):
+            self._on_pod(event.object, deleted=event.type == DELETED)
+
+    def _on_pod(self, pod: Any, *, deleted: bool) -> None:
+        node_name = pod.spec.nodeName
+        if not node_name:
+            return
+        node = self.nodes.get(node_name)
+        uid = pod.metadata.uid
+        if deleted:
+            if node is not None:
+                node.admitted.pop(uid, None)
+            self._stopping.discard(uid)
+            return
+        if node is None:
+            self._waiting.setdefault(node_name, []).append(pod)
+            return
+        phase = pod.status.phase if pod.status else None
+        if phase in ("Succeeded", "Failed"):
+            node.admitted.pop(uid, None)
+            return
+        if pod.metadata.deletionTimestamp is not None:
+            if uid in node.admitted and uid not in self._stopping:
+                self._stopping.add(uid)
+                self._spawn(self._stop(pod))
+            return
+        if uid in node.admitted or phase != "Pending":
+            return
+        self._admit(node, pod)
+
+    def _admit(self, node: _Node, pod: Any) -> None:
+        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        node_name = pod.spec.nodeName
+        try:
+            requests = pod_requests(pod)
+        except FieldError as e:
+            self._spawn(self._reject(pod, "UnexpectedAdmissionError", str(e)))
+            return
+        failure = admission_failure(node, requests)
+        if failure is not None:
+            reason, message = failure
+            self._trace.emit("kubelet.rejected", pod=key, node=node_name, reason=reason, message=message)
+            self._spawn(self._reject(pod, reason, message))
+            return
+        node.admitted[pod.metadata.uid] = requests
+        self._trace.emit("kubelet.admitted", pod=key, node=node_name)
+        self._spawn(self._start(pod))
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _reject(self, pod: Any, reason: str, message: str) -> None:
+        status = {"phase": "Failed", "reason": reason, "message": f"Pod was rejected: {message}"}
+        if await self._patch_status(pod, status):
+            await self._events.record(pod, WARNING, reason, message, host=pod.spec.nodeName)
+
+    async def _start(self, pod: Any) -> None:
+        await self._clock.sleep(self.config.start_seconds)
+        if not self._still_admitted(pod):
+            return
+        now = _stamp(self._clock.now())
+        ready = [
+            {"type": t, "status": "True", "lastTransitionTime": now}
+            for t in ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready")
+        ]
+        scheduled = [c for c in pod.status.conditions or [] if c.type == "PodScheduled"]
+        running = {
+            "phase": "Running",
+            "startTime": now,
+            "conditions": [*ready, *({"type": c.type, "status": c.status} for c in scheduled)],
+            "containerStatuses": [
+                {
+                    "name": c.name,
+                    "image": c.image or "",
+                    "imageID": "",
+                    "ready": True,
+                    "restartCount": 0,
+                    "started": True,
+                    "state": {"running": {"startedAt": now}},
+                }
+                for c in pod.spec.containers
+            ],
+        }
+        if not await self._patch_status(pod, running):
+            return
+        self._trace.emit("kubelet.running", pod=f"{pod.metadata.namespace}/{pod.metadata.name}", node=pod.spec.nodeName)
+        run_for = (pod.metadata.annotations or {}).get(RUN_SECONDS_ANNOTATION)
+        if run_for is not None:
+            await self._clock.sleep(float(run_for))
+            if self._still_admitted(pod):
+                await self._patch_status(pod, {"phase": "Succeeded"})
+
+    async def _stop(self, pod: Any) -> None:
+        grace = pod.metadata.deletionGracePeriodSeconds or 0
+        stop = self.config.stop_seconds
+        await self._clock.sleep(grace if stop is None else min(grace, stop))
+        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        self._trace.emit("kubelet.killed", pod=key, node=pod.spec.nodeName, grace=grace)
+        try:
+            await self._cluster.delete(core_v1.Pod, pod.metadata.name, namespace=pod.metadata.namespace,
+                                       grace_period_seconds=0)
+        except ApiError:
+            pass
+
+    def _still_admitted(self, pod: Any) -> bool:
+        node = self.nodes.get(pod.spec.nodeName)
+        return node is not None and pod.metadata.uid in node.admitted and pod.metadata.uid not in self._stopping
+
+    async def _patch_status(self, pod: Any, status: dict[str, Any]) -> bool:
+        patch = {"metadata": {"uid": pod.metadata.uid}, "status": status}
+        try:
+            await self._cluster.patch(
+                core_v1.Pod, pod.metadata.name, patch, namespace=pod.metadata.namespace, subresource="status"
+            )
+        except ApiError:
+            return False
+        return True

@@ -1,0 +1,100 @@
+"""Fake nodes made from a template, by count, as KWOK makes them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+from lightkube.models import core_v1 as m
+from lightkube.models import meta_v1
+from lightkube.resources import core_v1
+
+FAKE_NODE_ANNOTATION = "kubesched.io/fake-node"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+DEFAULT_ZONES = ("zone-a", "zone-b", "zone-c")
+
+
+@dataclass(frozen=True)
+class NodeTemplate:
+    """What every fake node made from it has. Quantities are Kubernetes quantity strings."""
+
+    capacity: Mapping[str, str] = field(
+        default_factory=lambda: {"cpu": "4", "memory": "16Gi", "pods": "110", "ephemeral-storage": "100Gi"}
+    )
+    allocatable: Mapping[str, str] | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: Sequence[Mapping[str, str]] = ()
+    unschedulable: bool = False
+    zones: Sequence[str] = DEFAULT_ZONES
+
+    @classmethod
+    def from_node(cls, node: Mapping[str, Any], *, zones: Sequence[str] = DEFAULT_ZONES) -> NodeTemplate:
+        """A template from a Node manifest (`metadata.labels`, `spec.taints`, `status.capacity`...)."""
+        meta = node.get("metadata") or {}
+        spec = node.get("spec") or {}
+        status = node.get("status") or {}
+        defaults = cls()
+        return cls(
+            capacity=status.get("capacity") or defaults.capacity,
+            allocatable=status.get("allocatable"),
+            labels=meta.get("labels") or {},
+            taints=spec.get("taints") or (),
+            unschedulable=bool(spec.get("unschedulable")),
+            zones=zones,
+        )
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> NodeTemplate:
+        with open(path) as f:
+            doc = yaml.safe_load(f)
+        if not isinstance(doc, Mapping):
+            raise ValueError(f"{path}: a node template must be a Node manifest (a YAML mapping)")
+        return cls.from_node(doc)
+
+    def make(self, name: str, index: int) -> core_v1.Node:
+        labels = {
+            "kubernetes.io/arch": "amd64",
+            "kubernetes.io/os": "linux",
+            "type": "kwok",
+            **self.labels,
+            HOSTNAME_LABEL: name,
+        }
+        if self.zones:
+            labels.setdefault(ZONE_LABEL, self.zones[index % len(self.zones)])
+        capacity = {str(k): str(v) for k, v in self.capacity.items()}
+        allocatable = {str(k): str(v) for k, v in (self.allocatable or capacity).items()}
+        return core_v1.Node(
+            metadata=meta_v1.ObjectMeta(name=name, labels=labels, annotations={FAKE_NODE_ANNOTATION: "true"}),
+            spec=m.NodeSpec(
+                taints=[msgspec.convert(t, m.Taint) for t in self.taints] or None,
+                unschedulable=self.unschedulable or None,
+            ),
+            status=m.NodeStatus(
+                capacity=capacity,
+                allocatable=allocatable,
+                conditions=[m.NodeCondition(type="Ready", status="True", reason="KubeletReady")],
+                nodeInfo=m.NodeSystemInfo(
+                    architecture="amd64",
+                    bootID="",
+                    containerRuntimeVersion="kubesched://fake",
+                    kernelVersion="",
+                    kubeProxyVersion="",
+                    kubeletVersion="v1.36.2-kubesched",
+                    machineID="",
+                    operatingSystem="linux",
+                    osImage="kubesched fake node",
+                    systemUUID="",
+                ),
+            ),
+        )
+
+
+def make_nodes(count: int, template: NodeTemplate | None = None, *, prefix: str = "node-") -> list[core_v1.Node]:
+    """`count` nodes named `<prefix>0`, `<prefix>1`, ..., zones assigned round-robin."""
+    template = template or NodeTemplate()
+    return [template.make(f"{prefix}{i}", i) for i in range(count)]

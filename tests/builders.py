@@ -1,0 +1,73 @@
+"""Fluent builders for test objects: `make_pod("p").req(cpu="500m").obj`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lightkube.models import core_v1 as m
+from lightkube.models import meta_v1
+from lightkube.resources import core_v1
+
+
+class PodBuilder:
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        self.obj = core_v1.Pod(
+            metadata=meta_v1.ObjectMeta(name=name, namespace=namespace),
+            spec=m.PodSpec(containers=[m.Container(name="app", image="registry.k8s.io/pause:3.10")]),
+        )
+
+    def req(self, **requests: Any) -> PodBuilder:
+        res = {k.replace("_", "-"): str(v) for k, v in requests.items()}
+        c = self.obj.spec.containers[0]
+        c.resources = m.ResourceRequirements(requests={**((c.resources and c.resources.requests) or {}), **res})
+        return self
+
+    def scheduler(self, name: str) -> PodBuilder:
+        self.obj.spec.schedulerName = name
+        return self
+
+    def node(self, name: str) -> PodBuilder:
+        self.obj.spec.nodeName = name
+        return self
+
+    def labels(self, **labels: str) -> PodBuilder:
+        self.obj.metadata.labels = {**(self.obj.metadata.labels or {}), **labels}
+        return self
+
+    def gates(self, *names: str) -> PodBuilder:
+        self.obj.spec.schedulingGates = [m.PodSchedulingGate(name=n) for n in names]
+        return self
+
+    def grace(self, seconds: int) -> PodBuilder:
+        self.obj.spec.terminationGracePeriodSeconds = seconds
+        return self
+
+
+class NodeBuilder:
+    def __init__(self, name: str) -> None:
+        self.obj = core_v1.Node(
+            metadata=meta_v1.ObjectMeta(name=name, labels={"kubernetes.io/hostname": name}),
+            spec=m.NodeSpec(),
+            status=m.NodeStatus(capacity={"cpu": "4", "memory": "8Gi", "pods": "110"}),
+        )
+
+    def capacity(self, **capacity: Any) -> NodeBuilder:
+        res = {k.replace("_", "-"): str(v) for k, v in capacity.items()}
+        self.obj.status.capacity = {**(self.obj.status.capacity or {}), **res}
+        self.obj.status.allocatable = None
+        return self
+
+
+def make_pod(name: str, namespace: str = "default") -> PodBuilder:
+    return PodBuilder(name, namespace)
+
+
+def make_node(name: str) -> NodeBuilder:
+    return NodeBuilder(name)
+
+
+def binding(pod: Any, node: str, *, uid: str | None = None) -> core_v1.Binding:
+    return core_v1.Binding(
+        metadata=meta_v1.ObjectMeta(name=pod.metadata.name, namespace=pod.metadata.namespace, uid=uid),
+        target=m.ObjectReference(kind="Node", name=node),
+    )

@@ -1,0 +1,287 @@
+"""The memory store behaves as a Kubernetes API server does for the scheduler's purposes."""
+
+import pytest
+from builders import binding, make_node, make_pod
+from lightkube.models import meta_v1
+from lightkube.resources import core_v1, scheduling_v1
+
+from kubesched.clock import DEFAULT_EPOCH, VirtualClock
+from kubesched.cluster import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound
+from kubesched.cluster.memory import MemoryStore, copy_object
+
+
+@pytest.fixture
+def clock():
+    c = VirtualClock()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def store(clock):
+    return MemoryStore(clock=clock, watch_latency=0.0)
+
+
+class TestResourceVersion:
+    def test_strictly_increases_across_kinds_and_verbs(self, store):
+        seen = [store.resource_version]
+        pod = store.create(make_pod("a").obj)
+        seen.append(int(pod.metadata.resourceVersion))
+        node = store.create(make_node("n1").obj)
+        seen.append(int(node.metadata.resourceVersion))
+        bound = store.bind(binding(pod, "n1"))
+        seen.append(int(bound.metadata.resourceVersion))
+        gone = store.delete(core_v1.Pod, "a", grace_period_seconds=0)
+        seen.append(int(gone.metadata.resourceVersion))
+        assert seen == sorted(set(seen)) and len(seen) == 5
+
+    def test_list_reports_current_resource_version(self, store):
+        store.create(make_pod("a").obj)
+        result = store.list(core_v1.Pod)
+        assert result.resource_version == str(store.resource_version)
+        assert [p.metadata.name for p in result.items] == ["a"]
+
+
+class TestCreate:
+    def test_sets_identity_and_defaults(self, store, clock):
+        pod = store.create(make_pod("a").req(cpu="500m").obj)
+        assert pod.metadata.uid and pod.metadata.namespace == "default"
+        assert pod.metadata.creationTimestamp.timestamp() == int(DEFAULT_EPOCH)
+        assert pod.spec.schedulerName == "default-scheduler"
+        assert pod.spec.priority == 0
+        assert pod.status.phase == "Pending"
+
+    def test_input_is_copied(self, store):
+        obj = make_pod("a").obj
+        store.create(obj)
+        obj.metadata.labels = {"changed": "yes"}
+        assert store.get(core_v1.Pod, "a", namespace="default").metadata.labels is None
+
+    def test_duplicate_name_is_already_exists(self, store):
+        store.create(make_pod("a").obj)
+        with pytest.raises(AlreadyExists, match='pods "a" already exists'):
+            store.create(make_pod("a").obj)
+
+    def test_unknown_namespace_is_not_found(self, store):
+        with pytest.raises(NotFound, match='namespaces "nope" not found'):
+            store.create(make_pod("a", namespace="nope").obj)
+
+    def test_generate_name_is_deterministic_per_seed(self, clock):
+        def names(seed):
+            s = MemoryStore(clock=clock, seed=seed)
+            pod = make_pod("").obj
+            pod.metadata = meta_v1.ObjectMeta(generateName="web-", namespace="default")
+            return [s.create(pod).metadata.name for _ in range(3)]
+
+        assert names(1) == names(1)
+        assert all(n.startswith("web-") and len(n) == 9 for n in names(1))
+
+
+class TestValidation:
+    @pytest.mark.parametrize(
+        ("mutate", "message"),
+        [
+            (
+                lambda p: setattr(p.metadata, "name", "Bad_Name"),
+                'Pod "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain',
+            ),
+            (lambda p: setattr(p.spec, "containers", []), 'Pod "a" is invalid: spec.containers: Required value'),
+            (
+                lambda p: setattr(p.spec.containers[0], "resources", _requests(cpu="lots")),
+                'Pod "a" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: "lots"',
+            ),
+            (
+                lambda p: setattr(p.metadata, "labels", {"app": "no spaces"}),
+                'Pod "a" is invalid: metadata.labels: Invalid value: "no spaces"',
+            ),
+        ],
+    )
+    def test_invalid_pod_is_refused_and_not_stored(self, store, mutate, message):
+        pod = make_pod("a").obj
+        mutate(pod)
+        rv = store.resource_version
+        with pytest.raises(Invalid) as err:
+            store.create(pod)
+        assert str(err.value).startswith(message)
+        assert err.value.code == 422
+        assert store.list(core_v1.Pod).items == []
+        assert store.resource_version == rv
+
+    def test_invalid_node_capacity_names_the_field(self, store):
+        node = make_node("n1").capacity(cpu="four").obj
+        with pytest.raises(Invalid, match=r"status.capacity\[cpu\]: Invalid value: \"four\""):
+            store.create(node)
+
+    def test_update_may_not_move_a_pod(self, store):
+        store.create(make_pod("a").obj)
+        pod = copy_object(store.get(core_v1.Pod, "a", namespace="default"))
+        pod.spec.nodeName = "n1"
+        with pytest.raises(Invalid, match="spec: Forbidden: pod updates may not change fields"):
+            store.update(pod)
+
+
+class TestConcurrency:
+    def test_stale_update_is_conflict(self, store):
+        store.create(make_pod("a").obj)
+        first = copy_object(store.get(core_v1.Pod, "a", namespace="default"))
+        second = copy_object(first)
+        first.metadata.labels = {"v": "1"}
+        store.update(first)
+        second.metadata.labels = {"v": "2"}
+        with pytest.raises(Conflict, match="the object has been modified"):
+            store.update(second)
+        assert store.get(core_v1.Pod, "a", namespace="default").metadata.labels == {"v": "1"}
+
+    def test_no_op_update_keeps_resource_version(self, store):
+        pod = store.create(make_pod("a").obj)
+        again = store.update(copy_object(pod))
+        assert again.metadata.resourceVersion == pod.metadata.resourceVersion
+
+    def test_merge_patch_changes_labels(self, store):
+        store.create(make_pod("a").labels(x="1", y="2").obj)
+        pod = store.patch(core_v1.Pod, "a", {"metadata": {"labels": {"x": "9", "y": None}}}, namespace="default")
+        assert pod.metadata.labels == {"x": "9"}
+
+
+class TestBinding:
+    def test_binds_and_marks_scheduled(self, store):
+        pod = store.create(make_pod("a").obj)
+        bound = store.bind(binding(pod, "n1", uid=pod.metadata.uid))
+        assert bound.spec.nodeName == "n1"
+        assert [(c.type, c.status) for c in bound.status.conditions] == [("PodScheduled", "True")]
+
+    def test_already_assigned(self, store):
+        pod = store.create(make_pod("a").obj)
+        store.bind(binding(pod, "n1"))
+        with pytest.raises(Conflict) as err:
+            store.bind(binding(pod, "n2"))
+        assert err.value.message == (
+            'Operation cannot be fulfilled on pods/binding "a": pod a is already assigned to node "n1"'
+        )
+        assert err.value.code == 409
+
+    def test_uid_precondition(self, store):
+        pod = store.create(make_pod("a").obj)
+        with pytest.raises(Conflict, match="Precondition failed: UID in precondition: other-uid"):
+            store.bind(binding(pod, "n1", uid="other-uid"))
+        assert store.get(core_v1.Pod, "a", namespace="default").spec.nodeName is None
+
+    def test_pod_being_deleted(self, store):
+        pod = store.create(make_pod("a").obj)
+        store.bind(binding(pod, "n1"))
+        store.create(make_pod("b").obj)
+        # An unbound pod is deleted at once; hold it with a finalizer to observe the refusal.
+        held = copy_object(store.get(core_v1.Pod, "b", namespace="default"))
+        held.metadata.finalizers = ["example.com/hold"]
+        store.update(held)
+        store.delete(core_v1.Pod, "b")
+        with pytest.raises(Conflict, match="pod b is being deleted, cannot be assigned to a host"):
+            store.bind(binding(held, "n1"))
+
+    def test_gated_pod(self, store):
+        pod = store.create(make_pod("a").gates("example.com/wait").obj)
+        with pytest.raises(Conflict, match=r"pod a has non-empty .spec.schedulingGates"):
+            store.bind(binding(pod, "n1"))
+
+    def test_missing_pod(self, store):
+        with pytest.raises(NotFound, match='pods "ghost" not found'):
+            store.bind(binding(make_pod("ghost").obj, "n1"))
+
+
+class TestWatch:
+    def _changes(self, store):
+        a = store.create(make_pod("a").obj)
+        store.create(make_pod("b").obj)
+        store.bind(binding(a, "n1"))
+        store.delete(core_v1.Pod, "b")
+
+    def test_resume_sees_exactly_the_later_changes(self, store):
+        store.create(make_pod("early").obj)
+        rv = str(store.resource_version)
+        self._changes(store)
+        watch = store.watch(core_v1.Pod, resource_version=rv)
+        events = [(e.type, e.object.metadata.name) for e in watch.drain()]
+        assert events == [("ADDED", "a"), ("ADDED", "b"), ("MODIFIED", "a"), ("DELETED", "b")]
+
+    def test_without_resource_version_starts_with_current_objects(self, store):
+        self._changes(store)
+        watch = store.watch(core_v1.Pod)
+        assert [(e.type, e.object.metadata.name) for e in watch.drain()] == [("ADDED", "a")]
+
+    def test_field_selector_turns_binding_into_delete(self, store):
+        watch = store.watch(core_v1.Pod, field_selector="spec.nodeName=")
+        self._changes(store)
+        events = [(e.type, e.object.metadata.name) for e in watch.drain()]
+        assert events == [("ADDED", "a"), ("ADDED", "b"), ("DELETED", "a"), ("DELETED", "b")]
+
+    def test_too_old_resource_version_is_gone(self, clock):
+        store = MemoryStore(clock=clock, history=3)
+        rv = str(store.resource_version)
+        for i in range(5):
+            store.create(make_pod(f"p{i}").obj)
+        with pytest.raises(Gone, match=f"too old resource version: {rv}") as err:
+            store.watch(core_v1.Pod, resource_version=rv)
+        assert err.value.code == 410
+
+    def test_delivery_waits_for_the_latency(self, clock):
+        store = MemoryStore(clock=clock, watch_latency=0.005)
+        watch = store.watch(core_v1.Pod, resource_version=str(store.resource_version))
+        store.create(make_pod("a").obj)
+        assert watch.drain() == []
+        clock.advance(0.004)
+        assert watch.drain() == []
+        clock.advance(0.001)
+        assert [e.object.metadata.name for e in watch.drain()] == ["a"]
+
+    def test_async_iteration(self, clock):
+        store = MemoryStore(clock=clock)
+        watch = store.watch(core_v1.Pod, resource_version=str(store.resource_version))
+
+        async def main():
+            store.create(make_pod("a").obj)
+            event = await anext(watch)
+            watch.stop()
+            rest = [e async for e in watch]
+            return event, rest
+
+        event, rest = clock.run(main())
+        assert (event.type, event.object.metadata.name, rest) == ("ADDED", "a", [])
+
+
+class TestDeletion:
+    def test_unbound_pod_is_removed_at_once(self, store):
+        store.create(make_pod("a").obj)
+        store.delete(core_v1.Pod, "a")
+        with pytest.raises(NotFound):
+            store.get(core_v1.Pod, "a", namespace="default")
+
+    def test_bound_pod_is_marked_with_its_grace_period(self, store, clock):
+        pod = store.create(make_pod("a").grace(45).obj)
+        store.bind(binding(pod, "n1"))
+        marked = store.delete(core_v1.Pod, "a")
+        assert marked.metadata.deletionGracePeriodSeconds == 45
+        assert marked.metadata.deletionTimestamp.timestamp() == int(clock.now()) + 45
+        assert store.get(core_v1.Pod, "a", namespace="default").metadata.deletionTimestamp is not None
+        store.delete(core_v1.Pod, "a", grace_period_seconds=0)
+        with pytest.raises(NotFound):
+            store.get(core_v1.Pod, "a", namespace="default")
+
+
+class TestPriorityAdmission:
+    def test_priority_class_resolves_to_its_value(self, store):
+        store.create(scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name="high"), value=1000))
+        pod = make_pod("a").obj
+        pod.spec.priorityClassName = "high"
+        assert store.create(pod).spec.priority == 1000
+
+    def test_unknown_priority_class_is_forbidden(self, store):
+        pod = make_pod("a").obj
+        pod.spec.priorityClassName = "nope"
+        with pytest.raises(Forbidden, match="no PriorityClass with name nope was found"):
+            store.create(pod)
+
+
+def _requests(**r):
+    from lightkube.models import core_v1 as m
+
+    return m.ResourceRequirements(requests=r)
