@@ -62,9 +62,7 @@ def _read(pod: core_v1.Pod) -> _PodAmounts:
         return _PodAmounts((), (), None, {})
     pod_level = _parse_list(spec.resources.requests if spec.resources else None, "spec.resources.requests")
     return _PodAmounts(
-        containers=tuple(
-            _container_requests(c, f"spec.containers[{i}]") for i, c in enumerate(spec.containers or ())
-        ),
+        containers=tuple(_container_requests(c, f"spec.containers[{i}]") for i, c in enumerate(spec.containers or ())),
         init_containers=tuple(
             (_container_requests(c, f"spec.initContainers[{i}]"), c.restartPolicy == "Always")
             for i, c in enumerate(spec.initContainers or ())

@@ -77,13 +77,9 @@ def _requirement(key: str, operator: str, values: Sequence[str], path: str) -> L
         raise FieldError(values_path, list(values), "values set must be empty for exists and does not exist")
     if operator in (GT, LT):
         if len(values) != 1:
-            raise FieldError(
-                values_path, list(values), "for 'Gt', 'Lt' operators, exactly one value is required"
-            )
+            raise FieldError(values_path, list(values), "for 'Gt', 'Lt' operators, exactly one value is required")
         if _parse_int64(values[0]) is None:
-            raise FieldError(
-                f"{values_path}[0]", values[0], "for 'Gt', 'Lt' operators, the value must be an integer"
-            )
+            raise FieldError(f"{values_path}[0]", values[0], "for 'Gt', 'Lt' operators, the value must be an integer")
     return LabelRequirement(key, operator, frozenset(values))
 
 
@@ -123,9 +119,7 @@ EVERYTHING = LabelSelectorMatcher()
 NOTHING = LabelSelectorMatcher(nothing=True)
 
 
-def compile_label_selector(
-    sel: meta_v1.LabelSelector | None, *, field: str = "selector"
-) -> LabelSelectorMatcher:
+def compile_label_selector(sel: meta_v1.LabelSelector | None, *, field: str = "selector") -> LabelSelectorMatcher:
     """Compile a ``metav1.LabelSelector``: None selects nothing, an empty selector everything."""
     if sel is None:
         return NOTHING
@@ -140,9 +134,7 @@ def compile_label_selector(
     return LabelSelectorMatcher(requirements)
 
 
-def node_selector_map_matches(
-    node_selector: Mapping[str, str] | None, labels: Mapping[str, str] | None
-) -> bool:
+def node_selector_map_matches(node_selector: Mapping[str, str] | None, labels: Mapping[str, str] | None) -> bool:
     """``pod.spec.nodeSelector`` semantics: every pair must be present; empty or None matches all."""
     present = _NO_LABELS if labels is None else labels
     return all(present.get(k) == v for k, v in (node_selector or {}).items())

@@ -43,4 +43,3 @@ def print_minimal_report(console: Console, result: ScenarioResult) -> None:
         )
     else:
         console.print(f"[green]All {len(result.bound)} bound pods were admitted by their kubelets.[/green]")
-

@@ -132,7 +132,5 @@ def run_minimal(
                 free_cpu_seen=seen.get(f"default/{name}"),
             )
         )
-    allocatable = {
-        n.metadata.name: milli_value(n.status.allocatable["cpu"]) for n in store.list(core_v1.Node).items
-    }
+    allocatable = {n.metadata.name: milli_value(n.status.allocatable["cpu"]) for n in store.list(core_v1.Node).items}
     return ScenarioResult(placements=placements, nodes=allocatable, trace=tracer.records)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from typing import Any
 
@@ -61,7 +62,5 @@ class EventRecorder:
             lastTimestamp=stamp,
             count=1,
         )
-        try:
+        with contextlib.suppress(ApiError):
             await self._cluster.create(event)
-        except ApiError:
-            pass

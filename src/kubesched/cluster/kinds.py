@@ -67,7 +67,10 @@ KINDS: dict[type[Any], Kind] = {
     k.cls: k
     for k in (
         _make(core_v1.Namespace),
-        _make(core_v1.Node, {**_meta_fields(), "spec.unschedulable": lambda n: str(bool(n.spec and n.spec.unschedulable)).lower()}),
+        _make(
+            core_v1.Node,
+            {**_meta_fields(), "spec.unschedulable": lambda n: str(bool(n.spec and n.spec.unschedulable)).lower()},
+        ),
         _make(core_v1.Pod, _pod_fields()),
         _make(core_v1.Event),
         _make(events_v1.Event),

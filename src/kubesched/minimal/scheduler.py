@@ -46,7 +46,9 @@ class NodeView:
 
     def fits(self, cpu: int, memory: int) -> bool:
         return (
-            len(self.placed) < self.pods and cpu <= self.cpu - self.used_cpu and memory <= self.memory - self.used_memory
+            len(self.placed) < self.pods
+            and cpu <= self.cpu - self.used_cpu
+            and memory <= self.memory - self.used_memory
         )
 
 

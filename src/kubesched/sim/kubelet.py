@@ -10,6 +10,7 @@ the pod is deleted, stop it within its grace period and remove it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -223,11 +224,10 @@ class FakeKubelets:
         await self._clock.sleep(grace if stop is None else min(grace, stop))
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         self._trace.emit("kubelet.killed", pod=key, node=pod.spec.nodeName, grace=grace)
-        try:
-            await self._cluster.delete(core_v1.Pod, pod.metadata.name, namespace=pod.metadata.namespace,
-                                       grace_period_seconds=0)
-        except ApiError:
-            pass
+        with contextlib.suppress(ApiError):
+            await self._cluster.delete(
+                core_v1.Pod, pod.metadata.name, namespace=pod.metadata.namespace, grace_period_seconds=0
+            )
 
     def _still_admitted(self, pod: Any) -> bool:
         node = self.nodes.get(pod.spec.nodeName)

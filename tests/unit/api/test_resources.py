@@ -24,9 +24,7 @@ def c(
     """A container dict; ``sidecar`` marks an init container as restartable."""
     container: dict[str, Any] = {"name": "c"}
     if requests is not None or limits is not None:
-        container["resources"] = {
-            k: v for k, v in (("requests", requests), ("limits", limits)) if v is not None
-        }
+        container["resources"] = {k: v for k, v in (("requests", requests), ("limits", limits)) if v is not None}
     if sidecar:
         container["restartPolicy"] = "Always"
     return container
@@ -191,9 +189,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("p", "requests", "non_zero"), [case[1:] for case in CASES], ids=[case[0] for case in CASES]
-)
+@pytest.mark.parametrize(("p", "requests", "non_zero"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
 def test_pod_requests(p: core_v1.Pod, requests: dict[str, int], non_zero: tuple[int, int]) -> None:
     assert pod_requests(p) == requests
     assert pod_non_zero_requests(p) == non_zero

@@ -65,9 +65,7 @@ def node_selector(*terms: dict[str, Any]) -> core_v1.NodeSelector:
         ),
     ],
 )
-def test_label_selector_matches(
-    selector: dict[str, Any] | None, labels: dict[str, str] | None, expected: bool
-) -> None:
+def test_label_selector_matches(selector: dict[str, Any] | None, labels: dict[str, str] | None, expected: bool) -> None:
     assert compile_label_selector(label_selector(selector)).matches(labels) is expected
 
 
@@ -363,8 +361,7 @@ def test_node_selector_none_matches_nothing() -> None:
         ),
         (
             [{"matchFields": [expr("metadata.name", "In", "a", "b")]}],
-            'nodeSelectorTerms[0].matchFields[0].values: Invalid value: []string{"a", "b"}: '
-            "must have one element",
+            'nodeSelectorTerms[0].matchFields[0].values: Invalid value: []string{"a", "b"}: must have one element',
         ),
         (
             [{"matchFields": [expr("metadata.name", "Exists")]}],
@@ -392,9 +389,7 @@ def pod_with(spec: dict[str, Any]) -> core_v1.Pod:
 def required(*terms: dict[str, Any]) -> dict[str, Any]:
     return {
         "affinity": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}
-            }
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}
         }
     }
 
@@ -426,9 +421,7 @@ def required(*terms: dict[str, Any]) -> dict[str, Any]:
         # A malformed term never matches, but other terms still can.
         (required({"matchExpressions": [expr("disk", "Foo")]}), False),
         (
-            required(
-                {"matchExpressions": [expr("disk", "Foo")]}, {"matchExpressions": [expr("zone", "In", "a")]}
-            ),
+            required({"matchExpressions": [expr("disk", "Foo")]}, {"matchExpressions": [expr("zone", "In", "a")]}),
             True,
         ),
     ],

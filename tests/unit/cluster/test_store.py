@@ -1,10 +1,10 @@
 """The memory store behaves as a Kubernetes API server does for the scheduler's purposes."""
 
 import pytest
-from builders import binding, make_node, make_pod
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1, scheduling_v1
 
+from builders import binding, make_node, make_pod
 from kubesched.clock import DEFAULT_EPOCH, VirtualClock
 from kubesched.cluster import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound
 from kubesched.cluster.memory import MemoryStore, copy_object

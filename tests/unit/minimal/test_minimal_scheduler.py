@@ -28,8 +28,9 @@ def test_a_burst_on_tight_nodes_overcommits_and_the_kubelet_rejects():
     assert all(p.free_cpu_seen == 2000 for p in result.placements)
     assert {p.reason for p in result.rejected} == {"OutOfcpu"}
     assert all("Node didn't have enough resource: cpu" in p.message for p in result.rejected)
-    admitted = sum(int(p.cpu[:-1]) if p.cpu.endswith("m") else int(p.cpu) * 1000
-                   for p in result.placements if p.phase == "Running")
+    admitted = sum(
+        int(p.cpu[:-1]) if p.cpu.endswith("m") else int(p.cpu) * 1000 for p in result.placements if p.phase == "Running"
+    )
     assert admitted <= 2000
 
 

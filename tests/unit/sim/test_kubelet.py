@@ -1,9 +1,9 @@
 """Fake kubelets admit, start, reject and terminate pods as a kubelet does."""
 
 import pytest
-from builders import binding, make_pod
 from lightkube.resources import core_v1
 
+from builders import binding, make_pod
 from kubesched.clock import VirtualClock
 from kubesched.cluster import NotFound
 from kubesched.cluster.memory import MemoryCluster, MemoryStore

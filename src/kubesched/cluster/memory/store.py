@@ -10,12 +10,11 @@ Objects handed in are copied; objects handed out are the stored ones and must no
 from __future__ import annotations
 
 import random
-import uuid
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 import msgspec
 from lightkube.models import core_v1 as m
@@ -49,6 +48,8 @@ INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 DEFAULT_WATCH_LATENCY = 0.005
 DEFAULT_HISTORY = 10_000
 _NAME_SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+_UUID_CLEAR = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
+_UUID_V4 = (0x4000 << 64) | (0x8000 << 48)
 
 
 class Change(NamedTuple):
@@ -59,9 +60,14 @@ class Change(NamedTuple):
     old: Any | None
 
 
-@lru_cache(maxsize=64)
+_DECODERS: dict[type[Any], msgspec.json.Decoder[Any]] = {}
+
+
 def _decoder(cls: type[Any]) -> msgspec.json.Decoder[Any]:
-    return msgspec.json.Decoder(cls)
+    decoder = _DECODERS.get(cls)
+    if decoder is None:
+        decoder = _DECODERS[cls] = msgspec.json.Decoder(cls)
+    return decoder
 
 
 _encode = msgspec.json.Encoder().encode
@@ -69,7 +75,8 @@ _encode = msgspec.json.Encoder().encode
 
 def copy_object(obj: R) -> R:
     """A deep copy through the wire codec (far cheaper than `copy.deepcopy`)."""
-    result: R = _decoder(type(obj)).decode(_encode(obj))
+    cls: type[Any] = type(obj)
+    result: R = _decoder(cls).decode(_encode(obj))
     return result
 
 
@@ -168,7 +175,7 @@ class MemoryStore:
             meta,
             name=name,
             namespace=ns,
-            uid=str(uuid.UUID(int=self._rng.getrandbits(128), version=4)),
+            uid=self._new_uid(),
             creationTimestamp=self._stamp(),
             resourceVersion=None,
             deletionTimestamp=None,
@@ -219,8 +226,8 @@ class MemoryStore:
         if new == current:
             return current  # type: ignore[no-any-return]
         if cur_meta.deletionTimestamp is not None and not new.metadata.finalizers and kind.cls is not core_v1.Pod:
-            return self._remove(kind, key, new)  # type: ignore[no-any-return]
-        return self._commit(kind, key, MODIFIED, new, current)
+            return cast(R, self._remove(kind, key, new))
+        return cast(R, self._commit(kind, key, MODIFIED, new, current))
 
     def patch(
         self,
@@ -276,8 +283,8 @@ class MemoryStore:
                     deletionGracePeriodSeconds=grace,
                 ),
             )
-            return self._commit(kind, key, MODIFIED, new, current)
-        return self._remove(kind, key, current)  # type: ignore[no-any-return]
+            return cast(R, self._commit(kind, key, MODIFIED, new, current))
+        return cast(R, self._remove(kind, key, current))
 
     @staticmethod
     def _pod_grace(pod: Any, requested: int | None) -> int:
@@ -360,16 +367,19 @@ class MemoryStore:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _commit(self, kind: Kind, key: Key, type_: str, obj: Any, old: Any | None) -> Any:
+    def _commit(self, kind: Kind, key: Key, type_: str, obj: R, old: Any | None) -> R:
         self._rv += 1
-        obj.metadata = msgspec.structs.replace(obj.metadata, resourceVersion=str(self._rv))
+        o: Any = obj
+        o.metadata = msgspec.structs.replace(o.metadata, resourceVersion=str(self._rv))
         self._objects[kind.cls][key] = obj
         self._record(kind, type_, obj, old)
         return obj
 
     def _remove(self, kind: Kind, key: Key, obj: Any) -> Any:
         self._rv += 1
-        gone = msgspec.structs.replace(obj, metadata=msgspec.structs.replace(obj.metadata, resourceVersion=str(self._rv)))
+        gone = msgspec.structs.replace(
+            obj, metadata=msgspec.structs.replace(obj.metadata, resourceVersion=str(self._rv))
+        )
         del self._objects[kind.cls][key]
         if kind.cls is core_v1.Namespace:
             self._drop_namespace(key[1])
@@ -397,16 +407,18 @@ class MemoryStore:
             return
         pod = f"{meta.namespace}/{meta.name}"
         node = obj.spec.nodeName
-        if type_ == MODIFIED and old is not None and node and not old.spec.nodeName:
-            self.tracer.emit("store.pod.bound", pod=pod, node=node, rv=self._rv)
-        elif type_ == MODIFIED and meta.deletionTimestamp is not None and old.metadata.deletionTimestamp is None:
-            self.tracer.emit("store.pod.terminating", pod=pod, node=node, grace=meta.deletionGracePeriodSeconds)
-        elif type_ == MODIFIED and obj.status and old.status and obj.status.phase != old.status.phase:
-            self.tracer.emit("store.pod.phase", pod=pod, node=node, phase=obj.status.phase, reason=obj.status.reason)
-        elif type_ != MODIFIED:
+        if type_ != MODIFIED or old is None:
             self.tracer.emit(f"store.pod.{type_.lower()}", pod=pod, node=node, rv=self._rv)
+        elif node and not old.spec.nodeName:
+            self.tracer.emit("store.pod.bound", pod=pod, node=node, rv=self._rv)
+        elif meta.deletionTimestamp is not None and old.metadata.deletionTimestamp is None:
+            self.tracer.emit("store.pod.terminating", pod=pod, node=node, grace=meta.deletionGracePeriodSeconds)
+        elif obj.status and old.status and obj.status.phase != old.status.phase:
+            self.tracer.emit("store.pod.phase", pod=pod, node=node, phase=obj.status.phase, reason=obj.status.reason)
 
-    def _selection(self, kind: Kind, namespace: str | None, label_selector: str, field_selector: str) -> Callable[[Any], bool]:
+    def _selection(
+        self, kind: Kind, namespace: str | None, label_selector: str, field_selector: str
+    ) -> Callable[[Any], bool]:
         try:
             return _matcher(kind, namespace, label_selector, field_selector)
         except FieldError as e:
@@ -425,7 +437,7 @@ class MemoryStore:
         return ((namespace or "default") if kind.namespaced else "", name)
 
     @staticmethod
-    def _validate(kind: Kind, obj: Any, errors: list[FieldError], *, kind_name: str | None = None) -> None:
+    def _validate(kind: Kind, obj: Any, errors: Sequence[FieldError], *, kind_name: str | None = None) -> None:
         if errors:
             raise Invalid(kind_name or kind.kind, obj.metadata.name or "", errors, group=kind.group)
 
@@ -435,6 +447,11 @@ class MemoryStore:
             return int(rv)
         except ValueError:
             raise BadRequest(f'invalid resource version "{rv}"') from None
+
+    def _new_uid(self) -> str:
+        """A version-4 UUID drawn from the store's seeded generator (reproducible runs)."""
+        h = f"{(self._rng.getrandbits(128) & _UUID_CLEAR) | _UUID_V4:032x}"
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
     def _stamp(self, *, offset: int = 0) -> datetime:
         second = int(self.clock.now()) + offset

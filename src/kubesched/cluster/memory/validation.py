@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 import msgspec
@@ -63,14 +64,21 @@ def dns_label_errors(value: str, field: str) -> list[FieldError]:
 def label_errors(labels: Mapping[str, str] | None, field: str) -> list[FieldError]:
     errors: list[FieldError] = []
     for key, value in (labels or {}).items():
-        prefix, _, name = key.rpartition("/")
-        if prefix:
-            errors += subdomain_errors(prefix, field)
-        if not name or len(name) > 63 or not _QUALIFIED_NAME_RE.fullmatch(name):
-            errors.append(FieldError(field, key, QUALIFIED_NAME_MSG))
-        if len(value) > 63 or not _LABEL_VALUE_RE.fullmatch(value):
-            errors.append(FieldError(field, value, LABEL_VALUE_MSG))
+        errors += _label_pair_errors(key, value, field)
     return errors
+
+
+@lru_cache(maxsize=4096)
+def _label_pair_errors(key: str, value: str, field: str) -> tuple[FieldError, ...]:
+    errors: list[FieldError] = []
+    prefix, _, name = key.rpartition("/")
+    if prefix:
+        errors += subdomain_errors(prefix, field)
+    if not name or len(name) > 63 or not _QUALIFIED_NAME_RE.fullmatch(name):
+        errors.append(FieldError(field, key, QUALIFIED_NAME_MSG))
+    if len(value) > 63 or not _LABEL_VALUE_RE.fullmatch(value):
+        errors.append(FieldError(field, value, LABEL_VALUE_MSG))
+    return tuple(errors)
 
 
 def meta_errors(meta: Any, *, namespace_name: bool = False) -> list[FieldError]:
@@ -138,8 +146,12 @@ def pod_update_errors(old: Any, new: Any) -> list[FieldError]:
     new_gates = {g.name for g in new.spec.schedulingGates or []}
     if not new_gates <= old_gates:
         errors.append(
-            FieldError("spec.schedulingGates", None, "only deletion is allowed, but found new scheduling gate",
-                       kind="Forbidden")
+            FieldError(
+                "spec.schedulingGates",
+                None,
+                "only deletion is allowed, but found new scheduling gate",
+                kind="Forbidden",
+            )
         )
     return errors
 
