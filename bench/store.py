@@ -1,6 +1,10 @@
 """Memory-store throughput: pod create+bind pairs per second, and memory per stored pod.
 
-.venv/bin/python -m bench.store [--pods N] [--repeat R]
+    .venv/bin/python -m bench.store [--pods N] [--repeat R]
+
+Each figure is measured twice: with Python's default garbage-collector thresholds and with the
+thresholds every `kubesched` command sets (`kubesched.cli.runtime.tune_gc`); and for pods that
+share one spec (as pods of one ReplicaSet do) and pods whose specs all differ.
 """
 
 from __future__ import annotations
@@ -15,11 +19,19 @@ from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
+from kubesched.cli.runtime import tune_gc
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryStore
 
+DEFAULT_GC = gc.get_threshold()
 
-def _pods(n: int) -> list[core_v1.Pod]:
+
+def _pods(n: int, *, distinct: bool = False) -> list[core_v1.Pod]:
+    def requests(i: int) -> dict[str, str]:
+        if distinct:
+            return {"cpu": f"{100 + i % 1000}m", "memory": f"{128 + i // 1000}Mi"}
+        return {"cpu": "100m", "memory": "128Mi"}
+
     return [
         core_v1.Pod(
             metadata=meta_v1.ObjectMeta(name=f"pod-{i}", namespace="default", labels={"app": "bench"}),
@@ -28,7 +40,7 @@ def _pods(n: int) -> list[core_v1.Pod]:
                     m.Container(
                         name="app",
                         image="registry.k8s.io/pause:3.10",
-                        resources=m.ResourceRequirements(requests={"cpu": "100m", "memory": "128Mi"}),
+                        resources=m.ResourceRequirements(requests=requests(i)),
                     )
                 ]
             ),
@@ -47,9 +59,10 @@ def _bindings(pods: list[core_v1.Pod]) -> list[core_v1.Binding]:
     ]
 
 
-def create_bind_rate(n: int) -> float:
+def create_bind_rate(n: int, *, distinct: bool = False) -> float:
     store = MemoryStore(clock=VirtualClock(), history=n * 2 + 100)
-    pods, bindings = _pods(n), _bindings(_pods(n))
+    pods = _pods(n, distinct=distinct)
+    bindings = _bindings(pods)
     gc.collect()
     start = time.perf_counter()
     for pod, b in zip(pods, bindings, strict=True):
@@ -60,7 +73,8 @@ def create_bind_rate(n: int) -> float:
 
 def bytes_per_pod(n: int) -> float:
     """Memory held by the store per pod created and bound (including its watch history)."""
-    pods, bindings = _pods(n), _bindings(_pods(n))
+    pods = _pods(n)
+    bindings = _bindings(pods)
     store = MemoryStore(clock=VirtualClock(), history=10_000)
     gc.collect()
     tracemalloc.start()
@@ -80,12 +94,18 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=50_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    rates = [create_bind_rate(args.pods) for _ in range(args.repeat)]
-    print(
-        f"create+bind pairs/s over {args.pods} pods, {args.repeat} runs: median {statistics.median(rates):,.0f}"
-        f" (min {min(rates):,.0f}, max {max(rates):,.0f})"
-    )
-    print(f"memory per stored pod (created+bound, 10,000-change history): {bytes_per_pod(20_000):,.0f} bytes")
+    for gc_label in ("default gc", "kubesched gc"):
+        if gc_label == "kubesched gc":
+            tune_gc()
+        else:
+            gc.set_threshold(*DEFAULT_GC)
+        for spec_label, distinct in (("one spec", False), ("distinct specs", True)):
+            rates = [create_bind_rate(args.pods, distinct=distinct) for _ in range(args.repeat)]
+            print(
+                f"{gc_label:12} {spec_label:14} create+bind pairs/s, {args.pods} pods, {args.repeat} runs: "
+                f"median {statistics.median(rates):,.0f} (min {min(rates):,.0f}, max {max(rates):,.0f})"
+            )
+    print(f"memory per stored pod (created and bound, 10,000-change history): {bytes_per_pod(20_000):,.0f} bytes")
 
 
 if __name__ == "__main__":

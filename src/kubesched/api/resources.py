@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from fractions import Fraction
 
 from lightkube.models import core_v1
@@ -148,29 +149,35 @@ def pod_non_zero_requests(pod: core_v1.Pod) -> tuple[int, int]:
 
 def validate_pod_resources(pod: core_v1.Pod) -> list[FieldError]:
     """Every malformed or negative quantity in container requests/limits, overhead and pod level."""
-    errors: list[FieldError] = []
+    return validate_spec_resources(pod.spec) if pod.spec is not None else []
 
-    def check(resources: Mapping[str, str | int | float] | None, path: str) -> None:
-        for name, value in (resources or {}).items():
-            field = f"{path}[{name}]"
-            try:
-                amount = parse_quantity(value, field=field)
-            except FieldError as exc:
-                errors.append(exc)
-                continue
-            if amount < 0:
-                errors.append(FieldError(field, value, "must be greater than or equal to 0"))
 
-    spec = pod.spec
-    if spec is None:
-        return errors
+def validate_spec_resources(spec: core_v1.PodSpec) -> list[FieldError]:
+    """`validate_pod_resources` for a pod spec."""
+    lists: list[tuple[Mapping[str, str | int | float] | None, str, int, str]] = []
     for kind, containers in (("containers", spec.containers), ("initContainers", spec.initContainers)):
         for i, container in enumerate(containers or ()):
-            if container.resources:
-                check(container.resources.requests, f"spec.{kind}[{i}].resources.requests")
-                check(container.resources.limits, f"spec.{kind}[{i}].resources.limits")
-    check(spec.overhead, "spec.overhead")
-    if spec.resources:
-        check(spec.resources.requests, "spec.resources.requests")
-        check(spec.resources.limits, "spec.resources.limits")
+            if res := container.resources:
+                lists.append((res.requests, kind, i, "requests"))
+                lists.append((res.limits, kind, i, "limits"))
+    lists.append((spec.overhead, "overhead", -1, ""))
+    if res := spec.resources:
+        lists.append((res.requests, "resources", -1, "requests"))
+        lists.append((res.limits, "resources", -1, "limits"))
+    errors: list[FieldError] = []
+    for resources, kind, i, part in lists:
+        for name, value in (resources or {}).items():
+            if (problem := _quantity_problem(value)) is not None:
+                path = f"spec.{kind}[{i}].resources.{part}" if i >= 0 else f"spec.{kind}.{part}".rstrip(".")
+                errors.append(FieldError(f"{path}[{name}]", value, problem))
     return errors
+
+
+@lru_cache(maxsize=4096)
+def _quantity_problem(value: str | int | float) -> str | None:
+    """Why a quantity is not acceptable in a resource list, or None (cached: lists repeat values)."""
+    try:
+        amount = parse_quantity(value)
+    except FieldError as exc:
+        return exc.detail
+    return "must be greater than or equal to 0" if amount < 0 else None

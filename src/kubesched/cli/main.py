@@ -11,6 +11,7 @@ from contextlib import ExitStack
 from rich.console import Console
 
 from kubesched.cli.report import print_minimal_report
+from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import run_minimal
 from kubesched.sim import NodeTemplate
 from kubesched.trace import JsonLinesSink, Sink
@@ -36,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    tune_gc()
     console = Console()
     with ExitStack() as stack:
         sinks: list[Sink] = []

@@ -3,7 +3,7 @@ Priority admission plugin do."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -16,25 +16,20 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_TERMINATION_GRACE_SECONDS = 30
 
 
-def _default_container(c: Any) -> Any:
+def _default_container(c: Any) -> None:
     res = c.resources
     limits = res.limits if res else None
-    requests = res.requests if res else None
     if limits:
-        merged = {**limits, **(requests or {})}
-        if merged != requests:
-            res = msgspec.structs.replace(res, requests=merged)
-    pull = c.imagePullPolicy
-    if pull is None and c.image is not None:
+        requests = res.requests
+        if requests is None or any(k not in requests for k in limits):
+            res.requests = {**limits, **(requests or {})}
+    if c.imagePullPolicy is None and c.image is not None:
         tag = c.image.rsplit("/", 1)[-1]
-        pull = "Always" if ":" not in tag or tag.endswith(":latest") else "IfNotPresent"
-    return msgspec.structs.replace(
-        c,
-        resources=res,
-        imagePullPolicy=pull,
-        terminationMessagePath=c.terminationMessagePath or "/dev/termination-log",
-        terminationMessagePolicy=c.terminationMessagePolicy or "File",
-    )
+        c.imagePullPolicy = "Always" if ":" not in tag or tag.endswith(":latest") else "IfNotPresent"
+    if c.terminationMessagePath is None:
+        c.terminationMessagePath = "/dev/termination-log"
+    if c.terminationMessagePolicy is None:
+        c.terminationMessagePolicy = "File"
 
 
 def qos_class(spec: Any) -> str:
@@ -54,28 +49,27 @@ def qos_class(spec: Any) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
-def default_pod(pod: Any, priority_classes: Callable[[], Iterable[Any]]) -> None:
-    """Fill a new pod's defaults in place and resolve its priority from its PriorityClass."""
-    spec = pod.spec
-    spec.containers = [_default_container(c) for c in spec.containers]
-    if spec.initContainers:
-        spec.initContainers = [_default_container(c) for c in spec.initContainers]
+def default_pod_spec(spec: Any) -> None:
+    """Fill a new pod spec's defaults in place (the spec is the store's own copy)."""
+    for c in spec.containers or ():
+        _default_container(c)
+    for c in spec.initContainers or ():
+        _default_container(c)
     spec.schedulerName = spec.schedulerName or DEFAULT_SCHEDULER_NAME
     spec.restartPolicy = spec.restartPolicy or "Always"
     spec.dnsPolicy = spec.dnsPolicy or "ClusterFirst"
     spec.securityContext = spec.securityContext or m.PodSecurityContext()
     if spec.terminationGracePeriodSeconds is None:
         spec.terminationGracePeriodSeconds = DEFAULT_TERMINATION_GRACE_SECONDS
-    _admit_priority(pod, priority_classes)
-    status = pod.status or m.PodStatus()
-    pod.status = msgspec.structs.replace(status, phase=status.phase or "Pending", qosClass=qos_class(spec))
 
 
-def _admit_priority(pod: Any, priority_classes: Callable[[], Iterable[Any]]) -> None:
+def admit_priority(pod: Any, priority_classes: Iterable[Any]) -> None:
+    """Resolve the pod's priority from its PriorityClass (or the global default), as the
+    Priority admission plugin does; an unknown class or a contradicting value is Forbidden."""
     spec = pod.spec
     name = pod.metadata.name
     if spec.priorityClassName:
-        found = next((pc for pc in priority_classes() if pc.metadata.name == spec.priorityClassName), None)
+        found = next((pc for pc in priority_classes if pc.metadata.name == spec.priorityClassName), None)
         if found is None:
             raise Forbidden(
                 f'pods "{name}" is forbidden: no PriorityClass with name {spec.priorityClassName} was found',
@@ -84,7 +78,7 @@ def _admit_priority(pod: Any, priority_classes: Callable[[], Iterable[Any]]) -> 
             )
         value, policy = found.value, found.preemptionPolicy
     else:
-        default = next((pc for pc in priority_classes() if pc.globalDefault), None)
+        default = next((pc for pc in priority_classes if pc.globalDefault), None)
         value = default.value if default else DEFAULT_PRIORITY
         policy = default.preemptionPolicy if default else None
         if default:

@@ -34,9 +34,16 @@ from kubesched.cluster.errors import (
     conflict,
 )
 from kubesched.cluster.kinds import KINDS, Kind, kind_of
-from kubesched.cluster.memory.defaults import default_node, default_pod
+from kubesched.cluster.memory.defaults import admit_priority, default_node
 from kubesched.cluster.memory.patch import merge_patch
-from kubesched.cluster.memory.validation import CREATE_VALIDATORS, generic_errors, pod_update_errors
+from kubesched.cluster.memory.podspecs import PodSpecCache
+from kubesched.cluster.memory.validation import (
+    CREATE_VALIDATORS,
+    generic_errors,
+    meta_errors,
+    pod_errors,
+    pod_update_errors,
+)
 from kubesched.cluster.memory.watch import MemoryWatch
 from kubesched.cluster.protocol import ADDED, DELETED, MODIFIED, ListResult, WatchEvent
 from kubesched.trace import Tracer
@@ -118,6 +125,7 @@ class MemoryStore:
         self._compacted = 0
         self._watches: dict[type[Any], list[MemoryWatch]] = {cls: [] for cls in KINDS}
         self._rng = random.Random(seed)
+        self._pod_specs = PodSpecCache()
         self._stamp_cache: tuple[int, datetime] = (-1, datetime.fromtimestamp(0, UTC))
         for name in INITIAL_NAMESPACES:
             self.create(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=name)))
@@ -156,9 +164,17 @@ class MemoryStore:
 
     def create(self, obj: R, *, namespace: str | None = None) -> R:
         kind = kind_of(type(obj))
-        obj = copy_object(obj)
         o: Any = obj
-        meta = o.metadata or meta_v1.ObjectMeta()
+        errors: list[FieldError] = []
+        if kind.cls is core_v1.Pod and o.spec is not None:
+            prepared = self._pod_specs.prepare(o.spec)
+            errors += prepared.errors
+            status = m.PodStatus(phase="Pending", qosClass=prepared.qos)  # a new pod's status is reset
+            meta = copy_object(o.metadata) if o.metadata is not None else meta_v1.ObjectMeta()
+            o = obj = core_v1.Pod(metadata=meta, spec=prepared.spec, status=status)  # type: ignore[assignment]
+        else:
+            o = obj = copy_object(obj)
+            meta = o.metadata or meta_v1.ObjectMeta()
         ns = None
         if kind.namespaced:
             if namespace and meta.namespace and namespace != meta.namespace:
@@ -171,22 +187,20 @@ class MemoryStore:
         name = meta.name
         if not name and meta.generateName:
             name = meta.generateName + "".join(self._rng.choice(_NAME_SUFFIX_CHARS) for _ in range(5))
-        o.metadata = msgspec.structs.replace(
-            meta,
-            name=name,
-            namespace=ns,
-            uid=self._new_uid(),
-            creationTimestamp=self._stamp(),
-            resourceVersion=None,
-            deletionTimestamp=None,
-            deletionGracePeriodSeconds=None,
-            generation=1 if kind.cls is core_v1.Pod else meta.generation,
-        )
-        if kind.cls is core_v1.Pod and o.spec is not None:
-            default_pod(o, self._objects[scheduling_v1.PriorityClass].values)
-        elif kind.cls is core_v1.Node:
-            default_node(o)
-        self._validate(kind, obj, CREATE_VALIDATORS.get(kind.cls, generic_errors)(obj))
+        meta.name = name
+        meta.namespace = ns
+        meta.uid = self._new_uid()
+        meta.creationTimestamp = self._stamp()
+        meta.resourceVersion = meta.deletionTimestamp = meta.deletionGracePeriodSeconds = None
+        o.metadata = meta
+        if kind.cls is core_v1.Pod:
+            meta.generation = 1
+            self._validate(kind, obj, [*meta_errors(meta), *errors] if o.spec else pod_errors(obj))
+            admit_priority(obj, self._objects[scheduling_v1.PriorityClass].values())
+        else:
+            if kind.cls is core_v1.Node:
+                default_node(o)
+            self._validate(kind, obj, CREATE_VALIDATORS.get(kind.cls, generic_errors)(obj))
         key = (ns or "", name or "")
         if key in self._objects[kind.cls]:
             raise AlreadyExists(
@@ -204,7 +218,7 @@ class MemoryStore:
         new: Any = copy_object(obj)
         cur_meta = current.metadata
         if subresource == "status":
-            new = msgspec.structs.replace(current, status=new.status)
+            new = msgspec.structs.replace(current, metadata=msgspec.structs.replace(cur_meta), status=new.status)
         else:
             new.metadata = msgspec.structs.replace(
                 new.metadata,
@@ -368,9 +382,10 @@ class MemoryStore:
     # -- internals -------------------------------------------------------------------------
 
     def _commit(self, kind: Kind, key: Key, type_: str, obj: R, old: Any | None) -> R:
+        """Store a new version. `obj` and its metadata must be fresh objects, owned by the store."""
         self._rv += 1
         o: Any = obj
-        o.metadata = msgspec.structs.replace(o.metadata, resourceVersion=str(self._rv))
+        o.metadata.resourceVersion = str(self._rv)
         self._objects[kind.cls][key] = obj
         self._record(kind, type_, obj, old)
         return obj

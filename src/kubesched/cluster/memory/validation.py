@@ -12,7 +12,7 @@ from lightkube.resources import core_v1
 
 from kubesched.api.errors import FieldError
 from kubesched.api.quantity import parse_quantity
-from kubesched.api.resources import validate_pod_resources
+from kubesched.api.resources import validate_spec_resources
 
 _SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -91,9 +91,13 @@ def meta_errors(meta: Any, *, namespace_name: bool = False) -> list[FieldError]:
 
 def pod_errors(pod: Any) -> list[FieldError]:
     errors = meta_errors(pod.metadata)
-    spec = pod.spec
-    if spec is None:
+    if pod.spec is None:
         return [*errors, FieldError("spec", None, "", kind="Required value")]
+    return errors + pod_spec_errors(pod.spec)
+
+
+def pod_spec_errors(spec: Any) -> list[FieldError]:
+    errors: list[FieldError] = []
     if not spec.containers:
         errors.append(FieldError("spec.containers", None, "", kind="Required value"))
     seen: set[str] = set()
@@ -107,7 +111,7 @@ def pod_errors(pod: Any) -> list[FieldError]:
             else:
                 errors += dns_label_errors(c.name, path)
                 seen.add(c.name)
-    errors += validate_pod_resources(pod)
+    errors += validate_spec_resources(spec)
     if spec.priority is not None and not isinstance(spec.priority, int):
         errors.append(FieldError("spec.priority", spec.priority, "must be an integer"))
     return errors
