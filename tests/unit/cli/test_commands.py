@@ -1,0 +1,43 @@
+"""The `kubesched` command: minimal and demo."""
+
+import json
+
+from kubesched.cli.main import main
+
+
+def test_minimal_json_reports_placements_and_rejections(capsys):
+    assert main(["minimal", "--nodes", "2", "--pods", "10", "--seed", "1", "--output", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["bound"] == 10
+    assert len(report["placements"]) == 10
+    assert report["rejected"] == sum(p["phase"] == "Failed" for p in report["placements"])
+    assert set(report["nodes"]) == {"node-0", "node-1"}
+
+
+def test_minimal_writes_a_trace(tmp_path, capsys):
+    out = tmp_path / "trace.jsonl"
+    assert main(["minimal", "--nodes", "1", "--pods", "2", "--trace", str(out), "--output", "json"]) == 0
+    kinds = [json.loads(line)["kind"] for line in out.read_text().splitlines()]
+    assert kinds.count("minimal.picked") == 2
+
+
+def test_minimal_with_a_node_template(tmp_path, capsys):
+    template = tmp_path / "node.yaml"
+    template.write_text("status:\n  capacity: {cpu: '64', memory: 256Gi, pods: '110'}\n")
+    assert main(["minimal", "--nodes", "1", "--pods", "12", "--node-template", str(template), "--output", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["nodes"] == {"node-0": 64000}
+    assert report["rejected"] == 0
+
+
+def test_bad_node_template_is_a_clear_error(tmp_path, capsys):
+    missing = tmp_path / "missing.yaml"
+    assert main(["minimal", "--node-template", str(missing)]) == 2
+    assert "--node-template" in capsys.readouterr().out
+
+
+def test_demo_shows_the_overcommit(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "Rejected by the kubelet" in out
+    assert "OutOfcpu" in out
