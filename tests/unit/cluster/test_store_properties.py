@@ -1,11 +1,11 @@
 """Store invariants under random sequences of operations."""
 
 import msgspec
-from builders import binding, make_pod
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lightkube.resources import core_v1
 
+from builders import binding, make_pod
 from kubesched.clock import VirtualClock
 from kubesched.cluster import ApiError
 from kubesched.cluster.memory import MemoryStore
