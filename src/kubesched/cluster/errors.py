@@ -100,7 +100,9 @@ class Invalid(ApiError):
         for e in self.errors:
             field = getattr(e, "field", "")
             kind = getattr(e, "kind", "FieldValueInvalid")
-            out.append({"reason": _cause_reason(kind), "message": str(e), "field": field})
+            text = str(e)
+            body = text[len(field) + 2 :] if field and text.startswith(f"{field}: ") else text
+            out.append({"reason": _cause_reason(kind), "message": body, "field": field})
         return out
 
 

@@ -285,3 +285,26 @@ def _requests(**r):
     from lightkube.models import core_v1 as m
 
     return m.ResourceRequirements(requests=r)
+
+
+def test_errors_render_as_kubernetes_status(store):
+    store.create(make_pod("a").obj)
+    with pytest.raises(AlreadyExists) as err:
+        store.create(make_pod("a").obj)
+    assert err.value.status() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'pods "a" already exists',
+        "reason": "AlreadyExists",
+        "code": 409,
+        "details": {"name": "a", "kind": "pods"},
+    }
+    bad = make_pod("b").obj
+    bad.spec.containers = []
+    with pytest.raises(Invalid) as err:
+        store.create(bad)
+    assert err.value.status()["details"]["causes"] == [
+        {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.containers"}
+    ]

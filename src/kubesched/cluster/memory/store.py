@@ -157,9 +157,6 @@ class MemoryStore:
         items = [table[k] for k in sorted(table) if matches(table[k])]
         return ListResult(items, str(self._rv))
 
-    def count(self, cls: type[Any]) -> int:
-        return len(self._objects[cls])
-
     # -- writing ---------------------------------------------------------------------------
 
     def create(self, obj: R, *, namespace: str | None = None) -> R:

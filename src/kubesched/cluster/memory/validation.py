@@ -183,7 +183,6 @@ def generic_errors(obj: Any) -> list[FieldError]:
 
 
 CREATE_VALIDATORS: dict[type[Any], Callable[[Any], list[FieldError]]] = {
-    core_v1.Pod: pod_errors,
     core_v1.Node: node_errors,
     core_v1.Namespace: namespace_errors,
 }
