@@ -1,4 +1,4 @@
-"""The kinds the store serves: their API names, scope and selectable fields."""
+"""The kinds the store serves: their API names, scope, discovery metadata and selectable fields."""
 
 from __future__ import annotations
 
@@ -7,10 +7,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lightkube.core.resource import NamespacedResource
-from lightkube.resources import coordination_v1, core_v1, events_v1, policy_v1, scheduling_v1
+from lightkube.resources import (
+    apps_v1,
+    coordination_v1,
+    core_v1,
+    events_v1,
+    policy_v1,
+    resource_v1,
+    scheduling_v1,
+    storage_v1,
+)
+
+FieldGetter = Callable[[Any], str]
+VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
-def _meta_fields() -> dict[str, Callable[[Any], str]]:
+def _meta_fields() -> dict[str, FieldGetter]:
     return {
         "metadata.name": lambda o: o.metadata.name or "",
         "metadata.namespace": lambda o: o.metadata.namespace or "",
@@ -27,7 +39,10 @@ class Kind:
     version: str
     kind: str
     namespaced: bool
-    fields: dict[str, Callable[[Any], str]] = field(default_factory=_meta_fields)
+    fields: dict[str, FieldGetter] = field(default_factory=_meta_fields)
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
 
     @property
     def qualified(self) -> str:
@@ -38,20 +53,55 @@ class Kind:
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
 
-def _pod_fields() -> dict[str, Callable[[Any], str]]:
+    @property
+    def has_status(self) -> bool:
+        """Whether `status` is a subresource: updates of the object leave it alone and vice versa."""
+        return "status" in self.subresources
+
+
+def _pod_fields() -> dict[str, FieldGetter]:
     return {
         **_meta_fields(),
         "spec.nodeName": lambda p: p.spec.nodeName or "",
         "spec.schedulerName": lambda p: p.spec.schedulerName or "",
         "spec.restartPolicy": lambda p: p.spec.restartPolicy or "",
+        "spec.serviceAccountName": lambda p: p.spec.serviceAccountName or "",
         "status.phase": lambda p: (p.status.phase if p.status else None) or "",
+        "status.podIP": lambda p: (p.status.podIP if p.status else None) or "",
         "status.nominatedNodeName": lambda p: (p.status.nominatedNodeName if p.status else None) or "",
     }
 
 
-def _make(cls: type[Any], fields: dict[str, Callable[[Any], str]] | None = None) -> Kind:
+def _ref_field(attr: str) -> FieldGetter:
+    return lambda e: str(getattr(e.involvedObject, attr, None) or "")
+
+
+def _event_fields() -> dict[str, FieldGetter]:
+    fields = _meta_fields()
+    for attr in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"):
+        fields[f"involvedObject.{attr}"] = _ref_field(attr)
+    fields["reason"] = lambda e: e.reason or ""
+    fields["reportingComponent"] = lambda e: e.reportingComponent or ""
+    fields["source"] = lambda e: (e.source.component if e.source else None) or ""
+    fields["type"] = lambda e: e.type or ""
+    return fields
+
+
+def _make(
+    cls: type[Any],
+    *,
+    fields: dict[str, FieldGetter] | None = None,
+    short: tuple[str, ...] = (),
+    categories: tuple[str, ...] = (),
+    subresources: tuple[str, ...] | None = None,
+) -> Kind:
     info = cls._api_info
+    if subresources is None:
+        subresources = ("status",) if "status" in cls.__struct_fields__ else ()
     return Kind(
         cls=cls,
         plural=info.plural,
@@ -60,23 +110,56 @@ def _make(cls: type[Any], fields: dict[str, Callable[[Any], str]] | None = None)
         kind=info.resource.kind,
         namespaced=issubclass(cls, NamespacedResource),
         fields=fields or _meta_fields(),
+        short_names=short,
+        categories=categories,
+        subresources=subresources,
     )
 
 
+_ALL = ("all",)
 KINDS: dict[type[Any], Kind] = {
     k.cls: k
     for k in (
-        _make(core_v1.Namespace),
+        _make(
+            core_v1.Namespace,
+            short=("ns",),
+            fields={**_meta_fields(), "status.phase": lambda n: (n.status.phase if n.status else None) or ""},
+        ),
         _make(
             core_v1.Node,
-            {**_meta_fields(), "spec.unschedulable": lambda n: str(bool(n.spec and n.spec.unschedulable)).lower()},
+            short=("no",),
+            fields={
+                **_meta_fields(),
+                "spec.unschedulable": lambda n: str(bool(n.spec and n.spec.unschedulable)).lower(),
+            },
         ),
-        _make(core_v1.Pod, _pod_fields()),
-        _make(core_v1.Event),
-        _make(events_v1.Event),
-        _make(scheduling_v1.PriorityClass),
-        _make(policy_v1.PodDisruptionBudget),
+        _make(
+            core_v1.Pod,
+            fields=_pod_fields(),
+            short=("po",),
+            categories=_ALL,
+            subresources=("binding", "eviction", "status"),
+        ),
+        _make(core_v1.Event, fields=_event_fields(), short=("ev",)),
+        _make(events_v1.Event, short=("ev",)),
+        _make(scheduling_v1.PriorityClass, short=("pc",)),
+        _make(policy_v1.PodDisruptionBudget, short=("pdb",)),
         _make(coordination_v1.Lease),
+        _make(core_v1.PersistentVolume, short=("pv",)),
+        _make(core_v1.PersistentVolumeClaim, short=("pvc",)),
+        _make(core_v1.Service, short=("svc",), categories=_ALL),
+        _make(core_v1.ReplicationController, short=("rc",), categories=_ALL),
+        _make(apps_v1.ReplicaSet, short=("rs",), categories=_ALL),
+        _make(apps_v1.StatefulSet, short=("sts",), categories=_ALL),
+        _make(apps_v1.Deployment, short=("deploy",), categories=_ALL),
+        _make(storage_v1.StorageClass, short=("sc",)),
+        _make(storage_v1.CSINode),
+        _make(storage_v1.CSIDriver),
+        _make(storage_v1.CSIStorageCapacity),
+        _make(storage_v1.VolumeAttachment),
+        _make(resource_v1.ResourceClaim),
+        _make(resource_v1.ResourceSlice),
+        _make(resource_v1.DeviceClass),
     )
 }
 
