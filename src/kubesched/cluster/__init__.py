@@ -9,6 +9,7 @@ from kubesched.cluster.errors import (
     Gone,
     Invalid,
     NotFound,
+    TooManyRequests,
 )
 from kubesched.cluster.protocol import ADDED, DELETED, MODIFIED, Cluster, ListResult, WatchEvent
 
@@ -26,5 +27,6 @@ __all__ = [
     "Invalid",
     "ListResult",
     "NotFound",
+    "TooManyRequests",
     "WatchEvent",
 ]

@@ -83,6 +83,38 @@ class Gone(ApiError):
     reason = "Expired"
 
 
+class TooManyRequests(ApiError):
+    code = 429
+    reason = "TooManyRequests"
+
+    def __init__(self, message: str, *, causes: list[dict[str, str]] | None = None, **kw: str) -> None:
+        super().__init__(message, **kw)
+        self._causes = causes or []
+
+    def causes(self) -> list[dict[str, str]]:
+        return self._causes
+
+
+class InternalError(ApiError):
+    code = 500
+    reason = "InternalError"
+
+
+class UnsupportedMediaType(ApiError):
+    code = 415
+    reason = "UnsupportedMediaType"
+
+
+class Unauthorized(ApiError):
+    code = 401
+    reason = "Unauthorized"
+
+
+class RequestEntityTooLarge(ApiError):
+    code = 413
+    reason = "RequestEntityTooLarge"
+
+
 class Invalid(ApiError):
     """Validation failed; `errors` are the field errors, each naming its field."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 R = TypeVar("R")
@@ -22,8 +22,12 @@ class WatchEvent(NamedTuple):
 
 
 class ListResult(NamedTuple):
+    """A page of a list: `continue_token` is set when more items follow (`remaining` of them)."""
+
     items: list[Any]
     resource_version: str
+    continue_token: str | None = None
+    remaining: int | None = None
 
 
 class WatchStream(Protocol):
@@ -52,6 +56,8 @@ class Cluster(Protocol):
         namespace: str | None = None,
         label_selector: str = "",
         field_selector: str = "",
+        limit: int = 0,
+        continue_token: str | None = None,
     ) -> ListResult: ...
 
     def watch(
@@ -72,10 +78,11 @@ class Cluster(Protocol):
         self,
         kind: type[R],
         name: str,
-        patch: Mapping[str, Any],
+        patch: Any,
         *,
         namespace: str | None = None,
         subresource: str | None = None,
+        patch_type: str = "merge",
     ) -> R: ...
 
     async def delete(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from kubesched.cluster.memory.store import MemoryStore
@@ -29,8 +28,17 @@ class MemoryCluster:
         namespace: str | None = None,
         label_selector: str = "",
         field_selector: str = "",
+        limit: int = 0,
+        continue_token: str | None = None,
     ) -> ListResult:
-        return self.store.list(kind, namespace=namespace, label_selector=label_selector, field_selector=field_selector)
+        return self.store.list(
+            kind,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=limit,
+            continue_token=continue_token,
+        )
 
     def watch(
         self,
@@ -59,12 +67,13 @@ class MemoryCluster:
         self,
         kind: type[R],
         name: str,
-        patch: Mapping[str, Any],
+        patch: Any,
         *,
         namespace: str | None = None,
         subresource: str | None = None,
+        patch_type: str = "merge",
     ) -> R:
-        return self.store.patch(kind, name, patch, namespace=namespace, subresource=subresource)
+        return self.store.patch(kind, name, patch, namespace=namespace, subresource=subresource, patch_type=patch_type)
 
     async def delete(
         self,

@@ -9,9 +9,10 @@ Objects handed in are copied; objects handed out are the stored ones and must no
 
 from __future__ import annotations
 
+import bisect
 import random
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar, cast
@@ -34,8 +35,11 @@ from kubesched.cluster.errors import (
     conflict,
 )
 from kubesched.cluster.kinds import KINDS, Kind, kind_of
+from kubesched.cluster.memory.conversion import VIEWS
 from kubesched.cluster.memory.defaults import admit_priority, default_node
-from kubesched.cluster.memory.patch import merge_patch
+from kubesched.cluster.memory.eviction import evict
+from kubesched.cluster.memory.paging import decode_continue, encode_continue
+from kubesched.cluster.memory.patch import MERGE, PatchError, apply_patch
 from kubesched.cluster.memory.podspecs import PodSpecCache
 from kubesched.cluster.memory.validation import (
     CREATE_VALIDATORS,
@@ -45,7 +49,7 @@ from kubesched.cluster.memory.validation import (
     pod_update_errors,
 )
 from kubesched.cluster.memory.watch import MemoryWatch
-from kubesched.cluster.protocol import ADDED, DELETED, MODIFIED, ListResult, WatchEvent
+from kubesched.cluster.protocol import ADDED, BOOKMARK, DELETED, MODIFIED, ListResult, WatchEvent
 from kubesched.trace import Tracer
 
 R = TypeVar("R")
@@ -119,11 +123,11 @@ class MemoryStore:
         self.watch_latency = watch_latency
         self.tracer = tracer or Tracer(clock.now)
         self._rv = 0
-        self._objects: dict[type[Any], dict[Key, Any]] = {cls: {} for cls in KINDS}
+        self._objects: dict[type[Any], dict[Key, Any]] = {cls: {} for cls in KINDS if cls not in VIEWS}
         self._history: deque[Change] = deque()
         self._history_limit = history
         self._compacted = 0
-        self._watches: dict[type[Any], list[MemoryWatch]] = {cls: [] for cls in KINDS}
+        self._watches: dict[type[Any], list[MemoryWatch]] = {cls: [] for cls in self._objects}
         self._rng = random.Random(seed)
         self._pod_specs = PodSpecCache()
         self._stamp_cache: tuple[int, datetime] = (-1, datetime.fromtimestamp(0, UTC))
@@ -138,10 +142,11 @@ class MemoryStore:
 
     def get(self, cls: type[R], name: str, *, namespace: str | None = None) -> R:
         kind = kind_of(cls)
-        obj: R | None = self._objects[cls].get(self._key(kind, namespace, name))
+        view = VIEWS.get(cls)
+        obj: Any = self._objects[view.storage if view else cls].get(self._key(kind, namespace, name))
         if obj is None:
             raise NotFound(f'{kind.qualified} "{name}" not found', kind=kind.plural, name=name, group=kind.group)
-        return obj
+        return cast(R, view.from_storage(obj) if view else obj)
 
     def list(
         self,
@@ -150,16 +155,37 @@ class MemoryStore:
         namespace: str | None = None,
         label_selector: str = "",
         field_selector: str = "",
+        limit: int = 0,
+        continue_token: str | None = None,
     ) -> ListResult:
+        """Matching objects in key order. With `limit`, one page; `continue_token` from the previous
+        page resumes after its last key (items are read as they are now, the page keeps the first
+        page's resourceVersion)."""
         kind = kind_of(cls)
+        view = VIEWS.get(cls)
         matches = self._selection(kind, namespace, label_selector, field_selector)
-        table = self._objects[cls]
-        items = [table[k] for k in sorted(table) if matches(table[k])]
-        return ListResult(items, str(self._rv))
+        table = self._objects[view.storage if view else cls]
+        rv = self._rv
+        keys = sorted(table)
+        if continue_token:
+            rv, after = decode_continue(continue_token)
+            keys = keys[bisect.bisect_right(keys, after) :]
+        items: list[Any] = []
+        for i, k in enumerate(keys):
+            obj = view.from_storage(table[k]) if view else table[k]
+            if not matches(obj):
+                continue
+            if limit and len(items) == limit:
+                rest = sum(1 for j in keys[i:] if matches(view.from_storage(table[j]) if view else table[j]))
+                return ListResult(items, str(rv), encode_continue(rv, keys[i - 1]), rest)
+            items.append(obj)
+        return ListResult(items, str(rv))
 
     # -- writing ---------------------------------------------------------------------------
 
     def create(self, obj: R, *, namespace: str | None = None) -> R:
+        if view := VIEWS.get(type(obj)):
+            return cast(R, view.from_storage(self.create(view.to_storage(obj), namespace=namespace)))
         kind = kind_of(type(obj))
         o: Any = obj
         errors: list[FieldError] = []
@@ -206,9 +232,17 @@ class MemoryStore:
         return self._commit(kind, key, ADDED, obj, None)
 
     def update(self, obj: R, *, subresource: str | None = None) -> R:
+        """Replace an object. Without a subresource the status of a kind with a status
+        subresource is kept; with `subresource="status"` only the status changes."""
+        if view := VIEWS.get(type(obj)):
+            return cast(R, view.from_storage(self.update(view.to_storage(obj), subresource=subresource)))
         kind = kind_of(type(obj))
         o: Any = obj
         meta = o.metadata
+        if meta is None or not meta.name:
+            raise self._invalid(
+                kind, obj, [FieldError("metadata.name", None, "name is required", kind="Required value")]
+            )
         key = self._key(kind, meta.namespace, meta.name)
         current = self.get(kind.cls, meta.name, namespace=meta.namespace)
         self._check_preconditions(kind, current, uid=meta.uid, rv=meta.resourceVersion)
@@ -228,14 +262,14 @@ class MemoryStore:
                 generation=cur_meta.generation,
                 resourceVersion=cur_meta.resourceVersion,
             )
-            if hasattr(new, "status") and kind.cls in (core_v1.Pod, core_v1.Node, core_v1.Namespace):
+            if kind.has_status:
                 new.status = current.status
         if kind.cls is core_v1.Pod:
             self._validate(kind, new, pod_update_errors(current, new))
         else:
             self._validate(kind, new, CREATE_VALIDATORS.get(kind.cls, generic_errors)(new))
         if new == current:
-            return current  # type: ignore[no-any-return]
+            return cast(R, current)
         if cur_meta.deletionTimestamp is not None and not new.metadata.finalizers and kind.cls is not core_v1.Pod:
             return cast(R, self._remove(kind, key, new))
         return cast(R, self._commit(kind, key, MODIFIED, new, current))
@@ -244,22 +278,28 @@ class MemoryStore:
         self,
         cls: type[R],
         name: str,
-        patch: Mapping[str, Any],
+        patch: Any,
         *,
         namespace: str | None = None,
         subresource: str | None = None,
+        patch_type: str = MERGE,
     ) -> R:
-        """Apply a JSON merge patch; a `metadata.resourceVersion` in the patch is a precondition."""
+        """Apply a merge, JSON or strategic merge patch (`patch_type`); a `metadata.resourceVersion`
+        or `metadata.uid` the patch sets is a precondition."""
+        kind = kind_of(cls)
         current: Any = self.get(cls, name, namespace=namespace)
-        merged = merge_patch(msgspec.to_builtins(current), patch)
         try:
-            new = msgspec.convert(merged, cls)
+            patched = apply_patch(kind.kind, msgspec.to_builtins(current), patch, patch_type)
+        except PatchError as e:
+            raise BadRequest(str(e)) from None
+        try:
+            new: Any = msgspec.convert(patched, cls)
         except msgspec.ValidationError as e:
             raise BadRequest(f"the patch could not be applied: {e}") from None
-        if "resourceVersion" not in (patch.get("metadata") or {}):
-            new_meta: Any = new.metadata  # type: ignore[attr-defined]
-            new_meta.resourceVersion = current.metadata.resourceVersion
-        return self.update(new, subresource=subresource)
+        meta = new.metadata
+        if meta is None or meta.name != name or (kind.namespaced and meta.namespace != current.metadata.namespace):
+            raise BadRequest("the patch may not change the object's name or namespace")
+        return cast(R, self.update(new, subresource=subresource))
 
     def delete(
         self,
@@ -269,13 +309,18 @@ class MemoryStore:
         namespace: str | None = None,
         grace_period_seconds: int | None = None,
         uid: str | None = None,
+        resource_version: str | None = None,
     ) -> R:
         """Delete an object. A bound, running pod is deleted gracefully: it gets a
         deletionTimestamp `grace` seconds ahead and stays until its kubelet finishes the
-        deletion (with grace 0). Returns the object as it now stands, or as it was removed."""
+        deletion (with grace 0). Returns the object as it now stands, or as it was removed.
+        `uid` and `resource_version` are preconditions."""
+        if view := VIEWS.get(cls):
+            gone = self.delete(view.storage, name, namespace=namespace, uid=uid, resource_version=resource_version)
+            return cast(R, view.from_storage(gone))
         kind = kind_of(cls)
         current: Any = self.get(cls, name, namespace=namespace)
-        self._check_preconditions(kind, current, uid=uid, rv=None)
+        self._check_preconditions(kind, current, uid=uid, rv=resource_version)
         key = self._key(kind, namespace, name)
         meta = current.metadata
         grace = 0
@@ -285,7 +330,7 @@ class MemoryStore:
             if meta.deletionTimestamp is not None:
                 old_grace = meta.deletionGracePeriodSeconds or 0
                 if grace >= old_grace:
-                    return current  # type: ignore[no-any-return]
+                    return cast(R, current)
             new = msgspec.structs.replace(
                 current,
                 metadata=msgspec.structs.replace(
@@ -342,6 +387,10 @@ class MemoryStore:
         )
         return self._commit(pod_kind, (ns, name), MODIFIED, new, pod)
 
+    def evict(self, eviction: Any, *, namespace: str | None = None) -> Any:
+        """The `pods/eviction` subresource (see `cluster.memory.eviction`)."""
+        return evict(self, eviction, namespace=namespace)
+
     # -- watching --------------------------------------------------------------------------
 
     def watch(
@@ -357,24 +406,35 @@ class MemoryStore:
         current object; with one, it replays every later change, or raises Gone when those
         changes are no longer in the history."""
         kind = kind_of(cls)
+        view = VIEWS.get(cls)
+        storage = view.storage if view else cls
         matches = self._selection(kind, namespace, label_selector, field_selector)
         watch = MemoryWatch(
-            clock=self.clock, matcher=matches, latency=self.watch_latency, on_stop=self._watches[cls].remove
+            clock=self.clock,
+            matcher=matches,
+            latency=self.watch_latency,
+            on_stop=self._watches[storage].remove,
+            convert=view.from_storage if view else None,
         )
         if resource_version in (None, "", "0"):
-            table = self._objects[cls]
+            table = self._objects[storage]
             for k in sorted(table):
-                if matches(table[k]):
-                    watch.push(WatchEvent(ADDED, table[k]))
+                watch.offer(ADDED, table[k], None)
         else:
             start = self._parse_rv(resource_version)
             if start < self._compacted:
                 raise Gone(f"too old resource version: {start} ({self._compacted})")
             for change in self._history:
-                if change.rv > start and change.cls is cls:
+                if change.rv > start and change.cls is storage:
                     watch.offer(change.type, change.obj, change.old)
-        self._watches[cls].append(watch)
+        self._watches[storage].append(watch)
         return watch
+
+    def bookmark(self, watch: MemoryWatch, cls: type[Any]) -> None:
+        """Queue a BOOKMARK carrying the current resourceVersion: once delivered, every change
+        up to it has been delivered too."""
+        marker: Any = cls(metadata=meta_v1.ObjectMeta(resourceVersion=str(self._rv)))
+        watch.push(WatchEvent(BOOKMARK, marker))
 
     # -- internals -------------------------------------------------------------------------
 
@@ -448,10 +508,15 @@ class MemoryStore:
     def _key(kind: Kind, namespace: str | None, name: str) -> Key:
         return ((namespace or "default") if kind.namespaced else "", name)
 
-    @staticmethod
-    def _validate(kind: Kind, obj: Any, errors: Sequence[FieldError], *, kind_name: str | None = None) -> None:
+    @classmethod
+    def _validate(cls, kind: Kind, obj: Any, errors: Sequence[FieldError], *, kind_name: str | None = None) -> None:
         if errors:
-            raise Invalid(kind_name or kind.kind, obj.metadata.name or "", errors, group=kind.group)
+            raise cls._invalid(kind, obj, errors, kind_name=kind_name)
+
+    @staticmethod
+    def _invalid(kind: Kind, obj: Any, errors: Sequence[FieldError], *, kind_name: str | None = None) -> Invalid:
+        name = (obj.metadata.name if obj.metadata else None) or ""
+        return Invalid(kind_name or kind.kind, name, errors, group=kind.group)
 
     @staticmethod
     def _parse_rv(rv: str) -> int:

@@ -21,8 +21,17 @@ class MemoryWatch:
     `latency` seconds after the change, in order.
     """
 
-    def __init__(self, *, clock: Clock, matcher: Matcher, latency: float, on_stop: Callable[[MemoryWatch], None]):
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        matcher: Matcher,
+        latency: float,
+        on_stop: Callable[[MemoryWatch], None],
+        convert: Callable[[Any], Any] | None = None,
+    ):
         self._clock = clock
+        self._convert = convert
         self._matches = matcher
         self._latency = latency
         self._on_stop = on_stop
@@ -34,6 +43,9 @@ class MemoryWatch:
 
     def offer(self, type_: str, obj: Any, old: Any | None) -> None:
         """Take one committed change (`old` is the previous version for MODIFIED)."""
+        if self._convert is not None:
+            obj = self._convert(obj)
+            old = self._convert(old) if old is not None else None
         new_in = self._matches(obj)
         if type_ == MODIFIED:
             old_in = self._matches(old)

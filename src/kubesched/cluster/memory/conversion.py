@@ -1,0 +1,73 @@
+"""Kinds served as views of another kind's storage: events.k8s.io/v1 Events are core/v1 Events.
+
+A real API server keeps one storage for both Event versions and converts between them, so an
+event written through one API is visible through the other. The store does the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lightkube.models import core_v1 as cm
+from lightkube.models import events_v1 as em
+from lightkube.resources import core_v1, events_v1
+
+
+@dataclass(frozen=True)
+class View:
+    storage: type[Any]
+    to_storage: Callable[[Any], Any]
+    from_storage: Callable[[Any], Any]
+
+
+def _event_to_core(e: Any) -> core_v1.Event:
+    series = None
+    if e.series is not None:
+        series = cm.EventSeries(count=e.series.count, lastObservedTime=e.series.lastObservedTime)
+    return core_v1.Event(
+        metadata=e.metadata,
+        involvedObject=e.regarding or cm.ObjectReference(),
+        related=e.related,
+        message=e.note,
+        reason=e.reason,
+        type=e.type,
+        action=e.action,
+        eventTime=e.eventTime,
+        series=series,
+        reportingComponent=e.reportingController or "",
+        reportingInstance=e.reportingInstance or "",
+        source=e.deprecatedSource,
+        firstTimestamp=e.deprecatedFirstTimestamp,
+        lastTimestamp=e.deprecatedLastTimestamp,
+        count=e.deprecatedCount,
+    )
+
+
+def _event_from_core(e: Any) -> events_v1.Event:
+    series = None
+    if e.series is not None:
+        series = em.EventSeries(count=e.series.count or 0, lastObservedTime=e.series.lastObservedTime)
+    return events_v1.Event(
+        metadata=e.metadata,
+        eventTime=e.eventTime,
+        regarding=e.involvedObject,
+        related=e.related,
+        note=e.message,
+        reason=e.reason,
+        type=e.type,
+        action=e.action,
+        series=series,
+        reportingController=e.reportingComponent or None,
+        reportingInstance=e.reportingInstance or None,
+        deprecatedSource=e.source,
+        deprecatedFirstTimestamp=e.firstTimestamp,
+        deprecatedLastTimestamp=e.lastTimestamp,
+        deprecatedCount=e.count,
+    )
+
+
+VIEWS: dict[type[Any], View] = {
+    events_v1.Event: View(storage=core_v1.Event, to_storage=_event_to_core, from_storage=_event_from_core),
+}
