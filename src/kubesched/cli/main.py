@@ -10,6 +10,7 @@ from contextlib import ExitStack
 
 from rich.console import Console
 
+from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.report import print_minimal_report
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import run_minimal
@@ -30,6 +31,16 @@ def _parser() -> argparse.ArgumentParser:
     mini.add_argument("--output", choices=("table", "json"), default="table")
     mini.add_argument("--trace", metavar="FILE", help="write every trace record to FILE as JSON lines")
 
+    cluster = sub.add_parser("cluster", help="the embedded cluster")
+    cluster_sub = cluster.add_subparsers(dest="cluster_command", required=True)
+    up = cluster_sub.add_parser("up", help="serve the Kubernetes API with fake nodes until interrupted")
+    up.add_argument("--nodes", type=int, default=3, help="fake nodes to create (default 3)")
+    up.add_argument("--node-template", metavar="FILE", help="a Node manifest (YAML) the fake nodes copy")
+    up.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    up.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks one)")
+    up.add_argument("--kubeconfig", default=".kubesched/kubeconfig", help="where to write the kubeconfig")
+    up.add_argument("--token-file", metavar="F", help="require the bearer token in F on every request")
+
     demo = sub.add_parser("demo", help="watch the from-scratch scheduler overcommit a node")
     demo.add_argument("--trace", metavar="FILE", help="write every trace record to FILE as JSON lines")
     return parser
@@ -41,10 +52,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console()
     with ExitStack() as stack:
         sinks: list[Sink] = []
-        if args.trace:
+        if getattr(args, "trace", None):
             sinks.append(JsonLinesSink(stack.enter_context(open(args.trace, "w"))))
         if args.command == "demo":
             return _demo(console, sinks)
+        if args.command == "cluster":
+            return cluster_up(console, args)
         if args.nodes < 1 or args.pods < 0:
             console.print("[red]--nodes must be at least 1 and --pods at least 0[/red]")
             return 2

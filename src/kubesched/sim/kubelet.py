@@ -23,7 +23,7 @@ from kubesched.api.resources import pod_requests
 from kubesched.clock import Clock
 from kubesched.clock.base import utc
 from kubesched.cluster import DELETED, ApiError, Cluster
-from kubesched.cluster.events import WARNING, EventRecorder
+from kubesched.cluster.events import NORMAL, WARNING, EventRecorder
 from kubesched.sim.nodes import FAKE_NODE_ANNOTATION
 from kubesched.trace import Tracer
 
@@ -43,7 +43,16 @@ class KubeletConfig:
 @dataclass
 class _Node:
     allocatable: dict[str, int]
+    pod_cidr: str | None = None
     admitted: dict[str, dict[str, int]] = field(default_factory=dict)  # pod uid -> requests
+    started: int = 0  # pods started so far, for pod IPs
+
+    def next_pod_ip(self) -> str | None:
+        if not self.pod_cidr:
+            return None
+        prefix = self.pod_cidr.split("/")[0].rsplit(".", 1)[0]
+        self.started += 1
+        return f"{prefix}.{self.started % 253 + 2}"
 
 
 def _stamp(now: float) -> str:
@@ -97,6 +106,7 @@ class FakeKubelets:
         self._trace = tracer or Tracer(clock.now)
         self._events = EventRecorder(cluster, clock, component="kubelet")
         self.nodes: dict[str, _Node] = {}
+        self._host_ips: dict[str, str] = {}
         self._waiting: dict[str, list[Any]] = {}  # pods bound to a node not seen yet
         self._stopping: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -116,10 +126,15 @@ class FakeKubelets:
                 allocatable = _allocatable(node)
             except FieldError:
                 continue
+            pod_cidr = node.spec.podCIDR if node.spec else None
+            addresses = (node.status.addresses if node.status else None) or []
+            internal = next((a.address for a in addresses if a.type == "InternalIP"), None)
+            if internal is not None:
+                self._host_ips[name] = internal
             if name in self.nodes:
                 self.nodes[name].allocatable = allocatable
             else:
-                self.nodes[name] = _Node(allocatable)
+                self.nodes[name] = _Node(allocatable, pod_cidr)
                 for pod in self._waiting.pop(name, []):
                     self._on_pod(pod, deleted=False)
 
@@ -209,17 +224,35 @@ class FakeKubelets:
                 for c in pod.spec.containers
             ],
         }
+        node = self.nodes.get(pod.spec.nodeName)
+        ip = node.next_pod_ip() if node is not None else None
+        if ip is not None:
+            running["podIP"] = ip
+            running["podIPs"] = [{"ip": ip}]
+        host_ip = self._host_ips.get(pod.spec.nodeName)
+        if host_ip is not None:
+            running["hostIP"] = host_ip
+            running["hostIPs"] = [{"ip": host_ip}]
         if not await self._patch_status(pod, running):
             return
         self._trace.emit("kubelet.running", pod=f"{pod.metadata.namespace}/{pod.metadata.name}", node=pod.spec.nodeName)
+        for c in pod.spec.containers:
+            await self._event(pod, "Pulled", f'Container image "{c.image}" already present on machine')
+            await self._event(pod, "Created", f"Created container: {c.name}")
+            await self._event(pod, "Started", f"Started container {c.name}")
         run_for = (pod.metadata.annotations or {}).get(RUN_SECONDS_ANNOTATION)
         if run_for is not None:
             await self._clock.sleep(float(run_for))
             if self._still_admitted(pod):
                 await self._patch_status(pod, {"phase": "Succeeded"})
 
+    async def _event(self, pod: Any, reason: str, message: str) -> None:
+        await self._events.record(pod, NORMAL, reason, message, host=pod.spec.nodeName)
+
     async def _stop(self, pod: Any) -> None:
         grace = pod.metadata.deletionGracePeriodSeconds or 0
+        for c in pod.spec.containers:
+            await self._event(pod, "Killing", f"Stopping container {c.name}")
         stop = self.config.stop_seconds
         await self._clock.sleep(grace if stop is None else min(grace, stop))
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"

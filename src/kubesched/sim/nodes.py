@@ -68,21 +68,31 @@ class NodeTemplate:
             labels.setdefault(ZONE_LABEL, self.zones[index % len(self.zones)])
         capacity = {str(k): str(v) for k, v in self.capacity.items()}
         allocatable = {str(k): str(v) for k, v in (self.allocatable or capacity).items()}
+        n = index + 1
         return core_v1.Node(
             metadata=meta_v1.ObjectMeta(name=name, labels=labels, annotations={FAKE_NODE_ANNOTATION: "true"}),
             spec=m.NodeSpec(
+                podCIDR=f"10.{64 + index // 256}.{index % 256}.0/24",
                 taints=[msgspec.convert(t, m.Taint) for t in self.taints] or None,
                 unschedulable=self.unschedulable or None,
             ),
             status=m.NodeStatus(
                 capacity=capacity,
                 allocatable=allocatable,
-                conditions=[m.NodeCondition(type="Ready", status="True", reason="KubeletReady")],
+                addresses=[
+                    m.NodeAddress(type="InternalIP", address=f"172.{16 + n // 65536}.{(n // 256) % 256}.{n % 256}"),
+                    m.NodeAddress(type="Hostname", address=name),
+                ],
+                conditions=[
+                    m.NodeCondition(
+                        type="Ready", status="True", reason="KubeletReady", message="kubelet is posting ready status"
+                    )
+                ],
                 nodeInfo=m.NodeSystemInfo(
                     architecture="amd64",
                     bootID="",
                     containerRuntimeVersion="kubesched://fake",
-                    kernelVersion="",
+                    kernelVersion="6.1.0-kubesched",
                     kubeProxyVersion="",
                     kubeletVersion="v1.36.2-kubesched",
                     machineID="",

@@ -57,6 +57,7 @@ Key = tuple[str, str]
 
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 DEFAULT_WATCH_LATENCY = 0.005
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 DEFAULT_HISTORY = 10_000
 _NAME_SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _UUID_CLEAR = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
@@ -223,6 +224,8 @@ class MemoryStore:
         else:
             if kind.cls is core_v1.Node:
                 default_node(o)
+            elif kind.cls is core_v1.Namespace:
+                o.status = m.NamespaceStatus(phase="Active")
             self._validate(kind, obj, CREATE_VALIDATORS.get(kind.cls, generic_errors)(obj))
         key = (ns or "", name or "")
         if key in self._objects[kind.cls]:
@@ -430,10 +433,12 @@ class MemoryStore:
         self._watches[storage].append(watch)
         return watch
 
-    def bookmark(self, watch: MemoryWatch, cls: type[Any]) -> None:
+    def bookmark(self, watch: MemoryWatch, cls: type[Any], *, initial_events_end: bool = False) -> None:
         """Queue a BOOKMARK carrying the current resourceVersion: once delivered, every change
-        up to it has been delivered too."""
-        marker: Any = cls(metadata=meta_v1.ObjectMeta(resourceVersion=str(self._rv)))
+        up to it has been delivered too. `initial_events_end` marks the end of the initial
+        events of a watch opened with sendInitialEvents."""
+        annotations = {INITIAL_EVENTS_END: "true"} if initial_events_end else None
+        marker: Any = cls(metadata=meta_v1.ObjectMeta(resourceVersion=str(self._rv), annotations=annotations))
         watch.push(WatchEvent(BOOKMARK, marker))
 
     # -- internals -------------------------------------------------------------------------

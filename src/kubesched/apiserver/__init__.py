@@ -1,0 +1,1 @@
+"""The embedded Kubernetes-compatible HTTP API server."""

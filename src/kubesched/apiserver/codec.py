@@ -1,0 +1,125 @@
+"""Request bodies to typed objects and back, with the API server's decoding errors."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+import yaml
+
+from kubesched.cluster.errors import BadRequest, UnsupportedMediaType
+from kubesched.cluster.kinds import Kind
+
+JSON_TYPES = ("application/json", "")
+YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
+ACCEPTED_BODY_TYPES = "application/json, application/yaml"
+
+_encoder = msgspec.json.Encoder()
+
+
+def encode(obj: Any) -> bytes:
+    return _encoder.encode(obj)
+
+
+def media_type(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def parse_body(raw: bytes, content_type: str) -> Any:
+    """A JSON or YAML body as plain data; anything else is 415, malformed input 400."""
+    kind = media_type(content_type)
+    try:
+        if kind in JSON_TYPES or kind.endswith("+json"):
+            return msgspec.json.decode(raw)
+        if kind in YAML_TYPES or kind.endswith("+yaml"):
+            return yaml.safe_load(raw)
+    except (msgspec.DecodeError, yaml.YAMLError) as e:
+        raise BadRequest(f"the body of the request could not be decoded: {e}") from None
+    raise UnsupportedMediaType(
+        f"the body of the request was in an unknown format - accepted media types include: {ACCEPTED_BODY_TYPES}"
+    )
+
+
+def to_object(kind: Kind, data: Any, *, strict: bool) -> tuple[Any, list[str]]:
+    """Convert plain data to `kind`'s struct. Returns the object and the unknown fields found;
+    with `strict` those are a 400 error as with `fieldValidation=Strict`."""
+    if not isinstance(data, Mapping):
+        raise BadRequest(f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: not an object')
+    expected = (kind.api_version, kind.kind)
+    got = (data.get("apiVersion", expected[0]), data.get("kind", expected[1]))
+    if got != expected:
+        raise BadRequest(
+            f"the API version in the data ({got[0]}) does not match the expected API version ({expected[0]})"
+            if got[0] != expected[0]
+            else f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: wrong kind {got[1]!r}'
+        )
+    unknown = unknown_fields(data, kind.cls)
+    if strict and unknown:
+        listed = ", ".join(f'unknown field "{f}"' for f in unknown)
+        raise BadRequest(f"strict decoding error: {listed}")
+    try:
+        return msgspec.convert(data, kind.cls, strict=False), unknown
+    except msgspec.ValidationError as e:
+        raise BadRequest(f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: {e}') from None
+
+
+_FIELDS: dict[type[Any], dict[str, Any]] = {}
+
+
+def _fields(cls: type[Any]) -> dict[str, Any]:
+    """A struct's field names and their types (resolved once per class)."""
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        hints = typing.get_type_hints(cls)
+        fields = _FIELDS[cls] = {name: hints.get(name, Any) for name in cls.__struct_fields__}
+    return fields
+
+
+def _struct_of(tp: Any) -> tuple[str, Any] | None:
+    """("struct", cls), ("list", inner), ("map", inner) or None for what `tp` holds."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Union:
+        for arg in typing.get_args(tp):
+            if arg is not type(None):
+                return _struct_of(arg)
+        return None
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        return ("struct", tp)
+    if origin is list:
+        return ("list", typing.get_args(tp)[0])
+    if origin is dict:
+        return ("map", typing.get_args(tp)[1])
+    return None
+
+
+def unknown_fields(data: Any, cls: type[Any], prefix: str = "") -> list[str]:
+    """Paths of keys in `data` that `cls` does not declare, recursively."""
+    found: list[str] = []
+    if not isinstance(data, Mapping):
+        return found
+    fields = _fields(cls)
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if key not in fields:
+            found.append(path)
+            continue
+        shape = _struct_of(fields[key])
+        if shape is None:
+            continue
+        what, inner = shape
+        if what == "struct":
+            found += unknown_fields(value, inner, f"{path}.")
+        elif isinstance(value, list) and (inner_shape := _struct_of(inner)) and inner_shape[0] == "struct":
+            for i, item in enumerate(value):
+                found += unknown_fields(item, inner_shape[1], f"{path}[{i}].")
+        elif (
+            what == "map"
+            and isinstance(value, Mapping)
+            and (inner_shape := _struct_of(inner))
+            and inner_shape[0] == "struct"
+        ):
+            for k, item in value.items():
+                found += unknown_fields(item, inner_shape[1], f"{path}[{k}].")
+    return found

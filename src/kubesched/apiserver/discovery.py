@@ -1,0 +1,93 @@
+"""Discovery documents: /version, /api, /apis and each group-version's resource list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.apiserver.routing import GROUP_VERSIONS
+from kubesched.cluster.kinds import VERBS, Kind
+
+SERVER_VERSION = {
+    "major": "1",
+    "minor": "36",
+    "gitVersion": "v1.36.2-kubesched",
+    "gitCommit": "",
+    "gitTreeState": "clean",
+    "buildDate": "2026-06-12T00:00:00Z",
+    "goVersion": "python",
+    "compiler": "kubesched",
+    "platform": "linux/amd64",
+}
+
+_SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "binding": ["create"], "eviction": ["create"]}
+_SUBRESOURCE_KINDS = {"binding": ("", "", "Binding"), "eviction": ("policy", "v1", "Eviction")}
+
+
+def api_versions(server_address: str) -> dict[str, Any]:
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    }
+
+
+def api_groups() -> dict[str, Any]:
+    groups = []
+    for group, version in sorted(g for g in GROUP_VERSIONS if g[0]):
+        gv = {"groupVersion": f"{group}/{version}", "version": version}
+        groups.append({"name": group, "versions": [gv], "preferredVersion": gv})
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def api_group(group: str) -> dict[str, Any] | None:
+    for g in api_groups()["groups"]:
+        if g["name"] == group:
+            return {"kind": "APIGroup", "apiVersion": "v1", **g}
+    return None
+
+
+def _resource(kind: Kind) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": kind.plural,
+        "singularName": kind.singular,
+        "namespaced": kind.namespaced,
+        "kind": kind.kind,
+        "verbs": list(VERBS),
+    }
+    if kind.short_names:
+        entry["shortNames"] = list(kind.short_names)
+    if kind.categories:
+        entry["categories"] = list(kind.categories)
+    return entry
+
+
+def _subresource(kind: Kind, sub: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": f"{kind.plural}/{sub}",
+        "singularName": "",
+        "namespaced": kind.namespaced,
+        "kind": kind.kind,
+        "verbs": _SUBRESOURCE_VERBS.get(sub, ["get"]),
+    }
+    if sub in _SUBRESOURCE_KINDS:
+        group, version, sub_kind = _SUBRESOURCE_KINDS[sub]
+        entry["kind"] = sub_kind
+        if group:
+            entry["group"], entry["version"] = group, version
+    return entry
+
+
+def resource_list(group: str, version: str) -> dict[str, Any] | None:
+    kinds = GROUP_VERSIONS.get((group, version))
+    if kinds is None:
+        return None
+    resources: list[dict[str, Any]] = []
+    for kind in sorted(kinds, key=lambda k: k.plural):
+        resources.append(_resource(kind))
+        resources += [_subresource(kind, sub) for sub in kind.subresources]
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": f"{group}/{version}" if group else version,
+        "resources": resources,
+    }

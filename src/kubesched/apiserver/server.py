@@ -1,0 +1,402 @@
+"""The Kubernetes REST API over a `MemoryStore`, served with aiohttp.
+
+One catch-all route dispatches discovery, OpenAPI and resource URLs. Every failure leaves as a
+Kubernetes `Status` object with its code and reason; nothing a client sends can crash the server
+or change the store unless the request succeeds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+from aiohttp import web
+from lightkube.models import policy_v1 as policy_models
+from lightkube.resources import core_v1
+
+from kubesched.apiserver import discovery, openapi, tables
+from kubesched.apiserver.codec import encode, media_type, parse_body, to_object
+from kubesched.apiserver.routing import Target, parse
+from kubesched.apiserver.watchstream import stream_watch
+from kubesched.cluster.errors import (
+    ApiError,
+    BadRequest,
+    InternalError,
+    MethodNotAllowed,
+    NotFound,
+    RequestEntityTooLarge,
+    Unauthorized,
+    UnsupportedMediaType,
+)
+from kubesched.cluster.kinds import Kind
+from kubesched.cluster.memory import MemoryStore
+from kubesched.cluster.memory.patch import CONTENT_TYPES as PATCH_TYPES
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 3 * 1024 * 1024  # the API server's default request body limit
+JSON = "application/json"
+PROTOBUF_V2 = "application/com.github.proto-openapi.spec.v2"
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def respond(body: Any, status: int = 200) -> web.Response:
+    return web.Response(body=encode(body), status=status, content_type=JSON)
+
+
+def status_response(error: ApiError) -> web.Response:
+    return respond(error.status(), error.code)
+
+
+def _success(code: int) -> dict[str, Any]:
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}
+
+
+def _bool(value: str | None) -> bool:
+    return value in ("true", "1", "True")
+
+
+def _int(query: Any, key: str) -> int | None:
+    raw = query.get(key)
+    if raw in (None, ""):
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise BadRequest(f"invalid value for {key}: {raw!r}") from None
+
+
+class ApiServer:
+    """The HTTP API. `token`, when set, is required as a bearer token on every request."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        token: str | None = None,
+        bookmark_interval: float = 5.0,
+        max_body: int = MAX_BODY_BYTES,
+    ) -> None:
+        self.store = store
+        self.token = token
+        self.bookmark_interval = bookmark_interval
+        self.address = "127.0.0.1:0"
+        self.app = web.Application(client_max_size=max_body, middlewares=[self._errors, self._auth])
+        self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
+
+    # -- middleware --------------------------------------------------------------------------
+
+    @web.middleware
+    async def _errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except ApiError as e:
+            return status_response(e)
+        except web.HTTPRequestEntityTooLarge:
+            return status_response(RequestEntityTooLarge("the request body is too large"))
+        except (asyncio.CancelledError, ConnectionResetError):
+            raise
+        except Exception as e:
+            log.exception("internal error serving %s %s", request.method, request.path)
+            return status_response(InternalError(f"Internal error occurred: {type(e).__name__}: {e}"))
+
+    @web.middleware
+    async def _auth(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if self.token is not None:
+            header = request.headers.get("Authorization", "")
+            scheme, _, given = header.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token.encode()):
+                raise Unauthorized("Unauthorized")
+        return await handler(request)
+
+    # -- dispatch ----------------------------------------------------------------------------
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        path = request.path.rstrip("/") or "/"
+        if request.method == "GET":
+            fixed = self._fixed(request, path)
+            if fixed is not None:
+                return fixed
+        target = parse(path)
+        if target is None:
+            raise NotFound("the server could not find the requested resource", name=path)
+        if target.watch_path:
+            if request.method != "GET":
+                raise MethodNotAllowed("the server does not allow this method on the requested resource")
+            return await self._watch(request, target)
+        method = request.method
+        if target.name is None:
+            if method == "GET":
+                if _bool(request.query.get("watch")):
+                    return await self._watch(request, target)
+                return self._list(request, target)
+            if method == "POST":
+                if target.subresource == "binding":
+                    return await self._bind(request, target, None)
+                return await self._create(request, target)
+            if method == "DELETE":
+                return await self._delete_collection(request, target)
+        else:
+            if target.subresource in ("binding", "eviction"):
+                if method != "POST":
+                    raise MethodNotAllowed("the server does not allow this method on the requested resource")
+                if target.subresource == "binding":
+                    return await self._bind(request, target, target.name)
+                return await self._evict(request, target)
+            if method == "GET":
+                return self._get(request, target)
+            if method == "PUT":
+                return await self._update(request, target)
+            if method == "PATCH":
+                return await self._patch(request, target)
+            if method == "DELETE" and target.subresource is None:
+                return await self._delete(request, target)
+        raise MethodNotAllowed("the server does not allow this method on the requested resource")
+
+    def _fixed(self, request: web.Request, path: str) -> web.Response | None:
+        """Discovery, version, health and OpenAPI documents."""
+        parts = [p for p in path.split("/") if p]
+        if path == "/version":
+            return respond(discovery.SERVER_VERSION)
+        if path in ("/healthz", "/livez", "/readyz"):
+            return web.Response(text="ok")
+        if path == "/api":
+            return respond(discovery.api_versions(self.address))
+        if path == "/apis":
+            return respond(discovery.api_groups())
+        if parts == ["api", "v1"]:
+            return respond(discovery.resource_list("", "v1"))
+        if len(parts) == 2 and parts[0] == "apis":
+            group = discovery.api_group(parts[1])
+            if group is None:
+                raise NotFound("the server could not find the requested resource", name=path)
+            return respond(group)
+        if len(parts) == 3 and parts[0] == "apis":
+            resources = discovery.resource_list(parts[1], parts[2])
+            if resources is None:
+                raise NotFound("the server could not find the requested resource", name=path)
+            return respond(resources)
+        if path == "/openapi/v2":
+            if PROTOBUF_V2 in request.headers.get("Accept", ""):
+                # Either Accept form gets the parseable media type (Go's mime parser rejects the "@").
+                return web.Response(body=openapi.swagger_v2_protobuf(), content_type=f"{PROTOBUF_V2}.v1.0+protobuf")
+            return web.Response(body=openapi.swagger_v2_json(), content_type=JSON)
+        if path == "/openapi/v3":
+            return respond(openapi.openapi_v3_paths())
+        if parts[:2] == ["openapi", "v3"]:
+            document = openapi.openapi_v3_group_version("/".join(parts[2:]))
+            if document is None:
+                raise NotFound("the server could not find the requested resource", name=path)
+            return respond(document)
+        return None
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def _render(self, request: web.Request, kind: Kind, obj: Any) -> web.Response:
+        if tables.wants_table(request.headers.get("Accept")):
+            include = tables.parse_include_object(request.query.get("includeObject"))
+            return respond(
+                tables.table(
+                    kind,
+                    [obj],
+                    now=self.store.clock.now(),
+                    wide=True,
+                    include_object=include,
+                    resource_version=obj.metadata.resourceVersion or "",
+                )
+            )
+        return respond(obj)
+
+    def _get(self, request: web.Request, target: Target) -> web.Response:
+        obj = self.store.get(target.kind.cls, target.name or "", namespace=target.namespace)
+        return self._render(request, target.kind, obj)
+
+    def _list(self, request: web.Request, target: Target) -> web.Response:
+        q = request.query
+        kind = target.kind
+        result = self.store.list(
+            kind.cls,
+            namespace=target.namespace,
+            label_selector=q.get("labelSelector", ""),
+            field_selector=q.get("fieldSelector", ""),
+            limit=_int(q, "limit") or 0,
+            continue_token=q.get("continue") or None,
+        )
+        if tables.wants_table(request.headers.get("Accept")):
+            return respond(
+                tables.table(
+                    kind,
+                    result.items,
+                    now=self.store.clock.now(),
+                    wide=True,
+                    include_object=tables.parse_include_object(q.get("includeObject")),
+                    resource_version=result.resource_version,
+                    continue_token=result.continue_token,
+                )
+            )
+        metadata: dict[str, Any] = {"resourceVersion": result.resource_version}
+        if result.continue_token:
+            metadata["continue"] = result.continue_token
+            metadata["remainingItemCount"] = result.remaining
+        return respond(
+            {"kind": f"{kind.kind}List", "apiVersion": kind.api_version, "metadata": metadata, "items": result.items}
+        )
+
+    async def _watch(self, request: web.Request, target: Target) -> web.StreamResponse:
+        return await stream_watch(self.store, request, target, bookmark_interval=self.bookmark_interval)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    async def _body(self, request: web.Request, kind: Kind) -> tuple[Any, list[str]]:
+        data = parse_body(await request.read(), request.headers.get("Content-Type", ""))
+        strict = request.query.get("fieldValidation", "") == "Strict"
+        return to_object(kind, data, strict=strict)
+
+    @staticmethod
+    def _warn(response: web.Response, request: web.Request, unknown: list[str]) -> web.Response:
+        if unknown and request.query.get("fieldValidation", "Warn") != "Ignore":
+            response.headers["Warning"] = ", ".join(f'299 - "unknown field \\"{f}\\""' for f in unknown)
+        return response
+
+    async def _create(self, request: web.Request, target: Target) -> web.Response:
+        self._refuse_dry_run(request)
+        obj, unknown = await self._body(request, target.kind)
+        created = self.store.create(obj, namespace=target.namespace)
+        return self._warn(respond(created, 201), request, unknown)
+
+    async def _update(self, request: web.Request, target: Target) -> web.Response:
+        self._refuse_dry_run(request)
+        obj, unknown = await self._body(request, target.kind)
+        meta = obj.metadata
+        if meta is None or meta.name != target.name:
+            raise BadRequest(
+                f"the name of the object ({meta.name if meta else ''}) does not match the name on the URL "
+                f"({target.name})"
+            )
+        if target.kind.namespaced:
+            if meta.namespace and meta.namespace != target.namespace:
+                raise BadRequest(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            meta.namespace = target.namespace
+        updated = self.store.update(obj, subresource=target.subresource)
+        return self._warn(respond(updated), request, unknown)
+
+    async def _patch(self, request: web.Request, target: Target) -> web.Response:
+        self._refuse_dry_run(request)
+        content_type = media_type(request.headers.get("Content-Type", ""))
+        patch_type = PATCH_TYPES.get(content_type)
+        if patch_type is None:
+            raise UnsupportedMediaType(
+                "the body of the request was in an unknown format - accepted media types include: "
+                + ", ".join(PATCH_TYPES)
+            )
+        try:
+            patch = msgspec.json.decode(await request.read())
+        except msgspec.DecodeError as e:
+            raise BadRequest(f"the body of the request could not be decoded: {e}") from None
+        patched = self.store.patch(
+            target.kind.cls,
+            target.name or "",
+            patch,
+            namespace=target.namespace,
+            subresource=target.subresource,
+            patch_type=patch_type,
+        )
+        return respond(patched)
+
+    def _delete_options(self, request: web.Request, raw: bytes) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if raw.strip():
+            data = parse_body(raw, request.headers.get("Content-Type", JSON) or JSON)
+            if not isinstance(data, dict):
+                raise BadRequest("DeleteOptions must be a JSON object")
+            options = data
+        grace = _int(request.query, "gracePeriodSeconds")
+        if grace is not None:
+            options["gracePeriodSeconds"] = grace
+        if "dryRun" in request.query or options.get("dryRun"):
+            raise BadRequest("dry-run requests are not supported by this server")
+        propagation = request.query.get("propagationPolicy") or options.get("propagationPolicy")
+        if propagation not in (None, "Orphan", "Background", "Foreground"):
+            raise BadRequest(f'unsupported propagationPolicy "{propagation}"')
+        return options
+
+    async def _delete(self, request: web.Request, target: Target) -> web.Response:
+        options = self._delete_options(request, await request.read())
+        pre = options.get("preconditions") or {}
+        cls = target.kind.cls
+        result: Any = self.store.delete(
+            cls,
+            target.name or "",
+            namespace=target.namespace,
+            grace_period_seconds=options.get("gracePeriodSeconds"),
+            uid=pre.get("uid"),
+            resource_version=pre.get("resourceVersion"),
+        )
+        still_there = self._exists(target.kind, target.name or "", target.namespace)
+        return respond(result, 202 if still_there else 200)
+
+    def _exists(self, kind: Kind, name: str, namespace: str | None) -> bool:
+        try:
+            self.store.get(kind.cls, name, namespace=namespace)
+        except NotFound:
+            return False
+        return True
+
+    async def _delete_collection(self, request: web.Request, target: Target) -> web.Response:
+        options = self._delete_options(request, await request.read())
+        q = request.query
+        kind = target.kind
+        items = self.store.list(
+            kind.cls,
+            namespace=target.namespace,
+            label_selector=q.get("labelSelector", ""),
+            field_selector=q.get("fieldSelector", ""),
+        ).items
+        deleted = []
+        for obj in items:
+            with contextlib.suppress(NotFound):
+                deleted.append(
+                    self.store.delete(
+                        kind.cls,
+                        obj.metadata.name,
+                        namespace=obj.metadata.namespace,
+                        grace_period_seconds=options.get("gracePeriodSeconds"),
+                    )
+                )
+        return respond({"kind": f"{kind.kind}List", "apiVersion": kind.api_version, "metadata": {}, "items": deleted})
+
+    async def _bind(self, request: web.Request, target: Target, name: str | None) -> web.Response:
+        data = parse_body(await request.read(), request.headers.get("Content-Type", ""))
+        try:
+            binding = msgspec.convert(data, core_v1.Binding, strict=False)
+        except msgspec.ValidationError as e:
+            raise BadRequest(f'Binding in version "v1" cannot be handled as a Binding: {e}') from None
+        if binding.metadata is None:
+            raise BadRequest("Binding has no metadata")
+        if name is not None and binding.metadata.name != name:
+            raise BadRequest("name in URL does not match name in Binding object")
+        self.store.bind(binding, namespace=target.namespace)
+        return respond(_success(201), 201)
+
+    async def _evict(self, request: web.Request, target: Target) -> web.Response:
+        data = parse_body(await request.read(), request.headers.get("Content-Type", ""))
+        try:
+            eviction = msgspec.convert(data, policy_models.Eviction, strict=False)
+        except msgspec.ValidationError as e:
+            raise BadRequest(f'Eviction in version "v1" cannot be handled as a Eviction: {e}') from None
+        if eviction.metadata is None or eviction.metadata.name != target.name:
+            raise BadRequest("name in URL does not match name in Eviction object")
+        self.store.evict(eviction, namespace=target.namespace)
+        return respond(_success(201), 201)
+
+    @staticmethod
+    def _refuse_dry_run(request: web.Request) -> None:
+        if "dryRun" in request.query:
+            raise BadRequest("dry-run requests are not supported by this server")

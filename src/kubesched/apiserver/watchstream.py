@@ -1,0 +1,119 @@
+"""Watch over HTTP: a chunked stream of JSON lines, as kubectl and client-go read it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from aiohttp import web
+
+from kubesched.apiserver import tables
+from kubesched.apiserver.codec import encode
+from kubesched.apiserver.routing import Target
+from kubesched.cluster.errors import BadRequest, Gone
+from kubesched.cluster.memory import MemoryStore, MemoryWatch
+from kubesched.cluster.protocol import BOOKMARK, ERROR, WatchEvent
+
+DEFAULT_TIMEOUT = 1800.0  # the API server's minimum request timeout for watches
+_ENCODED: dict[int, tuple[Any, bytes]] = {}  # id(object) -> (object, JSON), shared by all watchers
+_ENCODED_LIMIT = 8192
+
+
+def _object_json(obj: Any) -> bytes:
+    """Encode once per stored object version, however many watchers receive it."""
+    hit = _ENCODED.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    data = encode(obj)
+    if len(_ENCODED) >= _ENCODED_LIMIT:
+        _ENCODED.clear()
+    _ENCODED[id(obj)] = (obj, data)
+    return data
+
+
+def _line(event_type: str, payload: bytes) -> bytes:
+    return b'{"type":"' + event_type.encode() + b'","object":' + payload + b"}\n"
+
+
+def _timeout(request: web.Request) -> float:
+    raw = request.query.get("timeoutSeconds")
+    if not raw:
+        return DEFAULT_TIMEOUT
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        raise BadRequest(f"invalid value for timeoutSeconds: {raw!r}") from None
+
+
+async def stream_watch(
+    store: MemoryStore, request: web.Request, target: Target, *, bookmark_interval: float
+) -> web.StreamResponse:
+    """Serve one watch until `timeoutSeconds`, the client goes away, or the store refuses it."""
+    q = request.query
+    kind = target.kind
+    if target.name is not None:
+        field = f"metadata.name={target.name}"
+        selector = f"{q['fieldSelector']},{field}" if q.get("fieldSelector") else field
+    else:
+        selector = q.get("fieldSelector", "")
+    deadline = store.clock.now() + _timeout(request)
+    bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
+    initial = q.get("sendInitialEvents") == "true"
+    as_table = tables.wants_table(request.headers.get("Accept"))
+    include = tables.parse_include_object(q.get("includeObject"))
+    rv = None if initial else q.get("resourceVersion")
+    try:
+        watch: MemoryWatch | None = store.watch(
+            kind.cls,
+            namespace=target.namespace,
+            label_selector=q.get("labelSelector", ""),
+            field_selector=selector,
+            resource_version=rv,
+        )
+    except Gone as e:
+        watch = None
+        gone = e
+    response = web.StreamResponse(headers={"Content-Type": "application/json", "Cache-Control": "no-cache"})
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    if watch is None:
+        await response.write(_line(ERROR, encode(gone.status())))
+        return response
+    if initial:
+        store.bookmark(watch, kind.cls, initial_events_end=True)
+
+    def render(event: WatchEvent) -> bytes:
+        obj = event.object
+        if as_table and event.type != BOOKMARK:
+            table = tables.table(kind, [obj], now=store.clock.now(), wide=True, include_object=include)
+            return _line(event.type, encode(table))
+        return _line(event.type, _object_json(obj))
+
+    try:
+        next_bookmark = store.clock.now() + bookmark_interval
+        while True:
+            now = store.clock.now()
+            if now >= deadline:
+                break
+            wait = deadline - now
+            if bookmarks:
+                wait = min(wait, max(0.0, next_bookmark - now))
+            try:
+                first = await asyncio.wait_for(anext(watch), timeout=wait)
+            except TimeoutError:
+                if bookmarks and store.clock.now() >= next_bookmark:
+                    store.bookmark(watch, kind.cls)
+                    next_bookmark = store.clock.now() + bookmark_interval
+                continue
+            except StopAsyncIteration:
+                break
+            batch = [first, *watch.drain()]
+            await response.write(b"".join(render(e) for e in batch))
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    finally:
+        watch.stop()
+    with contextlib.suppress(ConnectionResetError):
+        await response.write_eof()
+    return response

@@ -1,0 +1,124 @@
+"""The embedded cluster: the memory store served over HTTP, fake nodes and their kubelets."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from kubesched.apiserver.server import ApiServer
+from kubesched.clock import RealClock
+from kubesched.cluster.memory import MemoryCluster, MemoryStore
+from kubesched.cluster.memory.store import DEFAULT_HISTORY
+from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
+
+
+@dataclass
+class ClusterSpec:
+    nodes: int = 3
+    template: NodeTemplate | None = None
+    host: str = "127.0.0.1"
+    port: int = 6443
+    token: str | None = None
+    kubelet: KubeletConfig = field(default_factory=KubeletConfig)
+    bookmark_interval: float = 5.0
+    history: int = DEFAULT_HISTORY
+
+
+class EmbeddedCluster:
+    """A store, its HTTP API and fake kubelets, on the real clock, in one asyncio loop."""
+
+    def __init__(self, spec: ClusterSpec) -> None:
+        self.spec = spec
+        self.clock = RealClock()
+        self.store = MemoryStore(clock=self.clock, seed=0, history=spec.history)
+        self.server = ApiServer(self.store, token=spec.token, bookmark_interval=spec.bookmark_interval)
+        self.url = ""
+        for node in make_nodes(spec.nodes, spec.template):
+            self.store.create(node)
+        self._runner: web.AppRunner | None = None
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    async def start(self) -> str:
+        """Listen and start the kubelets; returns the server URL."""
+        kubelets = FakeKubelets(MemoryCluster(self.store), self.clock, config=self.spec.kubelet)
+        self._tasks.append(asyncio.ensure_future(kubelets.run()))
+        self._runner = web.AppRunner(self.server.app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.spec.host, self.spec.port)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.server.address = f"{self.spec.host}:{port}"
+        self.url = f"http://{self.spec.host}:{port}"
+        return self.url
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+class ClusterThread:
+    """An `EmbeddedCluster` running in a background thread (for tests and benchmarks).
+    `call(fn)` runs `fn(cluster)` on the cluster's loop and returns its result."""
+
+    def __init__(self, spec: ClusterSpec) -> None:
+        self.spec = spec
+        self.cluster: EmbeddedCluster | None = None
+        self.url = ""
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="kubesched-cluster", daemon=True)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self.cluster = EmbeddedCluster(self.spec)
+            self.url = self._loop.run_until_complete(self.cluster.start())
+        except BaseException as e:
+            self._error = e
+            self._ready.set()
+            return
+        self._ready.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self.cluster.stop())
+        self._loop.close()
+
+    def __enter__(self) -> ClusterThread:
+        self._thread.start()
+        self._ready.wait(30)
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    def call(self, fn: Callable[[EmbeddedCluster], Any]) -> Any:
+        async def run() -> Any:
+            assert self.cluster is not None
+            result = fn(self.cluster)
+            return await result if isinstance(result, Awaitable) else result
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(30)
+
+
+async def serve_forever(spec: ClusterSpec, on_ready: Callable[[str], None]) -> None:
+    """Run until cancelled (SIGINT/SIGTERM in the command)."""
+    cluster = EmbeddedCluster(spec)
+    url = await cluster.start()
+    on_ready(url)
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.Event().wait()
+    finally:
+        await cluster.stop()

@@ -1,0 +1,224 @@
+"""Raw HTTP against the embedded API server: the one-POST binding, and errors as Status objects."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import urllib.error
+import urllib.request
+
+import pytest
+
+from kubesched.cli.cluster import ClusterSpec, ClusterThread
+
+
+def call(url, method="GET", body=None, content_type="application/json", token=None):
+    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+    headers = {"Content-Type": content_type}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def pod(name, cpu="100m"):
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "app", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}]},
+    }
+
+
+def pods_url(cluster, name=""):
+    return f"{cluster.url}/api/v1/namespaces/default/pods" + (f"/{name}" if name else "")
+
+
+def curl_binding(cluster, name, node):
+    binding = json.dumps(
+        {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"kind": "Node", "name": node}}
+    )
+    out = subprocess.run(
+        [
+            "curl",
+            "-s",
+            "-w",
+            "\n%{http_code}",
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "--data",
+            binding,
+            f"{pods_url(cluster, name)}/binding",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=10,
+    ).stdout
+    body, code = out.rsplit("\n", 1)
+    return int(code), json.loads(body)
+
+
+def test_one_post_binds_a_pod_and_a_second_is_refused(cluster):
+    assert call(pods_url(cluster), "POST", pod("one-post"))[0] == 201
+    code, status = curl_binding(cluster, "one-post", "node-2")
+    assert (code, status["status"]) == (201, "Success")
+    assert call(pods_url(cluster, "one-post"))[1]["spec"]["nodeName"] == "node-2"
+    code, status = curl_binding(cluster, "one-post", "node-1")
+    assert code == 409
+    assert status["reason"] == "Conflict"
+    assert (
+        status["message"]
+        == 'Operation cannot be fulfilled on pods/binding "one-post": pod one-post is already assigned to node "node-2"'
+    )
+
+
+def _count(cluster):
+    return len(call(pods_url(cluster))[1]["items"])
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "content_type", "code", "reason", "message"),
+    [
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods",
+            b"{not json",
+            "application/json",
+            400,
+            "BadRequest",
+            "could not be decoded",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/widgets",
+            pod("w"),
+            "application/json",
+            404,
+            "NotFound",
+            "could not find the requested resource",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods",
+            pod("q", cpu="lots"),
+            "application/json",
+            422,
+            "Invalid",
+            'Pod "q" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: "lots"',
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods",
+            b"\x08\x01",
+            "application/vnd.kubernetes.protobuf",
+            415,
+            "UnsupportedMediaType",
+            "unknown format",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/nowhere/pods",
+            pod("n"),
+            "application/json",
+            404,
+            "NotFound",
+            'namespaces "nowhere" not found',
+        ),
+        (
+            "GET",
+            "/api/v1/namespaces/default/pods/missing",
+            None,
+            "application/json",
+            404,
+            "NotFound",
+            'pods "missing" not found',
+        ),
+        (
+            "GET",
+            "/api/v1/namespaces/default/pods?watch=true&resourceVersion=abc",
+            None,
+            "application/json",
+            400,
+            "BadRequest",
+            "invalid resource version",
+        ),
+    ],
+)
+def test_bad_requests_get_status_objects_and_change_nothing(
+    cluster, method, path, body, content_type, code, reason, message
+):
+    before = _count(cluster)
+    got, status = call(cluster.url + path, method, body, content_type)
+    assert got == code
+    assert status["kind"] == "Status" and status["reason"] == reason and status["code"] == code
+    assert message in status["message"]
+    assert _count(cluster) == before
+
+
+def test_invalid_status_lists_field_causes(cluster):
+    code, status = call(pods_url(cluster), "POST", pod("bad-cpu", cpu="-1"))
+    assert code == 422
+    assert status["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": 'Invalid value: "-1": must be greater than or equal to 0',
+            "field": "spec.containers[0].resources.requests[cpu]",
+        }
+    ]
+
+
+def test_too_large_body_is_refused(cluster):
+    big = pod("huge")
+    big["metadata"]["annotations"] = {"blob": "x" * (4 * 1024 * 1024)}
+    code, status = call(pods_url(cluster), "POST", big)
+    assert code == 413 and status["reason"] == "RequestEntityTooLarge"
+
+
+def test_too_old_watch_is_an_error_event():
+    with ClusterThread(ClusterSpec(nodes=0, port=0, history=5)) as small:
+        for i in range(8):
+            call(pods_url(small), "POST", pod(f"churn-{i}"))
+        with urllib.request.urlopen(f"{pods_url(small)}?watch=true&resourceVersion=1") as resp:
+            event = json.loads(resp.readline())
+    assert event["type"] == "ERROR"
+    assert event["object"]["code"] == 410 and event["object"]["reason"] == "Expired"
+    assert event["object"]["message"].startswith("too old resource version: 1 (")
+
+
+def test_token_is_required_when_configured(tmp_path):
+    with ClusterThread(ClusterSpec(nodes=1, port=0, token="s3cret")) as secured:
+        code, status = call(f"{secured.url}/api/v1/nodes")
+        assert (code, status["reason"]) == (401, "Unauthorized")
+        assert call(f"{secured.url}/api/v1/nodes", token="wrong")[0] == 401
+        code, nodes = call(f"{secured.url}/api/v1/nodes", token="s3cret")
+        assert code == 200 and [n["metadata"]["name"] for n in nodes["items"]] == ["node-0"]
+        code, _ = call(f"{secured.url}/api/v1/namespaces/default/pods", "POST", pod("x"), token="wrong")
+        assert code == 401
+        assert call(f"{secured.url}/api/v1/namespaces/default/pods", token="s3cret")[1]["items"] == []
+
+
+def test_no_files_are_served(cluster):
+    for path in ("/etc/passwd", "/../../etc/passwd", "/static/../../pyproject.toml", "/api/v1/../../../etc/hosts"):
+        code, status = call(cluster.url + path)
+        assert code == 404 and status["kind"] == "Status"
+
+
+def test_list_paging(cluster):
+    for i in range(5):
+        call(pods_url(cluster), "POST", pod(f"page-{i}"))
+    code, first = call(f"{pods_url(cluster)}?limit=2&labelSelector=")
+    assert code == 200 and len(first["items"]) == 2 and first["metadata"]["continue"]
+    names = [p["metadata"]["name"] for p in first["items"]]
+    token = first["metadata"]["continue"]
+    while token:
+        _, page = call(f"{pods_url(cluster)}?limit=2&continue={token}")
+        names += [p["metadata"]["name"] for p in page["items"]]
+        token = page["metadata"].get("continue")
+    assert names == sorted(names) and len(names) == len(set(names)) == _count(cluster)

@@ -1,0 +1,166 @@
+"""Real kubectl against the embedded API server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+
+def manifest(name: str, *, cpu: str = "100m", labels: str = "app: web") -> str:
+    return (
+        f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  labels: {{{labels}}}\n"
+        f"spec:\n  containers:\n  - name: app\n    image: nginx:1.27\n"
+        f"    resources:\n      requests: {{cpu: {cpu}, memory: 64Mi}}\n"
+    )
+
+
+def create(kubectl, tmp_path, name, **kw):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(manifest(name, **kw))
+    return kubectl("create", "-f", str(path)), path
+
+
+def bind(cluster, name, node="node-0"):
+    import urllib.request
+
+    body = json.dumps(
+        {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"kind": "Node", "name": node}}
+    ).encode()
+    req = urllib.request.Request(
+        f"{cluster.url}/api/v1/namespaces/default/pods/{name}/binding",
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req) as resp:
+        assert resp.status == 201
+
+
+def wait_for(predicate, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def test_get_nodes(kubectl):
+    out = kubectl("get", "nodes").stdout.splitlines()
+    assert out[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    assert [line.split()[:2] for line in out[1:]] == [["node-0", "Ready"], ["node-1", "Ready"], ["node-2", "Ready"]]
+
+
+def test_create_from_a_manifest_without_flags(kubectl, tmp_path):
+    result, _ = create(kubectl, tmp_path, "created")
+    assert result.stdout.strip() == "pod/created created"
+
+
+def test_create_rejects_an_unknown_field(kubectl, tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(manifest("bad").replace("  containers:", "  bogusField: 1\n  containers:"))
+    result = kubectl("create", "-f", str(path), check=False)
+    assert result.returncode != 0
+    assert "bogusField" in result.stderr
+    assert kubectl("get", "pod", "bad", check=False).returncode != 0
+
+
+def test_get_pods_wide(kubectl, tmp_path, cluster):
+    create(kubectl, tmp_path, "wide")
+    bind(cluster, "wide", "node-1")
+    wait_for(lambda: "Running" in kubectl("get", "pod", "wide").stdout)
+    lines = kubectl("get", "pods", "-o", "wide").stdout.splitlines()
+    header = lines[0]
+    for column in ("NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED NODE", "READINESS GATES"):
+        assert column in header
+    row = next(line.split() for line in lines if line.startswith("wide "))
+    assert row[1:3] == ["1/1", "Running"] and "node-1" in row and row[5].startswith("10.")
+
+
+def test_watch_sees_a_change(kubectl, tmp_path):
+    create(kubectl, tmp_path, "watched")
+    proc = subprocess.Popen(
+        [kubectl.binary, "get", "pod", "watched", "--watch", "--output-watch-events"],
+        env=kubectl.env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert "ADDED" in proc.stdout.readline() + proc.stdout.readline()
+        kubectl("label", "pod", "watched", "seen=yes")
+        assert "MODIFIED" in proc.stdout.readline()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_describe_shows_the_pods_events(kubectl, tmp_path, cluster):
+    create(kubectl, tmp_path, "described")
+    bind(cluster, "described", "node-2")
+    wait_for(lambda: "Started" in kubectl("describe", "pod", "described").stdout)
+    out = kubectl("describe", "pod", "described").stdout
+    assert "Node:" in out and "node-2/" in out
+    assert "Started container app" in out
+
+
+def test_get_events(kubectl, tmp_path, cluster):
+    create(kubectl, tmp_path, "eventful")
+    bind(cluster, "eventful")
+    wait_for(lambda: "pod/eventful" in kubectl("get", "events").stdout)
+    header = kubectl("get", "events").stdout.splitlines()[0].split()
+    assert header[:4] == ["LAST", "SEEN", "TYPE", "REASON"]
+
+
+def test_delete_is_graceful_and_completes(kubectl, tmp_path, cluster):
+    create(kubectl, tmp_path, "doomed")
+    bind(cluster, "doomed")
+    wait_for(lambda: "Running" in kubectl("get", "pod", "doomed").stdout)
+    assert kubectl("delete", "pod", "doomed").stdout.strip() == 'pod "doomed" deleted'
+    assert "NotFound" in kubectl("get", "pod", "doomed", check=False).stderr
+
+
+def test_apply_twice_is_unchanged(kubectl, tmp_path):
+    path = tmp_path / "applied.yaml"
+    path.write_text(manifest("applied"))
+    assert kubectl("apply", "-f", str(path)).stdout.strip() == "pod/applied created"
+    assert kubectl("apply", "-f", str(path)).stdout.strip() == "pod/applied unchanged"
+    path.write_text(manifest("applied", labels="app: web, tier: front"))
+    assert kubectl("apply", "-f", str(path)).stdout.strip() == "pod/applied configured"
+    labels = json.loads(kubectl("get", "pod", "applied", "-o", "json").stdout)["metadata"]["labels"]
+    assert labels == {"app": "web", "tier": "front"}
+
+
+def test_label_and_annotate(kubectl, tmp_path):
+    create(kubectl, tmp_path, "tagged")
+    kubectl("label", "pod", "tagged", "tier=back")
+    kubectl("annotate", "pod", "tagged", "note=hello")
+    pod = json.loads(kubectl("get", "pod", "tagged", "-o", "json").stdout)
+    assert pod["metadata"]["labels"]["tier"] == "back"
+    assert pod["metadata"]["annotations"]["note"] == "hello"
+    kubectl("label", "pod", "tagged", "tier-")
+    pod = json.loads(kubectl("get", "pod", "tagged", "-o", "json").stdout)
+    assert "tier" not in pod["metadata"]["labels"]
+
+
+def test_get_pdb_pc_lease(kubectl, tmp_path):
+    path = tmp_path / "objs.yaml"
+    path.write_text(
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web}\n"
+        "spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}\n---\n"
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n---\n"
+        "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: holder}\n"
+        "spec: {holderIdentity: me, leaseDurationSeconds: 15}\n"
+    )
+    kubectl("create", "-f", str(path))
+    out = kubectl("get", "pdb,pc,lease").stdout
+    assert "poddisruptionbudget.policy/web" in out
+    assert "priorityclass.scheduling.k8s.io/high" in out
+    assert "lease.coordination.k8s.io/holder" in out
+
+
+@pytest.mark.parametrize("short", ["po", "no", "ns", "ev", "pc", "pdb"])
+def test_short_names(kubectl, short):
+    assert kubectl("get", short).returncode == 0
