@@ -33,6 +33,7 @@ unit: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench.store
 	$(PY) -m bench.nodes
+	$(PY) -m bench.http
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

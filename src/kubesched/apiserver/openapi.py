@@ -384,11 +384,11 @@ class _Builder:
             raise TypeError(f"{where}: cannot describe {annotation!r}")
         if annotation in ("dict", "Dict"):
             definition, _, field = where.rpartition(".")
-            value = _MAP_VALUES.get(definition, {}).get(field)
-            if value is None:
+            value_type = _MAP_VALUES.get(definition, {}).get(field)
+            if value_type is None:
                 self.unknown_maps.append(where)
                 return {"type": "object"}
-            return {"type": "object", "additionalProperties": self._type(value, module, where)}
+            return {"type": "object", "additionalProperties": self._type(value_type, module, where)}
         scalar = {"str": "string", "int": "integer", "bool": "boolean"}.get(annotation)
         if scalar:
             return {"type": scalar}

@@ -34,7 +34,17 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         if not token:
             console.print(f"[red]--token-file: {args.token_file} is empty[/red]")
             return 2
-    spec = ClusterSpec(nodes=args.nodes, template=template, host=args.host, port=args.port, token=token)
+    if args.watch_history < 1:
+        console.print("[red]--watch-history must be at least 1[/red]")
+        return 2
+    spec = ClusterSpec(
+        nodes=args.nodes,
+        template=template,
+        host=args.host,
+        port=args.port,
+        token=token,
+        history=args.watch_history,
+    )
 
     def ready(url: str) -> None:
         path = write_kubeconfig(args.kubeconfig, url, token=token).resolve()

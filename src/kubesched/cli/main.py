@@ -40,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks one)")
     up.add_argument("--kubeconfig", default=".kubesched/kubeconfig", help="where to write the kubeconfig")
     up.add_argument("--token-file", metavar="F", help="require the bearer token in F on every request")
+    up.add_argument(
+        "--watch-history", type=int, default=10_000, help="changes kept for watch resumption (default 10000)"
+    )
 
     demo = sub.add_parser("demo", help="watch the from-scratch scheduler overcommit a node")
     demo.add_argument("--trace", metavar="FILE", help="write every trace record to FILE as JSON lines")
