@@ -189,10 +189,10 @@ class ApiServer:
         if path == "/openapi/v3":
             return respond(openapi.openapi_v3_paths())
         if parts[:2] == ["openapi", "v3"]:
-            document = openapi.openapi_v3_group_version("/".join(parts[2:]))
+            document = openapi.openapi_v3_group_version_json("/".join(parts[2:]))
             if document is None:
                 raise NotFound("the server could not find the requested resource", name=path)
-            return respond(document)
+            return web.Response(body=document, content_type=JSON)
         return None
 
     # -- reading -----------------------------------------------------------------------------
