@@ -24,6 +24,22 @@ def kubectl_path() -> str:
     return found
 
 
+def make_runner(kubeconfig: Path):
+    """A function running kubectl with `kubeconfig`; it raises on failure unless `check=False`."""
+    binary = kubectl_path()
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig), "KUBECACHEDIR": str(kubeconfig.parent / "cache")}
+
+    def run(*args: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([binary, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False)
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+        return result
+
+    run.binary = binary
+    run.env = env
+    return run
+
+
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory):
     spec = ClusterSpec(
@@ -36,23 +52,9 @@ def cluster(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def kubectl(cluster):
-    binary = kubectl_path()
-    env = {
-        **os.environ,
-        "KUBECONFIG": str(cluster.kubeconfig),
-        "KUBECACHEDIR": str(cluster.kubeconfig.parent / "cache"),
-    }
+    return make_runner(cluster.kubeconfig)
 
-    def run(
-        *args: str, check: bool = True, timeout: float = 30, stdin: str | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [binary, *args], env=env, capture_output=True, text=True, timeout=timeout, input=stdin, check=False
-        )
-        if check and result.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
-        return result
 
-    run.binary = binary
-    run.env = env
-    return run
+@pytest.fixture(scope="session")
+def kubectl_for():
+    return make_runner

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import ssl
 import subprocess
 import urllib.error
 import urllib.request
@@ -12,14 +13,15 @@ import pytest
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
 
 
-def call(url, method="GET", body=None, content_type="application/json", token=None):
+def call(url, method="GET", body=None, content_type="application/json", token=None, ca=None):
     data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
     headers = {"Content-Type": content_type}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    context = ssl.create_default_context(cadata=ca.decode()) if ca else None
     try:
-        with urllib.request.urlopen(req) as resp:
+        with urllib.request.urlopen(req, context=context) as resp:
             return resp.status, json.loads(resp.read() or b"null")
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read())
@@ -192,16 +194,20 @@ def test_too_old_watch_is_an_error_event():
     assert event["object"]["message"].startswith("too old resource version: 1 (")
 
 
-def test_token_is_required_when_configured(tmp_path):
+def test_token_is_required_when_configured():
     with ClusterThread(ClusterSpec(nodes=1, port=0, token="s3cret")) as secured:
-        code, status = call(f"{secured.url}/api/v1/nodes")
-        assert (code, status["reason"]) == (401, "Unauthorized")
-        assert call(f"{secured.url}/api/v1/nodes", token="wrong")[0] == 401
-        code, nodes = call(f"{secured.url}/api/v1/nodes", token="s3cret")
+        ca = secured.ca_pem
+        nodes_url = f"{secured.url}/api/v1/nodes"
+        code, status = call(nodes_url, ca=ca)
+        assert (code, status["reason"], status["message"]) == (401, "Unauthorized", "Unauthorized")
+        assert call(nodes_url, token="wrong", ca=ca)[0] == 401
+        code, nodes = call(nodes_url, token="s3cret", ca=ca)
         assert code == 200 and [n["metadata"]["name"] for n in nodes["items"]] == ["node-0"]
-        code, _ = call(f"{secured.url}/api/v1/namespaces/default/pods", "POST", pod("x"), token="wrong")
-        assert code == 401
-        assert call(f"{secured.url}/api/v1/namespaces/default/pods", token="s3cret")[1]["items"] == []
+        pods = f"{secured.url}/api/v1/namespaces/default/pods"
+        assert call(pods, "POST", pod("x"), token="wrong", ca=ca)[0] == 401
+        assert call(pods, token="s3cret", ca=ca)[1]["items"] == []
+        with pytest.raises(urllib.error.URLError):  # the certificate is not trusted without its CA
+            call(nodes_url, token="s3cret")
 
 
 def test_no_files_are_served(cluster):
@@ -222,3 +228,51 @@ def test_list_paging(cluster):
         names += [p["metadata"]["name"] for p in page["items"]]
         token = page["metadata"].get("continue")
     assert names == sorted(names) and len(names) == len(set(names)) == _count(cluster)
+
+
+def _watch_lines(url, count):
+    with urllib.request.urlopen(url) as resp:
+        assert resp.headers["Content-Type"] == "application/json"
+        return [json.loads(resp.readline()) for _ in range(count)]
+
+
+def test_watch_bookmarks_carry_the_current_version(cluster):
+    _, listed = call(pods_url(cluster))
+    rv = listed["metadata"]["resourceVersion"]
+    quiet = "labelSelector=nothing%3Dmatches"  # no event but bookmarks
+    url = f"{pods_url(cluster)}?watch=true&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=3&{quiet}"
+    (event,) = _watch_lines(url, 1)
+    assert event["type"] == "BOOKMARK"
+    assert event["object"]["kind"] == "Pod" and int(event["object"]["metadata"]["resourceVersion"]) >= int(rv)
+
+
+def test_watch_with_initial_events_ends_them_with_a_bookmark(cluster):
+    call(
+        pods_url(cluster), "POST", {**pod("initial-a"), "metadata": {"name": "initial-a", "labels": {"set": "initial"}}}
+    )
+    url = (
+        f"{pods_url(cluster)}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+        "&allowWatchBookmarks=true&labelSelector=set%3Dinitial&timeoutSeconds=3"
+    )
+    added, bookmark = _watch_lines(url, 2)
+    assert (added["type"], added["object"]["metadata"]["name"]) == ("ADDED", "initial-a")
+    assert bookmark["type"] == "BOOKMARK"
+    assert bookmark["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+def test_discovery_lists_short_names_and_subresources(cluster):
+    _, core = call(f"{cluster.url}/api/v1")
+    pods = next(r for r in core["resources"] if r["name"] == "pods")
+    assert pods["shortNames"] == ["po"] and "all" in pods["categories"]
+    assert {r["name"] for r in core["resources"]} >= {"pods/binding", "pods/status", "pods/eviction", "nodes/status"}
+    _, groups = call(f"{cluster.url}/apis")
+    names = {g["name"] for g in groups["groups"]}
+    assert names >= {
+        "apps",
+        "policy",
+        "scheduling.k8s.io",
+        "coordination.k8s.io",
+        "events.k8s.io",
+        "resource.k8s.io",
+        "storage.k8s.io",
+    }

@@ -8,6 +8,9 @@ import time
 
 import pytest
 
+from kubesched.apiserver.kubeconfig import write_kubeconfig
+from kubesched.cli.cluster import ClusterSpec, ClusterThread
+
 
 def manifest(name: str, *, cpu: str = "100m", labels: str = "app: web") -> str:
     return (
@@ -164,3 +167,19 @@ def test_get_pdb_pc_lease(kubectl, tmp_path):
 @pytest.mark.parametrize("short", ["po", "no", "ns", "ev", "pc", "pdb"])
 def test_short_names(kubectl, short):
     assert kubectl("get", short).returncode == 0
+
+
+def test_get_all_uses_categories(kubectl, tmp_path):
+    create(kubectl, tmp_path, "in-all")
+    assert "pod/in-all" in kubectl("get", "all").stdout
+
+
+def test_token_protected_cluster_with_kubectl(tmp_path, kubectl_for):
+    with ClusterThread(ClusterSpec(nodes=1, port=0, token="t0ken")) as secured:
+        assert secured.url.startswith("https://")
+        ca = secured.ca_pem
+        good = kubectl_for(write_kubeconfig(tmp_path / "good" / "config", secured.url, token="t0ken", ca_pem=ca))
+        bad = kubectl_for(write_kubeconfig(tmp_path / "bad" / "config", secured.url, token="nope", ca_pem=ca))
+        assert "node-0" in good("get", "nodes").stdout
+        denied = bad("get", "nodes", check=False)
+        assert denied.returncode != 0 and "You must be logged in to the server" in denied.stderr

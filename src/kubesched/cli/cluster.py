@@ -12,6 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.apiserver.server import ApiServer
+from kubesched.apiserver.tls import self_signed, server_context
 from kubesched.clock import RealClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.cluster.memory.store import DEFAULT_HISTORY
@@ -25,6 +26,7 @@ class ClusterSpec:
     host: str = "127.0.0.1"
     port: int = 6443
     token: str | None = None
+    tls: bool | None = None  # None: TLS exactly when a token is required (clients send tokens only over TLS)
     kubelet: KubeletConfig = field(default_factory=KubeletConfig)
     bookmark_interval: float = 5.0
     history: int = DEFAULT_HISTORY
@@ -39,6 +41,7 @@ class EmbeddedCluster:
         self.store = MemoryStore(clock=self.clock, seed=0, history=spec.history)
         self.server = ApiServer(self.store, token=spec.token, bookmark_interval=spec.bookmark_interval)
         self.url = ""
+        self.ca_pem: bytes | None = None
         for node in make_nodes(spec.nodes, spec.template):
             self.store.create(node)
         self._runner: web.AppRunner | None = None
@@ -50,11 +53,16 @@ class EmbeddedCluster:
         self._tasks.append(asyncio.ensure_future(kubelets.run()))
         self._runner = web.AppRunner(self.server.app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.spec.host, self.spec.port)
+        tls = self.spec.tls if self.spec.tls is not None else self.spec.token is not None
+        context = None
+        if tls:
+            self.ca_pem, key_pem = self_signed(self.spec.host)
+            context = server_context(self.ca_pem, key_pem)
+        site = web.TCPSite(self._runner, self.spec.host, self.spec.port, ssl_context=context)
         await site.start()
         port = self._runner.addresses[0][1]
         self.server.address = f"{self.spec.host}:{port}"
-        self.url = f"http://{self.spec.host}:{port}"
+        self.url = f"{'https' if tls else 'http'}://{self.spec.host}:{port}"
         return self.url
 
     async def stop(self) -> None:
@@ -73,6 +81,7 @@ class ClusterThread:
         self.spec = spec
         self.cluster: EmbeddedCluster | None = None
         self.url = ""
+        self.ca_pem: bytes | None = None
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._error: BaseException | None = None
@@ -83,6 +92,7 @@ class ClusterThread:
         try:
             self.cluster = EmbeddedCluster(self.spec)
             self.url = self._loop.run_until_complete(self.cluster.start())
+            self.ca_pem = self.cluster.ca_pem
         except BaseException as e:
             self._error = e
             self._ready.set()
@@ -112,11 +122,11 @@ class ClusterThread:
         return asyncio.run_coroutine_threadsafe(run(), self._loop).result(30)
 
 
-async def serve_forever(spec: ClusterSpec, on_ready: Callable[[str], None]) -> None:
+async def serve_forever(spec: ClusterSpec, on_ready: Callable[[EmbeddedCluster], None]) -> None:
     """Run until cancelled (SIGINT/SIGTERM in the command)."""
     cluster = EmbeddedCluster(spec)
-    url = await cluster.start()
-    on_ready(url)
+    await cluster.start()
+    on_ready(cluster)
     try:
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.Event().wait()

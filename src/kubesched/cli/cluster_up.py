@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from kubesched.apiserver.kubeconfig import write_kubeconfig
-from kubesched.cli.cluster import ClusterSpec, serve_forever
+from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
 from kubesched.sim import NodeTemplate
 
 
@@ -44,11 +44,12 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         port=args.port,
         token=token,
         history=args.watch_history,
+        tls=True if args.tls else None,
     )
 
-    def ready(url: str) -> None:
-        path = write_kubeconfig(args.kubeconfig, url, token=token).resolve()
-        console.print(f"kubesched cluster is up at [bold]{url}[/bold] with {args.nodes} fake nodes.")
+    def ready(cluster: EmbeddedCluster) -> None:
+        path = write_kubeconfig(args.kubeconfig, cluster.url, token=token, ca_pem=cluster.ca_pem).resolve()
+        console.print(f"kubesched cluster is up at [bold]{cluster.url}[/bold] with {args.nodes} fake nodes.")
         console.print(f"  export KUBECONFIG={path}")
         console.print("  kubectl get nodes")
         console.print("Press Ctrl-C to stop.")

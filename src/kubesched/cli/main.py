@@ -39,7 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     up.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks one)")
     up.add_argument("--kubeconfig", default=".kubesched/kubeconfig", help="where to write the kubeconfig")
-    up.add_argument("--token-file", metavar="F", help="require the bearer token in F on every request")
+    up.add_argument("--token-file", metavar="F", help="require the bearer token in F on every request (serves HTTPS)")
+    up.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed certificate")
     up.add_argument(
         "--watch-history", type=int, default=10_000, help="changes kept for watch resumption (default 10000)"
     )
