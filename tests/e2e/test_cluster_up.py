@@ -1,0 +1,66 @@
+"""`kubesched cluster up` as a user runs it: a process that serves until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_cluster_up_serves_and_stops_cleanly(tmp_path, kubectl_for, sig):
+    port = free_port()
+    kubeconfig = tmp_path / "kubeconfig"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kubesched.cli.main",
+            "cluster",
+            "up",
+            "--nodes",
+            "2",
+            "--port",
+            str(port),
+            "--kubeconfig",
+            str(kubeconfig),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        banner = proc.stdout.readline()
+        assert f"http://127.0.0.1:{port}" in banner and "2 fake nodes" in banner
+        assert yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"] == f"http://127.0.0.1:{port}"
+        assert kubeconfig.stat().st_mode & 0o077 == 0
+        nodes = kubectl_for(kubeconfig)("get", "nodes", "-o", "name").stdout.split()
+        assert nodes == ["node/node-0", "node/node-1"]
+    finally:
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=15)
+    assert proc.returncode == 0
+    assert "kubesched cluster stopped." in out
+    time.sleep(0.1)
+    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+        pass
+
+
+def test_cluster_up_refuses_a_missing_token_file(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "kubesched.cli.main", "cluster", "up", "--token-file", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2 and "--token-file" in result.stdout
