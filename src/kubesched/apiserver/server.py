@@ -36,6 +36,7 @@ from kubesched.cluster.errors import (
 from kubesched.cluster.kinds import Kind
 from kubesched.cluster.memory import MemoryStore
 from kubesched.cluster.memory.patch import CONTENT_TYPES as PATCH_TYPES
+from kubesched.cluster.protocol import ListResult
 
 log = logging.getLogger(__name__)
 
@@ -216,17 +217,22 @@ class ApiServer:
         obj = self.store.get(target.kind.cls, target.name or "", namespace=target.namespace)
         return self._render(request, target.kind, obj)
 
-    def _list(self, request: web.Request, target: Target) -> web.Response:
+    def _selected(self, request: web.Request, target: Target) -> ListResult:
+        """The collection's objects the request's selectors and paging pick."""
         q = request.query
-        kind = target.kind
-        result = self.store.list(
-            kind.cls,
+        return self.store.list(
+            target.kind.cls,
             namespace=target.namespace,
             label_selector=q.get("labelSelector", ""),
             field_selector=q.get("fieldSelector", ""),
             limit=_int(q, "limit") or 0,
             continue_token=q.get("continue") or None,
         )
+
+    def _list(self, request: web.Request, target: Target) -> web.Response:
+        q = request.query
+        kind = target.kind
+        result = self._selected(request, target)
         if tables.wants_table(request.headers.get("Accept")):
             return respond(
                 tables.table(
@@ -351,16 +357,9 @@ class ApiServer:
 
     async def _delete_collection(self, request: web.Request, target: Target) -> web.Response:
         options = self._delete_options(request, await request.read())
-        q = request.query
         kind = target.kind
-        items = self.store.list(
-            kind.cls,
-            namespace=target.namespace,
-            label_selector=q.get("labelSelector", ""),
-            field_selector=q.get("fieldSelector", ""),
-        ).items
         deleted = []
-        for obj in items:
+        for obj in self._selected(request, target).items:
             with contextlib.suppress(NotFound):
                 deleted.append(
                     self.store.delete(

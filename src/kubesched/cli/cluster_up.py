@@ -6,44 +6,23 @@ import argparse
 import asyncio
 import contextlib
 import signal
-from pathlib import Path
 
 from rich.console import Console
 
 from kubesched.apiserver.kubeconfig import write_kubeconfig
+from kubesched.cli import options
 from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
-from kubesched.sim import NodeTemplate
 
 
 def cluster_up(console: Console, args: argparse.Namespace) -> int:
-    if args.nodes < 0:
-        console.print("[red]--nodes must be at least 0[/red]")
-        return 2
-    try:
-        template = NodeTemplate.from_file(args.node_template) if args.node_template else None
-    except (OSError, ValueError) as e:
-        console.print(f"[red]--node-template: {e}[/red]")
-        return 2
-    token = None
-    if args.token_file:
-        try:
-            token = Path(args.token_file).read_text().strip()
-        except OSError as e:
-            console.print(f"[red]--token-file: {e}[/red]")
-            return 2
-        if not token:
-            console.print(f"[red]--token-file: {args.token_file} is empty[/red]")
-            return 2
-    if args.watch_history < 1:
-        console.print("[red]--watch-history must be at least 1[/red]")
-        return 2
+    token = options.token(args.token_file)
     spec = ClusterSpec(
-        nodes=args.nodes,
-        template=template,
+        nodes=options.at_least("--nodes", args.nodes, 0),
+        template=options.node_template(args.node_template),
         host=args.host,
         port=args.port,
         token=token,
-        history=args.watch_history,
+        history=options.at_least("--watch-history", args.watch_history, 1),
         tls=True if args.tls else None,
     )
 

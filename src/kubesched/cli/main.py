@@ -10,11 +10,11 @@ from contextlib import ExitStack
 
 from rich.console import Console
 
+from kubesched.cli import options
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.report import print_minimal_report
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import run_minimal
-from kubesched.sim import NodeTemplate
 from kubesched.trace import JsonLinesSink, Sink
 
 
@@ -60,19 +60,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             sinks.append(JsonLinesSink(stack.enter_context(open(args.trace, "w"))))
         if args.command == "demo":
             return _demo(console, sinks)
-        if args.command == "cluster":
-            return cluster_up(console, args)
-        if args.nodes < 1 or args.pods < 0:
-            console.print("[red]--nodes must be at least 1 and --pods at least 0[/red]")
-            return 2
         try:
-            template = NodeTemplate.from_file(args.node_template) if args.node_template else None
-        except (OSError, ValueError) as e:
-            console.print(f"[red]--node-template: {e}[/red]")
+            if args.command == "cluster":
+                return cluster_up(console, args)
+            result = run_minimal(
+                nodes=options.at_least("--nodes", args.nodes, 1),
+                pods=options.at_least("--pods", args.pods, 0),
+                seed=args.seed,
+                interval=args.interval,
+                template=options.node_template(args.node_template),
+                sinks=sinks,
+            )
+        except options.UsageError as e:
+            console.print(f"[red]{e}[/red]")
             return 2
-        result = run_minimal(
-            nodes=args.nodes, pods=args.pods, seed=args.seed, interval=args.interval, template=template, sinks=sinks
-        )
         if args.output == "json":
             json.dump(result.to_json(), sys.stdout, indent=2)
             sys.stdout.write("\n")

@@ -5,21 +5,9 @@ from lightkube.models import meta_v1
 from lightkube.resources import core_v1, scheduling_v1
 
 from builders import binding, make_node, make_pod
-from kubesched.clock import DEFAULT_EPOCH, VirtualClock
+from kubesched.clock import DEFAULT_EPOCH
 from kubesched.cluster import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound
 from kubesched.cluster.memory import MemoryStore, copy_object
-
-
-@pytest.fixture
-def clock():
-    c = VirtualClock()
-    yield c
-    c.close()
-
-
-@pytest.fixture
-def store(clock):
-    return MemoryStore(clock=clock, watch_latency=0.0)
 
 
 class TestResourceVersion:

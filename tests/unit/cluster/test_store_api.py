@@ -7,21 +7,8 @@ from lightkube.models import policy_v1 as pm
 from lightkube.resources import core_v1, events_v1, policy_v1
 
 from builders import binding, make_node, make_pod
-from kubesched.clock import VirtualClock
 from kubesched.cluster import BadRequest, Conflict, TooManyRequests
 from kubesched.cluster.memory import MemoryStore, copy_object
-
-
-@pytest.fixture
-def clock():
-    c = VirtualClock()
-    yield c
-    c.close()
-
-
-@pytest.fixture
-def store(clock):
-    return MemoryStore(clock=clock, watch_latency=0.0)
 
 
 def names(items):
