@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
+from pathlib import Path
 
 from rich.console import Console
 
@@ -15,6 +16,8 @@ from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.report import print_minimal_report
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import run_minimal
+from kubesched.golden.cli import report, run_directory
+from kubesched.plugins.registry import in_tree_registry
 from kubesched.trace import JsonLinesSink, Sink
 
 
@@ -45,6 +48,11 @@ def _parser() -> argparse.ArgumentParser:
         "--watch-history", type=int, default=10_000, help="changes kept for watch resumption (default 10000)"
     )
 
+    golden = sub.add_parser("golden", help="run recorded kube-scheduler cases and compare node for node")
+    golden.add_argument("directory", help="a directory of NAME.input.yaml / NAME.expected.json cases")
+    golden.add_argument("--case", action="append", help="run only this case (repeatable)")
+    golden.add_argument("--output", choices=("table", "json"), default="table")
+
     demo = sub.add_parser("demo", help="watch the from-scratch scheduler overcommit a node")
     demo.add_argument("--trace", metavar="FILE", help="write every trace record to FILE as JSON lines")
     return parser
@@ -60,6 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sinks.append(JsonLinesSink(stack.enter_context(open(args.trace, "w"))))
         if args.command == "demo":
             return _demo(console, sinks)
+        if args.command == "golden":
+            return _golden(console, args)
         try:
             if args.command == "cluster":
                 return cluster_up(console, args)
@@ -92,6 +102,16 @@ def _demo(console: Console, sinks: list[Sink]) -> int:
     result = run_minimal(nodes=3, pods=12, seed=1, sinks=sinks)
     print_minimal_report(console, result)
     return 0
+
+
+def _golden(console: Console, args: argparse.Namespace) -> int:
+    directory = Path(args.directory)
+    if not directory.is_dir():
+        console.print(f"[red]{directory}: not a directory[/red]")
+        return 2
+    outcomes = run_directory(directory, in_tree_registry(), only=args.case)
+    report(console, outcomes, as_json=args.output == "json")
+    return 0 if all(o.passed for o in outcomes) else 1
 
 
 if __name__ == "__main__":

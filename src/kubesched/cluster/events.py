@@ -8,7 +8,7 @@ from typing import Any
 
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
-from lightkube.resources import core_v1
+from lightkube.resources import core_v1, events_v1
 
 from kubesched.clock import Clock
 from kubesched.clock.base import utc
@@ -61,6 +61,40 @@ class EventRecorder:
             firstTimestamp=stamp,
             lastTimestamp=stamp,
             count=1,
+        )
+        with contextlib.suppress(ApiError):
+            await self._cluster.create(event)
+
+
+class EventsV1Recorder:
+    """Posts events.k8s.io/v1 Events, as kube-scheduler's recorder does: reporting controller is
+    the scheduler's name, `action` says what it was doing, `note` is the message."""
+
+    def __init__(self, cluster: Cluster, clock: Clock, *, controller: str, instance: str) -> None:
+        self._cluster = cluster
+        self._clock = clock
+        self.controller = controller
+        self.instance = instance
+        self._seq = itertools.count()
+
+    async def record(
+        self, regarding: Any, type_: str, reason: str, action: str, note: str, *, related: Any | None = None
+    ) -> None:
+        now = self._clock.now()
+        meta = regarding.metadata
+        event = events_v1.Event(
+            metadata=meta_v1.ObjectMeta(
+                name=f"{meta.name}.{int(now * 1e9) + next(self._seq):x}", namespace=meta.namespace or "default"
+            ),
+            eventTime=utc(now),
+            regarding=object_reference(regarding),
+            related=object_reference(related) if related is not None else None,
+            reason=reason,
+            action=action,
+            note=note,
+            type=type_,
+            reportingController=self.controller,
+            reportingInstance=self.instance,
         )
         with contextlib.suppress(ApiError):
             await self._cluster.create(event)

@@ -234,6 +234,31 @@ class MemoryStore:
             )
         return self._commit(kind, key, ADDED, obj, None)
 
+    def restore(self, obj: R) -> R:
+        """Store an object exactly as given — UID, timestamps and status included — as when loading
+        a recorded cluster state. It is validated but not defaulted; it gets a new resourceVersion."""
+        kind = kind_of(type(obj))
+        o: Any = copy_object(obj)
+        meta = o.metadata
+        if meta is None or not meta.name:
+            raise self._invalid(kind, o, [FieldError("metadata.name", None, "name is required", kind="Required value")])
+        if kind.namespaced:
+            meta.namespace = meta.namespace or "default"
+            if ("", meta.namespace) not in self._objects[core_v1.Namespace]:
+                raise NotFound(f'namespaces "{meta.namespace}" not found', kind="namespaces", name=meta.namespace)
+        else:
+            meta.namespace = None
+        meta.uid = meta.uid or self._new_uid()
+        meta.creationTimestamp = meta.creationTimestamp or self._stamp()
+        self._validate(
+            kind,
+            o,
+            CREATE_VALIDATORS.get(kind.cls, generic_errors)(o) if kind.cls is not core_v1.Pod else pod_errors(o),
+        )
+        key = (meta.namespace or "", meta.name)
+        table = self._objects[kind.cls]
+        return cast(R, self._commit(kind, key, MODIFIED if key in table else ADDED, o, table.get(key)))
+
     def update(self, obj: R, *, subresource: str | None = None) -> R:
         """Replace an object. Without a subresource the status of a kind with a status
         subresource is kept; with `subresource="status"` only the status changes."""

@@ -1,0 +1,273 @@
+"""Run a golden case through one scheduling cycle and report it in the corpus's expected format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from kubesched.clock import VirtualClock
+from kubesched.cluster.memory import MemoryCluster, MemoryStore
+from kubesched.config import load_data
+from kubesched.config.defaults import NOT_YET_IMPLEMENTED
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.registry import Registry
+from kubesched.framework.status import Code, Status
+from kubesched.golden.loader import EPOCH, Case, load_case
+from kubesched.scheduler import Scheduler
+from kubesched.scheduler.algorithm import Algorithm, ScheduleResult, SchedulingError
+from kubesched.scheduler.fit_error import FitError, num_feasible_nodes_to_find
+
+TABLE_PREFIX = "num-feasible-nodes-to-find-table"
+
+
+def _status(status: Status | None, stage: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"code": str(status.code if status else Code.SUCCESS)}
+    if status is not None and status.reasons:
+        out["reasons"] = list(status.reasons)
+    if status is not None and status.plugin:
+        out["plugin"] = status.plugin
+    if stage:
+        out["stage"] = stage
+    return out
+
+
+def run_table(case: Case) -> dict[str, Any]:
+    data = case.data
+    rows = [
+        {
+            "percentageOfNodesToScore": pct,
+            "numAllNodes": n,
+            "numFeasibleNodesToFind": num_feasible_nodes_to_find(pct, n),
+        }
+        for pct in data["percentages"]
+        for n in data["nodeCounts"]
+    ]
+    return {"name": case.name, "category": data.get("category"), "description": data.get("description"), "rows": rows}
+
+
+def _config(case: Case, registry: Registry) -> Any:
+    raw = dict(case.data.get("schedulerConfig") or {})
+    raw.setdefault("apiVersion", "kubescheduler.config.k8s.io/v1")
+    raw.setdefault("kind", "KubeSchedulerConfiguration")
+    if "percentageOfNodesToScore" in case.data:
+        raw["percentageOfNodesToScore"] = case.data["percentageOfNodesToScore"]
+    return load_data(raw, registry)
+
+
+def run_case(directory: Path, name: str, registry: Registry) -> dict[str, Any]:
+    """The case's actual outcome, in the shape of its `.expected.json`."""
+    case = load_case(directory, name)
+    if name.startswith(TABLE_PREFIX):
+        return run_table(case)
+    clock = VirtualClock(start=EPOCH.timestamp() + 3600)
+    try:
+        return clock.run(_run(case, clock, registry))
+    finally:
+        clock.close()
+
+
+async def _run(case: Case, clock: VirtualClock, registry: Registry) -> dict[str, Any]:
+    store = MemoryStore(clock=clock, watch_latency=0.0)
+    for obj in [*case.namespaces, *case.priority_classes, *case.nodes, *case.pdbs, *case.pods, case.pod]:
+        store.restore(obj)
+    config = _config(case, registry)
+    scheduler = Scheduler(MemoryCluster(store), clock, config, registry, seed=0, identity="golden")
+    await scheduler.start()
+    qpi = await scheduler.queue.pop()
+    assert qpi is not None
+    pod = qpi.pod_info
+    profile = pod.pod.spec.schedulerName
+    fwk = scheduler.profiles[profile]
+    scheduler.cache.update_snapshot(scheduler.snapshot)
+    nodes = scheduler.snapshot.node_info_list
+    out: dict[str, Any] = {
+        "name": case.name,
+        "category": case.data.get("category"),
+        "description": case.data.get("description"),
+        "profile": profile,
+        "config": "schedulerConfig" if case.data.get("schedulerConfig") else "default",
+        "percentageOfNodesToScore": scheduler.algorithm.percentage_for(fwk),
+        "scoreWeights": dict(sorted(fwk.score_weights().items())),
+        "numAllNodes": len(nodes),
+    }
+    # Every node's verdict, from a PreFilter of its own (the real attempt follows below).
+    probe = CycleState()
+    pre_result, pre_status, narrowing = fwk.run_pre_filter(probe, pod, nodes) if nodes else (None, None, [])
+    entries: list[dict[str, Any]] = []
+    if nodes:
+        out["preFilter"] = _status(pre_status if pre_status is None or pre_status.code != Code.SUCCESS else None)
+    rejected = pre_status is not None and pre_status.code != Code.SUCCESS
+    wanted = pre_result.node_names if pre_result is not None and not pre_result.all_nodes() else None
+    if nodes and not rejected:
+        candidates = [n for n in nodes if wanted is None or n.name in wanted]
+        out["numNodesAfterPreFilter"] = len(candidates)
+        out["numFeasibleNodesToFind"] = num_feasible_nodes_to_find(
+            scheduler.algorithm.percentage_for(fwk), len(candidates)
+        )
+        if wanted is not None:
+            out["preFilterResultNodes"] = sorted(wanted)
+    for index, node in enumerate(nodes):
+        if rejected:
+            verdict = _status(pre_status, "PreFilter")
+        elif wanted is not None and node.name not in wanted:
+            absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}]")
+            verdict = _status(absent, "PreFilterResult")
+        else:
+            verdict = _status(fwk.run_filter(probe, pod, node), "Filter")
+        entries.append(
+            {
+                "name": node.name,
+                "snapshotIndex": index,
+                "filter": verdict,
+                "feasible": verdict["code"] == "Success",
+                "scored": False,
+            }
+        )
+    out["nodes"] = entries
+    state = CycleState()
+    try:
+        result = scheduler.find_host(fwk, state, pod)
+    except FitError as fit:
+        _failure(out, fit.message(), fit.diagnosis.post_filter_msg, fit)
+        return out
+    except SchedulingError as e:
+        _failure(out, e.status.message, "", None, code=str(e.status.code))
+        return out
+    _success(out, result, scheduler, fwk, state, pod)
+    return out
+
+
+def _success(
+    out: dict[str, Any], result: ScheduleResult, scheduler: Scheduler, fwk: Any, state: CycleState, pod: Any
+) -> None:
+    scoring_run = len(result.scored) > 1
+    if not scoring_run:
+        result.totals, result.plugin_scores = Algorithm.prioritize(fwk, state, pod, result.scored)
+    by_name = {e["name"]: e for e in out["nodes"]}
+    skipped = sorted(n for n in state.skip_score_plugins if n in fwk.score_weights())
+    for i, node in enumerate(result.scored):
+        entry = by_name[node.name]
+        entry["scored"] = True
+        entry["scores"] = {
+            s.plugin: {
+                "raw": s.raw[i],
+                "normalized": s.normalized[i],
+                "weight": s.weight,
+                "weighted": s.normalized[i] * s.weight,
+            }
+            for s in result.plugin_scores
+        }
+        entry["totalScore"] = result.totals[i] if result.totals else 0
+    out["skippedScorePlugins"] = skipped
+    if not scoring_run:
+        out["scoringRunByScheduler"] = False
+    best = max(result.totals) if result.totals else 0
+    top = sorted(n.name for n, t in zip(result.scored, result.totals, strict=True) if t == best)
+    out["topNodes"] = top
+    if len(top) == 1:
+        out["selectedNode"] = top[0]
+    out["schedulable"] = True
+    out["evaluatedNodes"] = result.evaluated_nodes
+    out["feasibleNodes"] = result.feasible_nodes
+
+
+def _failure(out: dict[str, Any], message: str, post: str, fit: FitError | None, code: str = "Unschedulable") -> None:
+    out["schedulable"] = False
+    out["failureCode"] = code
+    out["message"] = message
+    if post:
+        out["postFilterMessage"] = post
+    if fit is not None:
+        d = fit.diagnosis
+        if d.unschedulable_plugins:
+            out["unschedulablePlugins"] = sorted(d.unschedulable_plugins)
+        if d.pending_plugins:
+            out["pendingPlugins"] = sorted(d.pending_plugins)
+    out["events"] = [f"Warning FailedScheduling {message}"]
+
+
+def compare(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
+    """The differences that count (see the corpus README §2.2), first the most telling."""
+    diffs: list[str] = []
+
+    def check(label: str, want: Any, got: Any) -> None:
+        if want != got:
+            diffs.append(f"{label}: expected {want!r}, got {got!r}")
+
+    if "rows" in expected:
+        check("rows", expected["rows"], actual.get("rows"))
+        return diffs
+    ours = set(actual.get("scoreWeights", {}))
+    for plugin, weight in expected.get("scoreWeights", {}).items():
+        if plugin in ours:
+            check(f"scoreWeights[{plugin}]", weight, actual["scoreWeights"][plugin])
+        elif plugin not in NOT_YET_IMPLEMENTED:
+            diffs.append(f"scoreWeights: {plugin} missing")
+    for key in (
+        "numAllNodes",
+        "preFilter",
+        "numNodesAfterPreFilter",
+        "numFeasibleNodesToFind",
+        "preFilterResultNodes",
+        "schedulable",
+        "evaluatedNodes",
+        "feasibleNodes",
+        "failureCode",
+        "unschedulablePlugins",
+        "pendingPlugins",
+    ):
+        check(key, expected.get(key), actual.get(key))
+    got_nodes = {n["name"]: n for n in actual.get("nodes", [])}
+    for want in expected.get("nodes", []):
+        got = got_nodes.get(want["name"], {})
+        name = want["name"]
+        check(f"nodes[{name}].snapshotIndex", want["snapshotIndex"], got.get("snapshotIndex"))
+        check(f"nodes[{name}].filter", want["filter"], got.get("filter"))
+        check(f"nodes[{name}].scored", want["scored"], got.get("scored"))
+        complete = True
+        for plugin, score in want.get("scores", {}).items():
+            if plugin not in ours:
+                complete = complete and plugin in NOT_YET_IMPLEMENTED and score["weighted"] == 0
+                continue
+            check(f"nodes[{name}].scores[{plugin}]", score, got.get("scores", {}).get(plugin))
+        if complete and "totalScore" in want:
+            check(f"nodes[{name}].totalScore", want["totalScore"], got.get("totalScore"))
+    if "topNodes" in expected:
+        check("topNodes", expected["topNodes"], actual.get("topNodes"))
+    check(
+        "skippedScorePlugins",
+        [p for p in expected.get("skippedScorePlugins", []) if p in ours] or None,
+        actual.get("skippedScorePlugins") or None,
+    )
+    check("preemption", expected.get("preemption"), actual.get("preemption"))
+    if "message" in expected:
+        want = _before_post_filter(expected["message"], expected.get("postFilterMessage", ""))
+        got = _before_post_filter(actual.get("message", ""), actual.get("postFilterMessage", ""))
+        check("message (up to its PostFilter text)", want, got)
+        check(
+            "events (FailedScheduling up to its PostFilter text)",
+            sorted(_before_post_filter(e, expected.get("postFilterMessage", "")) for e in expected.get("events", [])),
+            sorted(_before_post_filter(e, actual.get("postFilterMessage", "")) for e in actual.get("events", [])),
+        )
+    return diffs
+
+
+def _before_post_filter(message: str, post: str) -> str:
+    return message[: -len(post)].rstrip() if post and message.endswith(post) else message
+
+
+def load_pending(path: Path) -> dict[str, str]:
+    """`case-name  reason` lines (blank lines and # comments ignored)."""
+    pending: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, reason = line.partition(" ")
+            pending[name] = reason.strip()
+    return pending
+
+
+def encode(data: Any) -> bytes:
+    return msgspec.json.format(msgspec.json.encode(data), indent=2)

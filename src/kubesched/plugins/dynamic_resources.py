@@ -1,0 +1,107 @@
+"""DynamicResources (DRA) for pods without resource claims.
+
+ResourceClaims, ResourceSlices and DeviceClasses are not modelled, so the plugin behaves as
+upstream does for a pod that references no claim: PreEnqueue lets it in, PreFilter returns Skip,
+Filter passes, Score is 0 on every node, PostFilter has nothing to deallocate, and Reserve,
+Unreserve and PreBind have nothing to do. It is still a Score plugin (weight 2 in the default
+profile) and its PostFilter message is part of every FailedScheduling text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import msgspec
+
+from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import MAX_NODE_SCORE, NodeToStatus, PostFilterResult, PreFilterResult
+from kubesched.framework.status import SKIP, Status
+from kubesched.plugins.normalize import default_normalize_score
+
+if TYPE_CHECKING:
+    from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.interface import Handle
+
+NAME = "DynamicResources"
+NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+
+RESOURCE_CLAIM = "resource.k8s.io/ResourceClaim"
+RESOURCE_SLICE = "resource.k8s.io/ResourceSlice"
+DEVICE_CLASS = "resource.k8s.io/DeviceClass"
+
+DEFAULT_FILTER_TIMEOUT = "10s"
+DEFAULT_BINDING_TIMEOUT = "600s"  # upstream default when device binding conditions are enabled
+
+
+class DynamicResourcesArgs(msgspec.Struct, omit_defaults=True):
+    """Arguments of DynamicResources (Go durations such as "10s"; unset means the default)."""
+
+    filterTimeout: str | None = None
+    bindingTimeout: str | None = None
+
+
+class DynamicResources:
+    name: ClassVar[str] = NAME
+
+    def __init__(self, args: DynamicResourcesArgs | None = None) -> None:
+        self.args = args or DynamicResourcesArgs()
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        return None
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        return None, SKIP
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        return None
+
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        return None, Status.unschedulable(NO_CLAIMS_TO_DEALLOCATE)
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        return 0
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        return None
+
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        node_actions = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE
+        add_update = ActionType.ADD | ActionType.UPDATE
+        return [
+            ClusterEventWithHint(ClusterEvent(NODE, node_actions)),
+            ClusterEventWithHint(ClusterEvent(RESOURCE_CLAIM, add_update)),
+            ClusterEventWithHint(ClusterEvent(POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)),
+            ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, add_update)),
+            ClusterEventWithHint(ClusterEvent(RESOURCE_SLICE, add_update)),
+        ]
+
+
+def decode_args(args: Any) -> DynamicResourcesArgs:
+    if args is None:
+        return DynamicResourcesArgs()
+    if isinstance(args, DynamicResourcesArgs):
+        return args
+    try:
+        return msgspec.convert(args, DynamicResourcesArgs)
+    except msgspec.ValidationError as err:
+        raise ValueError(f"args are not of type DynamicResourcesArgs: {err}") from None
+
+
+def new(args: Any, handle: Handle) -> DynamicResources:
+    return DynamicResources(decode_args(args))

@@ -1,0 +1,260 @@
+"""NodeAffinity: `spec.nodeSelector` and node affinity (required and preferred), plus the profile's
+scheduler-enforced `addedAffinity`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import msgspec
+from lightkube.models import core_v1
+
+from kubesched.api.errors import FieldError
+from kubesched.api.selectors import NodeSelectorMatcher, compile_node_selector
+from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import MAX_NODE_SCORE, PreFilterResult
+from kubesched.framework.status import SKIP, Status, StatusError
+from kubesched.plugins.normalize import default_normalize_score
+
+if TYPE_CHECKING:
+    from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.interface import Handle
+
+NAME = "NodeAffinity"
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+_OBJECT_NAME_FIELD = "metadata.name"
+_ADDED_REQUIRED = "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+_ADDED_PREFERRED = "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+
+
+class NodeAffinityArgs(msgspec.Struct, omit_defaults=True):
+    """Arguments of NodeAffinity: `addedAffinity` applies to every pod of the profile, on top of
+    the pod's own affinity (its required terms filter, its preferred terms score)."""
+
+    addedAffinity: core_v1.NodeAffinity | None = None
+
+
+# -- parsing ----------------------------------------------------------------------------------
+
+
+def _aggregate(errors: list[FieldError]) -> ValueError:
+    """One error as itself; several as one ValueError listing them in brackets (duplicates once)."""
+    if len(errors) == 1:
+        return errors[0]
+    unique = list(dict.fromkeys(str(e) for e in errors))
+    return ValueError(unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]")
+
+
+def _compile_term(term: core_v1.NodeSelectorTerm, path: str) -> NodeSelectorMatcher:
+    """Compile one node selector term; a parse error is reported under `path` (the term's own path)."""
+    try:
+        return compile_node_selector(core_v1.NodeSelector(nodeSelectorTerms=[term]))
+    except FieldError as err:
+        rest = err.field.removeprefix("nodeSelectorTerms[0]")
+        raise FieldError(path + rest, err.value, err.detail, kind=err.kind) from None
+
+
+def _is_empty(term: core_v1.NodeSelectorTerm | None) -> bool:
+    return term is None or (not term.matchExpressions and not term.matchFields)
+
+
+def _preferred_errors(terms: Sequence[core_v1.PreferredSchedulingTerm], path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for i, term in enumerate(terms):
+        if not term.weight or _is_empty(term.preference):
+            continue
+        try:
+            _compile_term(term.preference, f"{path}[{i}]")
+        except FieldError as err:
+            errors.append(err)
+    return errors
+
+
+def _required_errors(ns: core_v1.NodeSelector, path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for i, term in enumerate(ns.nodeSelectorTerms or ()):
+        if _is_empty(term):
+            continue
+        try:
+            _compile_term(term, f"{path}.nodeSelectorTerms[{i}]")
+        except FieldError as err:
+            errors.append(err)
+    return errors
+
+
+class PreferredTerms:
+    """Compiled preferred scheduling terms: a node's score is the sum of the weights of the terms
+    it matches. Terms with weight 0 or no requirements are dropped, as upstream does."""
+
+    __slots__ = ("_terms",)
+
+    def __init__(self, terms: Sequence[tuple[int, NodeSelectorMatcher]]) -> None:
+        self._terms = tuple(terms)
+
+    @classmethod
+    def compile(cls, terms: Sequence[core_v1.PreferredSchedulingTerm], *, path: str = "") -> PreferredTerms:
+        """Compile the terms; a ValueError lists every term's parse error, named `path[i]...`."""
+        errors = _preferred_errors(terms, path)
+        if errors:
+            raise _aggregate(errors)
+        return cls(
+            [
+                (term.weight, compile_node_selector(core_v1.NodeSelector(nodeSelectorTerms=[term.preference])))
+                for term in terms
+                if term.weight and not _is_empty(term.preference)
+            ]
+        )
+
+    def score(self, node: Any) -> int:
+        name = node.metadata.name or ""
+        labels = node.metadata.labels
+        return sum(weight for weight, matcher in self._terms if matcher.matches(name, labels))
+
+
+def validate_args(args: NodeAffinityArgs) -> None:
+    """Raise a ValueError naming the offending field(s) when `addedAffinity` does not parse."""
+    affinity = args.addedAffinity
+    if affinity is None:
+        return
+    errors: list[FieldError] = []
+    if affinity.requiredDuringSchedulingIgnoredDuringExecution is not None:
+        errors += _required_errors(affinity.requiredDuringSchedulingIgnoredDuringExecution, _ADDED_REQUIRED)
+    if affinity.preferredDuringSchedulingIgnoredDuringExecution:
+        errors += _preferred_errors(affinity.preferredDuringSchedulingIgnoredDuringExecution, _ADDED_PREFERRED)
+    if errors:
+        raise _aggregate(errors)
+
+
+def _pod_preferred(pod: Any) -> PreferredTerms | None:
+    """The pod's preferred terms, None when it has none; a parse error becomes an Error status."""
+    affinity = pod.spec.affinity
+    node_affinity = affinity.nodeAffinity if affinity is not None else None
+    terms = node_affinity.preferredDuringSchedulingIgnoredDuringExecution if node_affinity is not None else None
+    if terms is None:
+        return None
+    try:
+        return PreferredTerms.compile(terms)
+    except ValueError as err:
+        raise StatusError(Status.error(str(err))) from None
+
+
+def _node_names_from_fields(required: core_v1.NodeSelector) -> set[str] | None:
+    """The only node names the required terms can match through `metadata.name In` fields, or
+    None when some term does not pin node names (the terms are ORed, so then any node may match)."""
+    names: set[str] | None = None
+    for term in required.nodeSelectorTerms or ():
+        term_names: set[str] | None = None
+        for req in term.matchFields or ():
+            if req.key == _OBJECT_NAME_FIELD and req.operator == "In":
+                values = set(req.values or ())
+                term_names = values if term_names is None else term_names & values
+        if term_names is None:
+            return None
+        names = term_names if names is None else names | term_names
+    return names
+
+
+@dataclass(frozen=True)
+class _PreScoreState:
+    preferred: PreferredTerms | None
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+# -- the plugin ---------------------------------------------------------------------------------
+
+
+class NodeAffinity:
+    name: ClassVar[str] = NAME
+
+    def __init__(self, args: NodeAffinityArgs | None = None) -> None:
+        args = args or NodeAffinityArgs()
+        validate_args(args)
+        added = args.addedAffinity
+        required = added.requiredDuringSchedulingIgnoredDuringExecution if added is not None else None
+        preferred = added.preferredDuringSchedulingIgnoredDuringExecution if added is not None else None
+        self.added_required: NodeSelectorMatcher | None = (
+            compile_node_selector(required) if required is not None else None
+        )
+        self.added_preferred: PreferredTerms | None = PreferredTerms.compile(preferred) if preferred else None
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        spec = pod.pod.spec
+        affinity = spec.affinity
+        node_affinity = affinity.nodeAffinity if affinity is not None else None
+        required = node_affinity.requiredDuringSchedulingIgnoredDuringExecution if node_affinity is not None else None
+        if required is None and self.added_required is None and spec.nodeSelector is None:
+            return None, SKIP
+        if required is None or not required.nodeSelectorTerms:
+            return None, None
+        names = _node_names_from_fields(required)
+        if names is None:
+            return None, None
+        if not names:
+            return None, Status.unresolvable(ERR_REASON_CONFLICT)
+        return PreFilterResult(names), None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if node.node is None:
+            return Status.error("node not found")
+        name = node.node.metadata.name or ""
+        labels = node.node.metadata.labels
+        if self.added_required is not None and not self.added_required.matches(name, labels):
+            return Status.unresolvable(ERR_REASON_ENFORCED)
+        if not pod.required_affinity.matches(name, labels):
+            return Status.unresolvable(ERR_REASON_POD)
+        return None
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        try:
+            preferred = _pod_preferred(pod.pod)
+        except StatusError as err:
+            return err.status
+        if preferred is None and self.added_preferred is None:
+            return SKIP
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(preferred))
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        if node.node is None:
+            raise StatusError(Status.error("node not found"))
+        total = self.added_preferred.score(node.node) if self.added_preferred is not None else 0
+        data = state.get(PRE_SCORE_STATE_KEY)
+        preferred = data.preferred if isinstance(data, _PreScoreState) else _pod_preferred(pod.pod)
+        if preferred is not None:
+            total += preferred.score(node.node)
+        return total
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # A new node, or new labels on a node, may match the pod's affinity.
+        return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL))]
+
+
+def decode_args(args: Any) -> NodeAffinityArgs:
+    """NodeAffinityArgs from None (defaults), an instance, or its JSON-shaped mapping."""
+    if args is None:
+        return NodeAffinityArgs()
+    if isinstance(args, NodeAffinityArgs):
+        return args
+    try:
+        return msgspec.convert(args, NodeAffinityArgs)
+    except msgspec.ValidationError as err:
+        raise ValueError(f"args are not of type NodeAffinityArgs: {err}") from None
+
+
+def new(args: Any, handle: Handle) -> NodeAffinity:
+    """Build NodeAffinity; raises ValueError (naming the field) when `addedAffinity` does not parse."""
+    return NodeAffinity(decode_args(args))

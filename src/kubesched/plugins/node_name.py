@@ -1,0 +1,38 @@
+"""NodeName: a pod that names a node in `spec.nodeName` fits only that node."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.status import Status
+
+if TYPE_CHECKING:
+    from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.interface import Handle
+
+NAME = "NodeName"
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+class NodeName:
+    name: ClassVar[str] = NAME
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if node.node is None:
+            return Status.error("node not found")
+        wanted = pod.node_name
+        if wanted and wanted != node.node.metadata.name:
+            return Status.unresolvable(ERR_REASON)
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # Only a new node (with the requested name) can change this plugin's verdict.
+        return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]
+
+
+def new(args: Any, handle: Handle) -> NodeName:
+    """NodeName takes no arguments."""
+    return NodeName()

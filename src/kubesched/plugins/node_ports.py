@@ -1,0 +1,68 @@
+"""NodePorts: a pod's host ports must be free on the node."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import PreFilterResult
+from kubesched.framework.status import SKIP, Status
+
+if TYPE_CHECKING:
+    from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.cache.podinfo import HostPort
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.interface import Handle
+
+NAME = "NodePorts"
+ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+
+
+@dataclass(frozen=True)
+class _PreFilterState:
+    """The host ports the pod wants, as (hostIP, protocol, port)."""
+
+    ports: tuple[HostPort, ...]
+
+    def clone(self) -> _PreFilterState:
+        return self  # not affected by adding or removing other pods
+
+
+def fits_ports(wanted: Sequence[HostPort], node: NodeInfo) -> bool:
+    """Whether none of the wanted host ports clashes with one already used on the node."""
+    return not any(port > 0 and node.port_conflicts((ip, proto, port)) for ip, proto, port in wanted)
+
+
+class NodePorts:
+    name: ClassVar[str] = NAME
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.host_ports:
+            return None, SKIP
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(tuple(pod.host_ports)))
+        return None, None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        data = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(data, _PreFilterState):
+            return Status.error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        if not fits_ports(data.ports, node):
+            return Status.unschedulable(ERR_REASON)
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # Ports are immutable, so only a deleted pod (freeing its ports) or a new node can help.
+        return [
+            ClusterEventWithHint(ClusterEvent(POD, ActionType.DELETE)),
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)),
+        ]
+
+
+def new(args: Any, handle: Handle) -> NodePorts:
+    """NodePorts takes no arguments."""
+    return NodePorts()

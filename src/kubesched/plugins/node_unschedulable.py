@@ -1,0 +1,57 @@
+"""NodeUnschedulable: reject cordoned nodes (`spec.unschedulable`) unless the pod tolerates the
+`node.kubernetes.io/unschedulable:NoSchedule` taint."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from lightkube.models import core_v1
+
+from kubesched.api.tolerations import NO_SCHEDULE, tolerates
+from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.status import Status
+
+if TYPE_CHECKING:
+    from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.interface import Handle
+
+NAME = "NodeUnschedulable"
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+
+_UNSCHEDULABLE_TAINT = core_v1.Taint(key=TAINT_NODE_UNSCHEDULABLE, effect=NO_SCHEDULE)
+
+
+def tolerates_unschedulable(pod: Any) -> bool:
+    """Whether the pod tolerates the taint a cordoned node carries (and so the cordon itself)."""
+    return any(tolerates(t, _UNSCHEDULABLE_TAINT) for t in pod.spec.tolerations or ())
+
+
+class NodeUnschedulable:
+    name: ClassVar[str] = NAME
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if node.node is None:
+            return Status.unresolvable(ERR_REASON_UNKNOWN_CONDITION)
+        spec = node.node.spec
+        if spec is None or not spec.unschedulable:
+            return None
+        if tolerates_unschedulable(pod.pod):
+            return None
+        return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # A node added or uncordoned (UpdateNodeTaint covers spec.unschedulable turning false),
+        # or the pod gaining a toleration, may make it schedulable.
+        return [
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)),
+            ClusterEventWithHint(ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION)),
+        ]
+
+
+def new(args: Any, handle: Handle) -> NodeUnschedulable:
+    """NodeUnschedulable takes no arguments."""
+    return NodeUnschedulable()

@@ -1,0 +1,26 @@
+"""DefaultNormalizeScore: rescale a score plugin's raw scores to [0, max_priority] in place."""
+
+from __future__ import annotations
+
+
+def _truncating_div(a: int, b: int) -> int:
+    """Integer division rounding toward zero, as Go's `/` on integers does."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def default_normalize_score(max_priority: int, reverse: bool, scores: list[int]) -> None:
+    """Scale `scores` so that the highest becomes `max_priority` (integer division toward zero).
+
+    With `reverse`, each scaled score `s` becomes `max_priority - s`, so the node with the highest
+    raw score ends up with 0. When no score is above 0 nothing can be scaled: the scores are left
+    alone, or with `reverse` every one becomes `max_priority`.
+    """
+    highest = max((s for s in scores if s > 0), default=0)
+    if highest == 0:
+        if reverse:
+            scores[:] = [max_priority] * len(scores)
+        return
+    for i, raw in enumerate(scores):
+        scaled = _truncating_div(max_priority * raw, highest)
+        scores[i] = max_priority - scaled if reverse else scaled

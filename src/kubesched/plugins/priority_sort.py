@@ -1,0 +1,28 @@
+"""PrioritySort: the default QueueSort plugin (higher priority first, then first come first served)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from kubesched.framework.interface import Handle
+    from kubesched.framework.queued import QueuedPodInfo
+
+NAME = "PrioritySort"
+
+
+class PrioritySort:
+    """Orders activeQ by pod priority (`spec.priority`, 0 when unset), descending; pods of equal
+    priority keep the order in which they were queued (earlier `timestamp` first)."""
+
+    name: ClassVar[str] = NAME
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        if a.priority != b.priority:
+            return a.priority > b.priority
+        return a.timestamp < b.timestamp
+
+
+def new(args: Any, handle: Handle) -> PrioritySort:
+    """PrioritySort takes no arguments."""
+    return PrioritySort()

@@ -1,0 +1,94 @@
+"""TaintToleration: filter out nodes with untolerated NoSchedule/NoExecute taints, and prefer nodes
+with fewer untolerated PreferNoSchedule taints."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from lightkube.models import core_v1
+
+from kubesched.api.tolerations import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, find_untolerated_taint, tolerates
+from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.interface import MAX_NODE_SCORE
+from kubesched.framework.status import Status, StatusError
+from kubesched.plugins.normalize import default_normalize_score
+
+if TYPE_CHECKING:
+    from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.interface import Handle
+
+NAME = "TaintToleration"
+ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+# Only these effects keep a pod off a node; PreferNoSchedule merely lowers the score.
+_FILTER_EFFECTS = frozenset({NO_SCHEDULE, NO_EXECUTE})
+
+
+@dataclass(frozen=True)
+class _PreScoreState:
+    """The pod's tolerations that can tolerate a PreferNoSchedule taint (effect empty or PreferNoSchedule)."""
+
+    tolerations: tuple[core_v1.Toleration, ...]
+
+    def clone(self) -> _PreScoreState:
+        return self  # immutable
+
+
+def _taints(node: Any) -> list[core_v1.Taint]:
+    return list((node.spec.taints if node.spec is not None else None) or ())
+
+
+def count_intolerable_prefer_no_schedule(
+    taints: Sequence[core_v1.Taint], tolerations: Sequence[core_v1.Toleration]
+) -> int:
+    """How many PreferNoSchedule taints none of `tolerations` tolerates."""
+    return sum(
+        1
+        for taint in taints
+        if taint.effect == PREFER_NO_SCHEDULE and not any(tolerates(t, taint) for t in tolerations)
+    )
+
+
+class TaintToleration:
+    name: ClassVar[str] = NAME
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if node.node is None:
+            return Status.error("node not found")
+        taint = find_untolerated_taint(_taints(node.node), pod.pod.spec.tolerations, effects=_FILTER_EFFECTS)
+        if taint is None:
+            return None
+        return Status.unresolvable(ERR_REASON_NOT_MATCH)
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        kept = tuple(t for t in pod.pod.spec.tolerations or () if not t.effect or t.effect == PREFER_NO_SCHEDULE)
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(kept))
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        data = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(data, _PreScoreState):
+            raise StatusError(Status.error(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found'))
+        if node.node is None:
+            raise StatusError(Status.error("node not found"))
+        return count_intolerable_prefer_no_schedule(_taints(node.node), data.tolerations)
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> Status | None:
+        # More intolerable taints is worse: the node with the most gets 0, nodes with none get 100.
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)),
+            ClusterEventWithHint(ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION)),
+        ]
+
+
+def new(args: Any, handle: Handle) -> TaintToleration:
+    """TaintToleration takes no arguments."""
+    return TaintToleration()

@@ -1,0 +1,155 @@
+"""One scheduling attempt's search: PreFilter, Filter until enough nodes fit, Score, pick a host."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from kubesched.cache import Cache, NodeInfo, PodInfo, Snapshot
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.runtime import Framework, PluginScores
+from kubesched.framework.status import Code, Status
+from kubesched.scheduler.fit_error import NO_NODES_AVAILABLE, Diagnosis, FitError, num_feasible_nodes_to_find
+
+
+class SchedulingError(Exception):
+    """The attempt failed with an error (not a verdict): the pod backs off and is retried."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
+
+
+class NoNodesAvailable(SchedulingError):
+    def __init__(self) -> None:
+        super().__init__(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_AVAILABLE))
+
+
+@dataclass
+class ScheduleResult:
+    """The chosen host, and what the search saw (for traces, the golden runner and tests)."""
+
+    host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    scored: list[NodeInfo] = field(default_factory=list)
+    totals: list[int] = field(default_factory=list)
+    plugin_scores: list[PluginScores] = field(default_factory=list)
+    top: list[str] = field(default_factory=list)
+
+
+FilterFn = Callable[[Framework, CycleState, PodInfo, NodeInfo], Status | None]
+
+
+class Algorithm:
+    """The search, with its state across attempts: the round-robin start index and the tie-break RNG."""
+
+    def __init__(self, cache: Cache, snapshot: Snapshot, *, percentage: int, seed: int = 0) -> None:
+        self.cache = cache
+        self.snapshot = snapshot
+        self.percentage = percentage
+        self.next_start_node_index = 0
+        self.rng = random.Random(seed)
+
+    def percentage_for(self, fwk: Framework) -> int:
+        p = fwk.percentage_of_nodes_to_score
+        return self.percentage if p is None else p
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: PodInfo, run_filter: FilterFn) -> ScheduleResult:
+        """Find the best node for `pod`; FitError when none fits, SchedulingError on an error."""
+        self.cache.update_snapshot(self.snapshot)
+        if not self.snapshot.node_info_list:
+            raise NoNodesAvailable()
+        feasible, diagnosis = self.find_nodes_that_fit(fwk, state, pod, run_filter)
+        if not feasible:
+            raise FitError(pod.key, len(self.snapshot.node_info_list), diagnosis)
+        evaluated = len(feasible) + len(diagnosis.node_to_status)
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, evaluated, 1, scored=list(feasible), top=[feasible[0].name])
+        totals, plugin_scores = self.prioritize(fwk, state, pod, feasible)
+        best = max(totals)
+        top = [n.name for n, t in zip(feasible, totals, strict=True) if t == best]
+        host = top[0] if len(top) == 1 else self.rng.choice(top)
+        return ScheduleResult(host, evaluated, len(feasible), list(feasible), totals, plugin_scores, top)
+
+    def find_nodes_that_fit(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, run_filter: FilterFn
+    ) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis = Diagnosis()
+        all_nodes = self.snapshot.node_info_list
+        result, status, narrowing = fwk.run_pre_filter(state, pod, all_nodes)
+        diagnosis.unschedulable_plugins.update(narrowing)
+        if status is not None and status.code != Code.SUCCESS:
+            if not status.is_rejected():
+                raise SchedulingError(status)
+            diagnosis.node_to_status.absent = status
+            diagnosis.pre_filter_msg = status.message
+            diagnosis.add_plugin(status)
+            return [], diagnosis
+        nominated = pod.pod.status.nominatedNodeName if pod.pod.status else None
+        if nominated:
+            node = self.snapshot.get(nominated)
+            if node is not None:
+                verdict = run_filter(fwk, state, pod, node)
+                if verdict is None:
+                    return [node], diagnosis
+                if verdict.code != Code.ERROR:
+                    diagnosis.record(node.name, verdict)
+        nodes: Sequence[NodeInfo] = all_nodes
+        if result is not None and not result.all_nodes():
+            wanted = result.node_names or set()
+            nodes = [n for n in all_nodes if n.name in wanted]
+            diagnosis.node_to_status.absent = Status.unresolvable(
+                f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}]"
+            )
+        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, nodes, diagnosis, run_filter)
+        processed = len(feasible) + len(diagnosis.node_to_status)
+        self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        return feasible, diagnosis
+
+    def find_nodes_that_pass_filters(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        diagnosis: Diagnosis,
+        run_filter: FilterFn,
+    ) -> list[NodeInfo]:
+        count = len(nodes)
+        if count == 0:
+            return []
+        to_find = num_feasible_nodes_to_find(self.percentage_for(fwk), count)
+        if not fwk.has_score():
+            to_find = 1
+        start = self.next_start_node_index % count
+        if not fwk.points["filter"]:
+            return [nodes[(start + i) % count] for i in range(min(to_find, count))]
+        feasible: list[NodeInfo] = []
+        for i in range(count):
+            node = nodes[(start + i) % count]
+            status = run_filter(fwk, state, pod, node)
+            if status is None:
+                feasible.append(node)
+                if len(feasible) >= to_find:
+                    break
+            elif status.code == Code.ERROR:
+                raise SchedulingError(status)
+            else:
+                diagnosis.record(node.name, status)
+        return feasible
+
+    @staticmethod
+    def prioritize(
+        fwk: Framework, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], list[PluginScores]]:
+        if not fwk.has_score():
+            return [1] * len(nodes), []
+        status = fwk.run_pre_score(state, pod, nodes)
+        if status is not None:
+            raise SchedulingError(status)
+        totals, plugin_scores, status = fwk.run_score(state, pod, nodes)
+        if status is not None:
+            raise SchedulingError(status)
+        return totals, plugin_scores

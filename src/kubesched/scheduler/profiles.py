@@ -1,0 +1,29 @@
+"""One framework per profile, keyed by scheduler name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.clock import Clock
+from kubesched.config import SchedulerConfig
+from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import Framework, ProfilePlugins
+
+
+def build_frameworks(config: SchedulerConfig, registry: Registry, handle: Any, clock: Clock) -> dict[str, Framework]:
+    frameworks: dict[str, Framework] = {}
+    for profile in config.profiles:
+        plugins = ProfilePlugins(
+            enabled={p: [(x.name, x.weight) for x in s.enabled] for p, s in profile.sets.items()},
+            disabled={p: {x.name for x in s.disabled} for p, s in profile.sets.items()},
+            args=profile.args,
+        )
+        frameworks[profile.scheduler_name] = Framework(
+            profile.scheduler_name,
+            plugins,
+            registry,
+            handle,
+            clock=clock,
+            percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+        )
+    return frameworks

@@ -1,0 +1,406 @@
+"""The scheduler: informers feed the cache and the queue; `schedule_one` pops a pod, runs the
+scheduling cycle synchronously, and hands the binding cycle to its own asyncio task."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+from lightkube.resources import core_v1
+
+from kubesched.api.resources import pod_requests
+from kubesched.cache import Cache, PodInfo, Snapshot
+from kubesched.clock import Clock
+from kubesched.clock.base import utc
+from kubesched.cluster import DELETED, ApiError, Cluster, NotFound
+from kubesched.cluster.events import EventsV1Recorder
+from kubesched.config import SchedulerConfig
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import (
+    ASSIGNED_POD,
+    NODE,
+    UNSCHEDULED_POD,
+    ActionType,
+    ClusterEvent,
+    node_update_events,
+    pod_update_events,
+)
+from kubesched.framework.interface import NodeToStatus
+from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import Framework
+from kubesched.framework.status import Code, Status
+from kubesched.queue import QueuedPodInfo, QueueProfile, SchedulingQueue
+from kubesched.scheduler.algorithm import Algorithm, ScheduleResult, SchedulingError
+from kubesched.scheduler.fit_error import Diagnosis, FitError
+from kubesched.scheduler.profiles import build_frameworks
+from kubesched.trace import Tracer
+
+EVENT_NOTE_LIMIT = 1024
+NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+@dataclass
+class _Handle:
+    """What plugins reach through `handle`: the current snapshot, the cluster and the clock."""
+
+    snapshot: Snapshot
+    cluster: Cluster
+    clock: Clock
+
+
+def _truncate(message: str) -> str:
+    data = message.encode()
+    if len(data) <= EVENT_NOTE_LIMIT:
+        return message
+    return data[: EVENT_NOTE_LIMIT - 4].decode(errors="ignore") + " ..."
+
+
+def _requests(pod: Any) -> dict[str, int]:
+    try:
+        return pod_requests(pod)
+    except ValueError:
+        return {}
+
+
+class Scheduler:
+    def __init__(
+        self,
+        cluster: Cluster,
+        clock: Clock,
+        config: SchedulerConfig,
+        registry: Registry,
+        *,
+        tracer: Tracer | None = None,
+        seed: int = 0,
+        identity: str | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.clock = clock
+        self.trace = tracer or Tracer(clock.now)
+        self.cache = Cache()
+        self.snapshot = Snapshot()
+        self.handle = _Handle(self.snapshot, cluster, clock)
+        self.config = config
+        self.profiles: dict[str, Framework] = build_frameworks(config, registry, self.handle, clock)
+        self.algorithm = Algorithm(self.cache, self.snapshot, percentage=config.percentage_of_nodes_to_score, seed=seed)
+        queue_profiles = {
+            name: QueueProfile(pre_enqueue=fwk.run_pre_enqueue, events=fwk.events_to_register())
+            for name, fwk in self.profiles.items()
+        }
+        first = next(iter(self.profiles.values()))
+        self.queue = SchedulingQueue(
+            clock=clock,
+            less=first.queue_sort.less,
+            profiles=queue_profiles,
+            initial_backoff=float(config.configuration.podInitialBackoffSeconds),
+            max_backoff=float(config.configuration.podMaxBackoffSeconds),
+            tracer=self.trace,
+        )
+        host = identity or socket.gethostname()
+        self.recorders = {
+            name: EventsV1Recorder(cluster, clock, controller=name, instance=f"{name}-{host}") for name in self.profiles
+        }
+        self._nodes: dict[str, Any] = {}
+        self._unscheduled: dict[str, Any] = {}  # uid -> latest unassigned pod we are responsible for
+        self._bindings: set[asyncio.Task[None]] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # -- informers ------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """List nodes and pods into the cache and queue, then keep watching; start the queue timers."""
+        nodes = await self.cluster.list(core_v1.Node)
+        for node in nodes.items:
+            self._on_node(node, None)
+        pods = await self.cluster.list(core_v1.Pod, field_selector=NOT_TERMINAL)
+        for pod in pods.items:
+            self._on_pod_upsert(pod)
+        self._tasks.append(asyncio.ensure_future(self._watch_nodes(nodes.resource_version)))
+        self._tasks.append(asyncio.ensure_future(self._watch_pods(pods.resource_version)))
+        self.queue.start()
+
+    async def _watch_nodes(self, rv: str) -> None:
+        async for event in self.cluster.watch(core_v1.Node, resource_version=rv):
+            node = event.object
+            if event.type == DELETED:
+                self._nodes.pop(node.metadata.name, None)
+                self.cache.remove_node(node)
+            else:
+                self._on_node(node, self._nodes.get(node.metadata.name))
+
+    def _on_node(self, node: Any, old: Any | None) -> None:
+        self._nodes[node.metadata.name] = node
+        if old is None:
+            self.cache.add_node(node)
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD))
+            return
+        self.cache.update_node(old, node)
+        for event in node_update_events(old, node):
+            self.queue.move_all_to_active_or_backoff(event)
+
+    async def _watch_pods(self, rv: str) -> None:
+        async for event in self.cluster.watch(core_v1.Pod, resource_version=rv, field_selector=NOT_TERMINAL):
+            if event.type == DELETED:
+                self._on_pod_delete(event.object)
+            else:
+                self._on_pod_upsert(event.object)
+
+    def _responsible(self, pod: Any) -> bool:
+        return (pod.spec.schedulerName or "") in self.profiles
+
+    def _on_pod_upsert(self, pod: Any) -> None:
+        uid = pod.metadata.uid
+        if pod.spec.nodeName:
+            was_unscheduled = self._unscheduled.pop(uid, None)
+            if was_unscheduled is not None:
+                self.queue.delete(was_unscheduled)
+            known = self.cache.pod(uid)
+            if known is None or self.cache.is_assumed(uid):
+                self.cache.add_pod(pod)
+                self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.ADD))
+            else:
+                old = known.pod
+                self.cache.update_pod(old, pod)
+                for event in pod_update_events(ASSIGNED_POD, old, pod, requests=_requests):
+                    self.queue.move_all_to_active_or_backoff(event)
+            return
+        if not self._responsible(pod):
+            return
+        old = self._unscheduled.get(uid)
+        self._unscheduled[uid] = pod
+        if old is None:
+            self.queue.add(pod)
+        elif old.metadata.resourceVersion != pod.metadata.resourceVersion:
+            self.queue.update(old, pod, pod_update_events(UNSCHEDULED_POD, old, pod, requests=_requests))
+
+    def _on_pod_delete(self, pod: Any) -> None:
+        uid = pod.metadata.uid
+        if pod.spec.nodeName or self.cache.pod(uid) is not None:
+            if self.cache.pod(uid) is not None:
+                self.cache.remove_pod(self.cache.pod(uid).pod)  # type: ignore[union-attr]
+                self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.DELETE))
+            return
+        if self._unscheduled.pop(uid, None) is not None:
+            self.queue.delete(pod)
+        for fwk in self.profiles.values():
+            waiting = fwk.waiting_pods.get(uid)
+            if waiting is not None:
+                waiting.reject("", "removed")
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Start the informers and schedule until cancelled."""
+        await self.start()
+        try:
+            while True:
+                qpi = await self.queue.pop()
+                if qpi is None:
+                    return
+                self.schedule_one(qpi)
+                await asyncio.sleep(0)  # let watches and binding cycles run between attempts
+        finally:
+            await self.stop()
+
+    async def stop(self) -> None:
+        self.queue.close()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for task in list(self._bindings):
+            task.cancel()
+        await asyncio.gather(*self._bindings, return_exceptions=True)
+
+    async def wait_for_bindings(self) -> None:
+        """Until every binding cycle started so far has finished."""
+        while self._bindings:
+            await asyncio.gather(*list(self._bindings), return_exceptions=True)
+
+    # -- one attempt ----------------------------------------------------------------------------
+
+    def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        pod = qpi.pod_info
+        fwk = self.profiles.get(pod.pod.spec.schedulerName or "")
+        if fwk is None:
+            self.queue.done(pod.uid)
+            return
+        if pod.pod.metadata.deletionTimestamp is not None:
+            self.queue.done(pod.uid)
+            self._spawn(
+                self._event(
+                    fwk, pod, "Warning", "FailedScheduling", "Scheduling", f"skip schedule deleting pod: {pod.key}"
+                )
+            )
+            return
+        if self.cache.is_assumed(pod.uid):
+            self.queue.done(pod.uid)
+            return
+        state = CycleState()
+        self.trace.emit("cycle.start", pod=pod.key, attempt=qpi.attempts, profile=fwk.profile_name)
+        outcome = self.scheduling_cycle(fwk, state, qpi)
+        if outcome is None:
+            return
+        assumed, result = outcome
+        self._spawn(self.binding_cycle(fwk, state, qpi, assumed, result))
+
+    def scheduling_cycle(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo
+    ) -> tuple[PodInfo, ScheduleResult] | None:
+        pod = qpi.pod_info
+        try:
+            result = self.find_host(fwk, state, pod)
+        except FitError as fit:
+            self.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), fit.diagnosis)
+            return None
+        except SchedulingError as e:
+            self.handle_failure(fwk, qpi, e.status, None)
+            return None
+        host = result.host
+        self.trace.emit(
+            "cycle.selected",
+            pod=pod.key,
+            node=host,
+            evaluated=result.evaluated_nodes,
+            feasible=result.feasible_nodes,
+            top=result.top,
+        )
+        assumed = pod.with_node(host)
+        self.cache.assume_pod(assumed)
+        self.trace.emit("cache.assumed", pod=pod.key, node=host)
+        status = fwk.run_reserve(state, assumed, host)
+        if status is not None:
+            fwk.run_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            self._fail_on_node(fwk, qpi, host, status)
+            return None
+        status = fwk.run_permit(state, assumed, host)
+        if status is not None and status.code != Code.WAIT:
+            fwk.run_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            self._fail_on_node(fwk, qpi, host, status)
+            return None
+        return assumed, result
+
+    def find_host(self, fwk: Framework, state: CycleState, pod: PodInfo) -> ScheduleResult:
+        """The search, and PostFilter when it finds nothing: a FitError then carries PostFilter's text."""
+        try:
+            return self.algorithm.schedule_pod(fwk, state, pod, self.run_filter)
+        except FitError as fit:
+            if fwk.has_post_filter():
+                _, post = fwk.run_post_filter(state, pod, fit.diagnosis.node_to_status)
+                if post is not None and post.message:
+                    fit.diagnosis.post_filter_msg = post.message
+            raise
+
+    def run_filter(self, fwk: Framework, state: CycleState, pod: PodInfo, node: Any) -> Status | None:
+        """Filter one node (the hook where nominated pods will be considered)."""
+        return fwk.run_filter(state, pod, node)
+
+    def _fail_on_node(self, fwk: Framework, qpi: QueuedPodInfo, host: str, status: Status) -> None:
+        """A Reserve/Permit/WaitOnPermit failure: a rejection reads as a FitError over one node."""
+        if status.is_rejected():
+            diagnosis = Diagnosis(node_to_status=NodeToStatus({host: status}))
+            diagnosis.add_plugin(status)
+            fit = FitError(qpi.key, 1, diagnosis)
+            self.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), diagnosis)
+        else:
+            self.handle_failure(fwk, qpi, status, None)
+
+    async def binding_cycle(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: PodInfo, result: ScheduleResult
+    ) -> None:
+        host = result.host
+        status = await fwk.wait_on_permit(assumed)
+        if status is not None:
+            self._binding_failed(fwk, state, qpi, assumed, host, status)
+            return
+        self.queue.done(assumed.uid)
+        status = await fwk.run_pre_bind(state, assumed, host)
+        if status is None:
+            status = await fwk.run_bind(state, assumed, host)
+        if status is not None:
+            self._binding_failed(fwk, state, qpi, assumed, host, status)
+            return
+        self.cache.finish_binding(assumed.uid)
+        self.trace.emit("bind.done", pod=assumed.key, node=host)
+        await self._event(
+            fwk, assumed, "Normal", "Scheduled", "Binding", f"Successfully assigned {assumed.key} to {host}"
+        )
+        fwk.run_post_bind(state, assumed, host)
+
+    def _binding_failed(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: PodInfo, host: str, status: Status
+    ) -> None:
+        self.trace.emit("bind.failed", pod=assumed.key, node=host, code=str(status.code), message=status.message)
+        fwk.run_unreserve(state, assumed, host)
+        forgotten = self.cache.pod(assumed.uid) is not None and self.cache.is_assumed(assumed.uid)
+        if forgotten:
+            self.cache.forget_pod(assumed)
+        freed = ClusterEvent(ASSIGNED_POD, ActionType.DELETE)
+        if forgotten and not status.is_rejected():
+            self.queue.move_all_to_active_or_backoff(freed)
+        self._fail_on_node(fwk, qpi, host, status)
+        if forgotten and status.is_rejected():
+            self.queue.move_all_to_active_or_backoff(freed)
+
+    # -- failures -------------------------------------------------------------------------------
+
+    def handle_failure(self, fwk: Framework, qpi: QueuedPodInfo, status: Status, diagnosis: Diagnosis | None) -> None:
+        pod = qpi.pod_info
+        reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
+        qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins) if diagnosis else set()
+        qpi.pending_plugins = set(diagnosis.pending_plugins) if diagnosis else set()
+        self.trace.emit(
+            "cycle.failed",
+            pod=pod.key,
+            reason=reason,
+            message=status.message,
+            plugins=sorted(qpi.unschedulable_plugins | qpi.pending_plugins),
+        )
+        current = self._unscheduled.get(pod.uid)
+        if current is None or current.spec.nodeName:
+            self.queue.done(pod.uid)
+            return
+        qpi.pod_info = PodInfo(current)
+        self.queue.add_unschedulable_if_not_present(qpi)
+        self._spawn(self._report_failure(fwk, current, reason, status.message))
+
+    async def _report_failure(self, fwk: Framework, pod: Any, reason: str, message: str) -> None:
+        await self._event(fwk, PodInfo(pod), "Warning", "FailedScheduling", "Scheduling", _truncate(message))
+        condition = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": reason,
+            "message": message,
+            "lastTransitionTime": _rfc3339(self.clock.now()),
+        }
+        existing = (
+            next((c for c in (pod.status.conditions or []) if c.type == "PodScheduled"), None) if pod.status else None
+        )
+        if existing is not None and (existing.status, existing.reason, existing.message) == ("False", reason, message):
+            return
+        with contextlib.suppress(ApiError):
+            await self.cluster.patch(
+                core_v1.Pod,
+                pod.metadata.name,
+                {"status": {"conditions": [condition]}},
+                namespace=pod.metadata.namespace,
+                subresource="status",
+                patch_type="strategic",
+            )
+
+    async def _event(self, fwk: Framework, pod: PodInfo, type_: str, reason: str, action: str, note: str) -> None:
+        with contextlib.suppress(NotFound):
+            await self.recorders[fwk.profile_name].record(pod.pod, type_, reason, action, note)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._bindings.add(task)
+        task.add_done_callback(self._bindings.discard)
+
+
+def _rfc3339(now: float) -> str:
+    return utc(int(now)).strftime("%Y-%m-%dT%H:%M:%SZ")
