@@ -48,13 +48,16 @@ class NodeBuilder:
         self.obj = core_v1.Node(
             metadata=meta_v1.ObjectMeta(name=name, labels={"kubernetes.io/hostname": name}),
             spec=m.NodeSpec(),
-            status=m.NodeStatus(capacity={"cpu": "4", "memory": "8Gi", "pods": "110"}),
+            status=m.NodeStatus(
+                capacity={"cpu": "4", "memory": "8Gi", "pods": "110"},
+                allocatable={"cpu": "4", "memory": "8Gi", "pods": "110"},
+            ),
         )
 
     def capacity(self, **capacity: Any) -> NodeBuilder:
         res = {k.replace("_", "-"): str(v) for k, v in capacity.items()}
         self.obj.status.capacity = {**(self.obj.status.capacity or {}), **res}
-        self.obj.status.allocatable = None
+        self.obj.status.allocatable = dict(self.obj.status.capacity)
         return self
 
 

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from kubesched.cache import PodInfo
 from kubesched.clock import Clock, TimerHandle
 from kubesched.framework.events import UNSCHEDULABLE_TIMEOUT, ClusterEvent, ClusterEventWithHint
@@ -267,9 +269,10 @@ class SchedulingQueue:
 
     # -- cluster events ---------------------------------------------------------------------------
 
-    def move_all_to_active_or_backoff(self, event: ClusterEvent) -> None:
-        """A cluster event: requeue every unschedulable pod whose rejecting plugins care about it."""
-        self._move(list(self.unschedulable.values()), event)
+    def move_all_to_active_or_backoff(self, event: ClusterEvent, *, except_uid: str = "") -> None:
+        """A cluster event: requeue every unschedulable pod whose rejecting plugins care about it
+        (except the pod with `except_uid`, when the event is that pod's own failure)."""
+        self._move([q for q in self.unschedulable.values() if q.uid != except_uid], event)
 
     def _move(self, candidates: list[QueuedPodInfo], event: ClusterEvent) -> None:
         for qpi in candidates:
@@ -307,6 +310,8 @@ class SchedulingQueue:
         qpi = self.unschedulable.get(key)
         if qpi is not None:
             qpi.pod_info = info
+            if not _spec_or_meta_changed(old, new):
+                return  # a status-only change (e.g. our own PodScheduled condition) helps nothing
             for event in events:
                 if self._worth_requeuing(qpi, event):
                     del self.unschedulable[key]
@@ -372,3 +377,15 @@ class SchedulingQueue:
         if key in self.unschedulable:
             return UNSCHEDULABLE
         return None
+
+
+def _stripped(pod: Any) -> Any:
+    meta = msgspec.structs.replace(
+        pod.metadata, resourceVersion=None, generation=None, managedFields=None, finalizers=None
+    )
+    return msgspec.structs.replace(pod, metadata=meta, status=None)
+
+
+def _spec_or_meta_changed(old: Any, new: Any) -> bool:
+    """Whether anything but the status and bookkeeping fields differs."""
+    return bool(_stripped(old) != _stripped(new))

@@ -344,7 +344,7 @@ class Scheduler:
             self.queue.move_all_to_active_or_backoff(freed)
         self._fail_on_node(fwk, qpi, host, status)
         if forgotten and status.is_rejected():
-            self.queue.move_all_to_active_or_backoff(freed)
+            self.queue.move_all_to_active_or_backoff(freed, except_uid=assumed.uid)
 
     # -- failures -------------------------------------------------------------------------------
 

@@ -1,0 +1,135 @@
+"""The queue: ordering, backoff doubling, the flushes, event-driven moves, gating."""
+
+from __future__ import annotations
+
+import pytest
+from lightkube.models.core_v1 import PodSchedulingGate
+
+from builders import make_pod
+from kubesched.cache import PodInfo
+from kubesched.clock import DEFAULT_EPOCH, VirtualClock
+from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.queued import QueuedPodInfo
+from kubesched.framework.status import Status
+from kubesched.queue import QueueProfile, SchedulingQueue
+
+
+@pytest.fixture
+def clock():
+    c = VirtualClock(start=DEFAULT_EPOCH + 0.25)
+    yield c
+    c.close()
+
+
+def less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+    return a.priority > b.priority or (a.priority == b.priority and a.timestamp < b.timestamp)
+
+
+def gate(pod: PodInfo) -> Status | None:
+    if pod.pod.spec.schedulingGates:
+        return Status.unresolvable("waiting for scheduling gates").with_plugin("SchedulingGates")
+    return None
+
+
+def queue(clock) -> SchedulingQueue:
+    events = {
+        "NodeResourcesFit": [
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE))
+        ],
+        "SchedulingGates": [
+            ClusterEventWithHint(ClusterEvent("Pod", ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED))
+        ],
+    }
+    q = SchedulingQueue(clock=clock, less=less, profiles={"default-scheduler": QueueProfile(gate, events)})
+    q.start()
+    return q
+
+
+def pod(name, priority=0, **kw):
+    obj = make_pod(name).obj
+    obj.metadata.uid = f"uid-{name}"
+    obj.spec.schedulerName = "default-scheduler"
+    obj.spec.priority = priority
+    return obj
+
+
+def pop(clock, q):
+    return clock.run(q.pop())
+
+
+def test_higher_priority_pops_first_then_fifo(clock):
+    q = queue(clock)
+    q.add(pod("low", 1))
+    clock.advance(1)
+    q.add(pod("high", 10))
+    q.add(pod("low2", 1))
+    assert [pop(clock, q).pod_info.name for _ in range(3)] == ["high", "low", "low2"]
+
+
+@pytest.mark.parametrize(("failures", "seconds"), [(1, 1), (2, 2), (3, 4), (4, 8), (5, 10), (9, 10)])
+def test_backoff_doubles_up_to_the_maximum(clock, failures, seconds):
+    q = queue(clock)
+    qpi = QueuedPodInfo(PodInfo(pod("a")), timestamp=clock.now(), unschedulable_count=failures)
+    assert q.backoff_duration(qpi) == seconds
+
+
+def test_a_rejected_pod_waits_in_unschedulable_until_a_matching_event(clock):
+    q = queue(clock)
+    q.add(pod("a"))
+    qpi = pop(clock, q)
+    qpi.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(qpi)
+    assert q.where("default/a") == "unschedulablePods"
+    q.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.UPDATE_NODE_LABEL))
+    assert q.where("default/a") == "unschedulablePods"  # a label change does not help a fit failure
+    q.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD))
+    assert q.where("default/a") == "backoffQ"  # still backing off (1 s)
+    clock.advance(2)
+    assert q.where("default/a") == "activeQ"
+
+
+def test_error_attempts_back_off_without_waiting_for_events(clock):
+    q = queue(clock)
+    q.add(pod("a"))
+    qpi = pop(clock, q)
+    q.add_unschedulable_if_not_present(qpi)  # no rejecting plugin: an error
+    assert q.where("default/a") == "backoffQ"
+    assert qpi.consecutive_errors == 1
+    clock.advance(2)
+    assert q.where("default/a") == "activeQ"
+
+
+def test_unschedulable_pods_are_flushed_after_five_minutes(clock):
+    q = queue(clock)
+    q.add(pod("a"))
+    qpi = pop(clock, q)
+    qpi.unschedulable_plugins = {"SomeFilter"}
+    q.add_unschedulable_if_not_present(qpi)
+    clock.advance(299)
+    assert q.where("default/a") == "unschedulablePods"
+    clock.advance(31)  # the next 30-second flush after 5 minutes have passed
+    assert q.where("default/a") == "activeQ"
+
+
+def test_pop_takes_a_backing_off_pod_when_active_is_empty(clock):
+    q = queue(clock)
+    q.add(pod("a"))
+    qpi = pop(clock, q)
+    qpi.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(qpi)
+    q.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD))
+    assert q.where("default/a") == "backoffQ"
+    assert pop(clock, q).pod_info.name == "a"
+
+
+def test_gated_pods_wait_until_the_gate_is_removed(clock):
+    q = queue(clock)
+    gated = pod("g")
+    gated.spec.schedulingGates = [PodSchedulingGate(name="x")]
+    q.add(gated)
+    assert q.pending() == {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 1}
+    q.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD))
+    assert q.pending()["gated"] == 1
+    ungated = pod("g")
+    q.update(gated, ungated, [ClusterEvent("UnschedulablePod", ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)])
+    assert q.where("default/g") == "activeQ"

@@ -1,0 +1,69 @@
+"""A scheduler on the memory cluster and virtual time, for behaviour tests."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from lightkube.resources import core_v1
+
+from builders import make_node
+from kubesched.clock import VirtualClock
+from kubesched.cluster.memory import MemoryCluster, MemoryStore
+from kubesched.config import load_data
+from kubesched.framework.registry import Registry
+from kubesched.plugins.registry import in_tree_registry
+from kubesched.scheduler import Scheduler
+
+
+class Harness:
+    def __init__(self, clock: VirtualClock, *, config: dict[str, Any] | None = None, extra: Registry | None = None):
+        self.clock = clock
+        self.store = MemoryStore(clock=clock, watch_latency=0.001)
+        self.cluster = MemoryCluster(self.store)
+        self.registry = in_tree_registry()
+        if extra is not None:
+            self.registry.merge(extra)
+        raw = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **(config or {})}
+        self.scheduler = Scheduler(self.cluster, clock, load_data(raw, self.registry), self.registry, seed=1)
+        self._task: asyncio.Task[None] | None = None
+
+    def node(self, name: str, **capacity: Any) -> None:
+        self.store.create(make_node(name).capacity(**capacity).obj if capacity else make_node(name).obj)
+
+    def start(self) -> None:
+        self._task = self.clock.loop.create_task(self.scheduler.run())
+        self.clock.advance(0.01)
+
+    def pod(self, name: str) -> Any:
+        return self.store.get(core_v1.Pod, name, namespace="default")
+
+    def events(self, name: str) -> list[tuple[str, str]]:
+        return [(e.reason, e.message) for e in self.store.list(core_v1.Event).items if e.involvedObject.name == name]
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self.clock.advance(0.01)
+
+
+@pytest.fixture
+def clock():
+    c = VirtualClock()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def harness(clock):
+    made: list[Harness] = []
+
+    def make(**kw: Any) -> Harness:
+        h = Harness(clock, **kw)
+        made.append(h)
+        return h
+
+    yield make
+    for h in made:
+        h.stop()

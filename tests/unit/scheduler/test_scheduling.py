@@ -1,0 +1,116 @@
+"""The scheduler end to end on the memory cluster: placement, events, conditions, assume, profiles."""
+
+from __future__ import annotations
+
+import pytest
+from lightkube.resources import core_v1
+
+from builders import make_pod
+from kubesched.config import ConfigError, load_data
+from kubesched.plugins.registry import in_tree_registry
+
+
+def test_pods_are_bound_with_a_scheduled_event(harness):
+    h = harness()
+    h.node("n1", cpu=4)
+    h.node("n2", cpu=4)
+    h.start()
+    h.store.create(make_pod("a").req(cpu="1").obj)
+    h.clock.advance(1)
+    pod = h.pod("a")
+    assert pod.spec.nodeName in ("n1", "n2")
+    assert ("Scheduled", f"Successfully assigned default/a to {pod.spec.nodeName}") in h.events("a")
+
+
+def test_a_pod_that_fits_nowhere_gets_the_aggregate_message(harness):
+    h = harness()
+    h.node("small", cpu=1)
+    h.node("tiny", cpu="500m", memory="100Mi")
+    h.start()
+    h.store.create(make_pod("big").req(cpu="2", memory="1Gi").obj)
+    h.clock.advance(1)
+    message = "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu. no new claims to deallocate"
+    assert ("FailedScheduling", message) in h.events("big")
+    condition = next(c for c in h.pod("big").status.conditions if c.type == "PodScheduled")
+    assert (condition.status, condition.reason, condition.message) == ("False", "Unschedulable", message)
+    assert h.scheduler.queue.where("default/big") == "unschedulablePods"
+
+
+def test_a_burst_does_not_overcommit_because_of_assume(harness):
+    h = harness()
+    for i in range(3):
+        h.node(f"n{i}", cpu=2)
+    h.start()
+    for i in range(12):
+        h.store.create(make_pod(f"p{i}").req(cpu="500m").obj)
+    h.clock.advance(2)
+    bound = [h.pod(f"p{i}").spec.nodeName for i in range(12)]
+    assert sorted(bound) == sorted(["n0"] * 4 + ["n1"] * 4 + ["n2"] * 4)
+
+
+def test_the_pod_leaves_unschedulable_when_a_node_is_added(harness):
+    h = harness()
+    h.node("small", cpu=1)
+    h.start()
+    h.store.create(make_pod("big").req(cpu="2").obj)
+    h.clock.advance(1)
+    assert h.scheduler.queue.where("default/big") == "unschedulablePods"
+    h.node("large", cpu=8)
+    h.clock.advance(2)
+    assert h.pod("big").spec.nodeName == "large"
+
+
+def test_two_profiles_schedule_only_their_own_pods(harness):
+    config = {
+        "profiles": [
+            {"schedulerName": "default-scheduler"},
+            {
+                "schedulerName": "packer",
+                "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}],
+            },
+        ]
+    }
+    h = harness(config=config)
+    h.node("a", cpu=8)
+    h.node("b", cpu=8)
+    h.store.create(make_pod("seed").req(cpu="4").node("a").obj)
+    h.start()
+    h.store.create(make_pod("spread").req(cpu="1").obj)
+    h.store.create(make_pod("packed").req(cpu="1").scheduler("packer").obj)
+    h.store.create(make_pod("stranger").req(cpu="1").scheduler("someone-else").obj)
+    h.clock.advance(2)
+    assert h.pod("spread").spec.nodeName == "b"  # LeastAllocated prefers the empty node
+    assert h.pod("packed").spec.nodeName == "a"  # MostAllocated packs onto the busy one
+    assert h.pod("stranger").spec.nodeName is None
+    reporters = {e.reportingComponent for e in h.store.list(core_v1.Event).items if e.reason == "Scheduled"}
+    assert reporters == {"default-scheduler", "packer"}
+
+
+def test_a_config_with_an_unknown_plugin_names_it():
+    raw = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}],
+    }
+    with pytest.raises(
+        ConfigError, match=r'profiles\[0\].plugins.filter.enabled: Invalid value: "Nope": plugin does not exist'
+    ):
+        load_data(raw, in_tree_registry())
+
+
+def test_gated_pods_are_not_scheduled_until_ungated(harness):
+    h = harness()
+    h.node("n1")
+    h.start()
+    h.store.create(make_pod("gated").gates("example.com/wait").obj)
+    h.clock.advance(1)
+    assert h.pod("gated").spec.nodeName is None
+    assert h.scheduler.queue.pending()["gated"] == 1
+    h.store.patch(
+        core_v1.Pod,
+        "gated",
+        {"spec": {"schedulingGates": None}},
+        namespace="default",
+    )
+    h.clock.advance(1)
+    assert h.pod("gated").spec.nodeName == "n1"
