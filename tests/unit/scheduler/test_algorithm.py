@@ -69,7 +69,7 @@ def _pod(name, cpu="100m"):
 
 
 def test_round_robin_start_moves_by_the_nodes_processed():
-    cache, snapshot, algorithm, fwk = _setup(1000, percentage=10)
+    _, _, algorithm, fwk = _setup(1000, percentage=10)
     run_filter = lambda f, s, p, n: f.run_filter(s, p, n)  # noqa: E731
     result = algorithm.schedule_pod(fwk, CycleState(), _pod("a"), run_filter)
     assert (result.feasible_nodes, result.evaluated_nodes) == (100, 100)
