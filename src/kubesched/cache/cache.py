@@ -195,6 +195,7 @@ class Cache:
         lists holding them stay valid) and rebuild the ordered lists when nodes came or went."""
         rebuild = False
         affinity_changed = False
+        changed: list[NodeInfo] = []
         for name in self._dirty:
             info = self.nodes.get(name)
             existing = snapshot.node_info_map.get(name)
@@ -213,6 +214,7 @@ class Cache:
             ) != bool(clone.pods_with_required_anti_affinity):
                 affinity_changed = True
             _copy_into(existing, clone)
+            changed.append(existing)
         self._dirty.clear()
         snapshot.generation = next_generation()
         if rebuild:

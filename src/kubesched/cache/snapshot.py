@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kubesched.cache.nodeinfo import NodeInfo
+from kubesched.cache.table import NodeTable
 
 
 class Snapshot:
@@ -15,6 +16,7 @@ class Snapshot:
         self.have_pods_with_affinity: list[NodeInfo] = []
         self.have_pods_with_required_anti_affinity: list[NodeInfo] = []
         self.generation = 0
+        self.table = NodeTable()
 
     def get(self, name: str) -> NodeInfo | None:
         return self.node_info_map.get(name)

@@ -6,7 +6,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kubesched.cache import NodeInfo, PodInfo
+from kubesched.cache.table import NodeTable
 from kubesched.clock import Clock
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import WILDCARD_EVENT, ClusterEventWithHint
@@ -22,6 +26,8 @@ from kubesched.framework.interface import (
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import SKIP, Code, Status, StatusError
 from kubesched.framework.waiting import WaitingPod, WaitingPods
+
+IntArray = npt.NDArray[np.int64]
 
 EXTENSION_POINTS = (
     "preEnqueue",
@@ -82,6 +88,17 @@ class PluginScores:
     raw: list[int]
     normalized: list[int]
     weight: int
+
+
+def filter_status(plugin: Any, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+    """One Filter plugin's verdict on one node, as the framework records it (plugin name set,
+    a non-rejection turned into an Error)."""
+    status: Status | None = plugin.filter(state, pod, node)
+    if status is None or status.code == Code.SUCCESS:
+        return None
+    if not status.is_rejected():
+        return _error('running "{plugin}" filter plugin: {message}', plugin.name, status)
+    return status.with_plugin(plugin.name)
 
 
 def _error(template: str, plugin: str, status: Status) -> Status:
@@ -225,12 +242,33 @@ class Framework:
         for plugin in self.points["filter"]:
             if skip and plugin.name in skip:
                 continue
-            status: Status | None = plugin.filter(state, pod, node)
-            if status is not None and status.code != Code.SUCCESS:
-                if not status.is_rejected():
-                    return _error('running "{plugin}" filter plugin: {message}', plugin.name, status)
-                return status.with_plugin(plugin.name)
+            status = filter_status(plugin, state, pod, node)
+            if status is not None:
+                return status
         return None
+
+    def batch_filters(self, state: CycleState) -> list[Any] | None:
+        """The Filter plugins this cycle runs, if every one of them has a batch method."""
+        plugins = [p for p in self.points["filter"] if p.name not in state.skip_filter_plugins]
+        return plugins if all(hasattr(p, "filter_batch") for p in plugins) else None
+
+    @staticmethod
+    def run_filter_batch(
+        plugins: Sequence[Any], state: CycleState, pod: PodInfo, table: NodeTable, rows: IntArray
+    ) -> IntArray:
+        """For each row, the index in `plugins` of the first plugin it fails, or -1. Each plugin
+        sees only the rows that passed the plugins before it, as in the per-node loop."""
+        first = np.full(len(rows), -1, dtype=np.int64)
+        alive = np.arange(len(rows))
+        for k, plugin in enumerate(plugins):
+            if not len(alive):
+                break
+            failed = plugin.filter_batch(state, pod, table, rows[alive])
+            if failed is None:
+                continue
+            first[alive[failed]] = k
+            alive = alive[~failed]
+        return first
 
     def run_add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status | None:
         for plugin in self.points["preFilter"]:
@@ -284,17 +322,24 @@ class Framework:
         return None
 
     def run_score(
-        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], table: NodeTable | None = None
     ) -> tuple[list[int], list[PluginScores], Status | None]:
-        """Total weighted score per node (in `nodes` order) and each plugin's scores."""
+        """Total weighted score per node (in `nodes` order) and each plugin's scores. With a
+        `table` and a batch method on every plugin that scores this cycle, scores are computed
+        over the table's columns."""
         totals = [0] * len(nodes)
         per_plugin: list[PluginScores] = []
         skip = state.skip_score_plugins
-        for plugin in self.points["score"]:
-            if plugin.name in skip:
-                continue
+        active = [p for p in self.points["score"] if p.name not in skip]
+        rows = None
+        if table is not None and all(hasattr(p, "score_batch") for p in active):
+            rows = np.fromiter((table.index[n.name] for n in nodes), dtype=np.int64, count=len(nodes))
+        for plugin in active:
             try:
-                raw = [plugin.score(state, pod, node) for node in nodes]
+                if rows is not None:
+                    raw = plugin.score_batch(state, pod, table, rows).tolist()
+                else:
+                    raw = [plugin.score(state, pod, node) for node in nodes]
             except StatusError as e:
                 message = f'running Score plugins: plugin "{plugin.name}" failed with: {e.status.message}'
                 return totals, per_plugin, Status(Code.ERROR, message, plugin=plugin.name)

@@ -5,10 +5,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from kubesched.cache import Cache, NodeInfo, PodInfo, Snapshot
+from kubesched.cache.table import NodeTable
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.runtime import Framework, PluginScores
+from kubesched.framework.runtime import Framework, PluginScores, filter_status
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.fit_error import NO_NODES_AVAILABLE, Diagnosis, FitError, num_feasible_nodes_to_find
 
@@ -42,10 +46,16 @@ class ScheduleResult:
 FilterFn = Callable[[Framework, CycleState, PodInfo, NodeInfo], Status | None]
 
 
+def plain_filter(fwk: Framework, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+    """Filter one node with the profile's plugins (no nominated pods to account for)."""
+    return fwk.run_filter(state, pod, node)
+
+
 class Algorithm:
     """The search, with its state across attempts: the round-robin start index and the tie-break RNG."""
 
-    def __init__(self, cache: Cache, snapshot: Snapshot, *, percentage: int, seed: int = 0) -> None:
+    def __init__(self, cache: Cache, snapshot: Snapshot, *, percentage: int, seed: int = 0, batch: bool = True) -> None:
+        self.batch = batch  # use plugins' batch methods over the NodeTable where every plugin has one
         self.cache = cache
         self.snapshot = snapshot
         self.percentage = percentage
@@ -67,7 +77,7 @@ class Algorithm:
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, evaluated, 1, scored=list(feasible), top=[feasible[0].name])
-        totals, plugin_scores = self.prioritize(fwk, state, pod, feasible)
+        totals, plugin_scores = self.prioritize(fwk, state, pod, feasible, self.snapshot.table if self.batch else None)
         best = max(totals)
         top = [n.name for n, t in zip(feasible, totals, strict=True) if t == best]
         host = top[0] if len(top) == 1 else self.rng.choice(top)
@@ -126,6 +136,9 @@ class Algorithm:
         start = self.next_start_node_index % count
         if not fwk.points["filter"]:
             return [nodes[(start + i) % count] for i in range(min(to_find, count))]
+        plugins = fwk.batch_filters(state) if self.batch and run_filter == plain_filter else None
+        if plugins is not None:
+            return self._pass_filters_batch(fwk, plugins, state, pod, nodes, diagnosis, start, to_find)
         feasible: list[NodeInfo] = []
         for i in range(count):
             node = nodes[(start + i) % count]
@@ -140,16 +153,51 @@ class Algorithm:
                 diagnosis.record(node.name, status)
         return feasible
 
+    def _pass_filters_batch(
+        self,
+        fwk: Framework,
+        plugins: list[Any],
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        diagnosis: Diagnosis,
+        start: int,
+        to_find: int,
+    ) -> list[NodeInfo]:
+        """The same search over the NodeTable: every node's first failing plugin at once, then the
+        nodes the sequential search would have visited before finding `to_find` feasible ones."""
+        table = self.snapshot.table
+        count = len(nodes)
+        if nodes is self.snapshot.node_info_list:
+            positions = np.arange(count, dtype=np.int64)
+        else:
+            positions = np.fromiter((table.index[n.name] for n in nodes), dtype=np.int64, count=count)
+        rows = np.roll(positions, -start)
+        first = fwk.run_filter_batch(plugins, state, pod, table, rows)
+        passing = np.flatnonzero(first < 0)[:to_find]
+        end = int(passing[-1]) + 1 if len(passing) == to_find else count
+        for i in np.flatnonzero(first[:end] >= 0).tolist():
+            node = table.nodes[int(rows[i])]
+            status = filter_status(plugins[int(first[i])], state, pod, node)
+            if status is None:  # the batch method and the per-node method disagree: trust the node
+                raise SchedulingError(
+                    Status.error(f"batch filter of {plugins[int(first[i])].name} disagrees on {node.name}")
+                )
+            if status.code == Code.ERROR:
+                raise SchedulingError(status)
+            diagnosis.record(node.name, status)
+        return [table.nodes[int(r)] for r in rows[passing].tolist()]
+
     @staticmethod
     def prioritize(
-        fwk: Framework, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+        fwk: Framework, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], table: NodeTable | None = None
     ) -> tuple[list[int], list[PluginScores]]:
         if not fwk.has_score():
             return [1] * len(nodes), []
         status = fwk.run_pre_score(state, pod, nodes)
         if status is not None:
             raise SchedulingError(status)
-        totals, plugin_scores, status = fwk.run_score(state, pod, nodes)
+        totals, plugin_scores, status = fwk.run_score(state, pod, nodes, table)
         if status is not None:
             raise SchedulingError(status)
         return totals, plugin_scores

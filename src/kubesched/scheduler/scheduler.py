@@ -33,7 +33,7 @@ from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
 from kubesched.queue import QueuedPodInfo, QueueProfile, SchedulingQueue
-from kubesched.scheduler.algorithm import Algorithm, ScheduleResult, SchedulingError
+from kubesched.scheduler.algorithm import Algorithm, ScheduleResult, SchedulingError, plain_filter
 from kubesched.scheduler.fit_error import Diagnosis, FitError
 from kubesched.scheduler.profiles import build_frameworks
 from kubesched.trace import Tracer
@@ -295,9 +295,8 @@ class Scheduler:
                     fit.diagnosis.post_filter_msg = post.message
             raise
 
-    def run_filter(self, fwk: Framework, state: CycleState, pod: PodInfo, node: Any) -> Status | None:
-        """Filter one node (the hook where nominated pods will be considered)."""
-        return fwk.run_filter(state, pod, node)
+    # Filter one node; the hook where nominated pods will be considered.
+    run_filter = staticmethod(plain_filter)
 
     def _fail_on_node(self, fwk: Framework, qpi: QueuedPodInfo, host: str, status: Status) -> None:
         """A Reserve/Permit/WaitOnPermit failure: a rejection reads as a FitError over one node."""

@@ -1,0 +1,1 @@
+"""scheduler_perf-style workloads: create nodes and pods, schedule, measure pods per second."""

@@ -1,0 +1,127 @@
+"""Run a workload against the memory cluster on the real clock and measure throughput the way
+scheduler_perf does: the number of pods scheduled in each one-second window while measured pods
+are pending; the first window is dropped; mean and percentiles over the rest."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import resource
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from lightkube.models import core_v1 as m
+from lightkube.models import meta_v1
+from lightkube.resources import core_v1
+
+from kubesched.clock import RealClock
+from kubesched.cluster.memory import MemoryCluster, MemoryStore
+from kubesched.config import load_data
+from kubesched.plugins.registry import in_tree_registry
+from kubesched.scheduler import Scheduler
+from kubesched.sim import NodeTemplate, make_nodes
+from kubesched.workloads.spec import Barrier, CreateNodes, CreatePods, Workload
+
+SAMPLE_SECONDS = 1.0
+
+
+@dataclass
+class Result:
+    workload: str
+    params: dict[str, Any]
+    samples: list[float] = field(default_factory=list)
+    scheduled: int = 0
+    seconds: float = 0.0
+    peak_rss_mib: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        s = sorted(self.samples)
+
+        def pct(p: float) -> float:
+            return s[min(len(s) - 1, round(p * (len(s) - 1)))] if s else 0.0
+
+        return {
+            "workload": self.workload,
+            "params": self.params,
+            "scheduled": self.scheduled,
+            "seconds": round(self.seconds, 3),
+            "throughput": {
+                "average": round(statistics.fmean(s), 1) if s else 0.0,
+                "perc50": pct(0.5),
+                "perc90": pct(0.9),
+                "perc99": pct(0.99),
+                "samples": len(s),
+            },
+            "overall_pods_per_second": round(self.scheduled / self.seconds, 1) if self.seconds else 0.0,
+            "peak_rss_mib": round(self.peak_rss_mib, 1),
+        }
+
+
+def _pod(name: str, requests: dict[str, str]) -> core_v1.Pod:
+    return core_v1.Pod(
+        metadata=meta_v1.ObjectMeta(name=name, namespace="default"),
+        spec=m.PodSpec(
+            containers=[
+                m.Container(
+                    name="pause",
+                    image="registry.k8s.io/pause:3.10",
+                    resources=m.ResourceRequirements(requests=requests),
+                )
+            ]
+        ),
+    )
+
+
+async def _run(workload: Workload, *, config: dict[str, Any] | None) -> Result:
+    clock = RealClock()
+    store = MemoryStore(clock=clock, history=1_000)
+    cluster = MemoryCluster(store)
+    registry = in_tree_registry()
+    raw = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **(config or {})}
+    scheduler = Scheduler(cluster, clock, load_data(raw, registry), registry, seed=0, identity="bench")
+    result = Result(workload.name, workload.params)
+    created = 0
+    bound = [0]
+
+    def count_bound(record: Any) -> None:
+        if record.kind == "bind.done":
+            bound[0] += 1
+
+    scheduler.trace.enabled = True
+    scheduler.trace.add_sink(type("Counter", (), {"write": staticmethod(count_bound)})())
+    task = asyncio.ensure_future(scheduler.run())
+    await asyncio.sleep(0)
+    for op in workload.operations:
+        if isinstance(op, CreateNodes):
+            for node in make_nodes(op.count, NodeTemplate(capacity=op.capacity, zones=())):
+                store.create(node)
+        elif isinstance(op, CreatePods):
+            start_bound = bound[0]
+            first = created
+            for i in range(op.count):
+                store.create(_pod(f"pod-{first + i}", op.requests))
+            created += op.count
+            if op.collect_metrics:
+                began = time.perf_counter()
+                last = start_bound
+                while bound[0] < created:
+                    await asyncio.sleep(SAMPLE_SECONDS)
+                    result.samples.append(float(bound[0] - last))
+                    last = bound[0]
+                result.seconds = time.perf_counter() - began
+                result.scheduled = bound[0] - start_bound
+                result.samples = result.samples[1:]
+        elif isinstance(op, Barrier):
+            while bound[0] < created:
+                await asyncio.sleep(0.05)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    result.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return result
+
+
+def run(workload: Workload, *, config: dict[str, Any] | None = None) -> Result:
+    gc.collect()
+    return asyncio.run(_run(workload, config=config))
