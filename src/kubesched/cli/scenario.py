@@ -15,7 +15,10 @@ from lightkube.resources import core_v1
 from kubesched.api.quantity import milli_value
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
+from kubesched.config import load_data
 from kubesched.minimal import NAME, MinimalScheduler
+from kubesched.plugins.registry import in_tree_registry
+from kubesched.scheduler import Scheduler
 from kubesched.sim import FakeKubelets, NodeTemplate, make_nodes
 from kubesched.trace import Record, Sink, Tracer
 
@@ -38,6 +41,7 @@ class ScenarioResult:
     placements: list[Placement]
     nodes: dict[str, int]  # node -> allocatable milli-CPU
     trace: list[Record] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)  # pod -> last FailedScheduling message
 
     @property
     def rejected(self) -> list[Placement]:
@@ -72,8 +76,18 @@ def make_pod(name: str, *, cpu: str, memory: str = "128Mi", scheduler: str = NAM
     )
 
 
-def run_minimal(
+MINIMAL = "minimal"
+KUBESCHED = "kubesched"
+
+
+def run_minimal(**kwargs: Any) -> ScenarioResult:
+    """The scenario with the from-scratch scheduler (see `run_scenario`)."""
+    return run_scenario(scheduler=MINIMAL, **kwargs)
+
+
+def run_scenario(
     *,
+    scheduler: str = MINIMAL,
     nodes: int = 3,
     pods: int = 12,
     seed: int = 0,
@@ -83,10 +97,12 @@ def run_minimal(
     watch_latency: float = 0.005,
     horizon: float = 30.0,
     sinks: Sequence[Sink] = (),
+    extra_pods: Sequence[tuple[str, str]] = (),
 ) -> ScenarioResult:
-    """Start the minimal scheduler and the kubelets on `nodes` fake nodes, create `pods` pods
-    (all at once, or one every `interval` seconds), run `horizon` seconds of virtual time and
-    report where each pod went and what the kubelet made of it."""
+    """Start a scheduler (`minimal`: the from-scratch one; `kubesched`: the framework scheduler
+    with the default profile) and the kubelets on `nodes` fake nodes, create `pods` pods (all at
+    once, or one every `interval` seconds) and then `extra_pods` (name, cpu), run `horizon`
+    seconds of virtual time and report where each pod went and what the kubelet made of it."""
     rng = random.Random(seed)
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
@@ -96,15 +112,24 @@ def run_minimal(
     cluster = MemoryCluster(store)
     for node in make_nodes(nodes, template):
         store.create(node)
-    scheduler = MinimalScheduler(cluster, clock, tracer=tracer)
+    runner: Any
+    if scheduler == MINIMAL:
+        runner, scheduler_name = MinimalScheduler(cluster, clock, tracer=tracer), NAME
+    else:
+        registry = in_tree_registry()
+        config = load_data(
+            {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}, registry
+        )
+        runner = Scheduler(cluster, clock, config, registry, tracer=tracer, seed=seed, identity="demo")
+        scheduler_name = "default-scheduler"
     kubelets = FakeKubelets(cluster, clock, tracer=tracer)
-    specs = [(f"pod-{i:03d}", rng.choice(list(cpu_choices))) for i in range(pods)]
+    specs = [(f"pod-{i:03d}", rng.choice(list(cpu_choices))) for i in range(pods)] + list(extra_pods)
 
     async def main() -> None:
-        tasks = [asyncio.ensure_future(scheduler.run()), asyncio.ensure_future(kubelets.run())]
+        tasks = [asyncio.ensure_future(runner.run()), asyncio.ensure_future(kubelets.run())]
         await clock.sleep(1.0)  # let both catch up with the nodes
         for name, cpu in specs:
-            await cluster.create(make_pod(name, cpu=cpu))
+            await cluster.create(make_pod(name, cpu=cpu, scheduler=scheduler_name))
             if interval:
                 await clock.sleep(interval)
         await clock.sleep(horizon)
@@ -132,5 +157,10 @@ def run_minimal(
                 free_cpu_seen=seen.get(f"default/{name}"),
             )
         )
+    failures = {
+        e.involvedObject.name: e.message
+        for e in store.list(core_v1.Event).items
+        if e.reason == "FailedScheduling" and e.involvedObject.name
+    }
     allocatable = {n.metadata.name: milli_value(n.status.allocatable["cpu"]) for n in store.list(core_v1.Node).items}
-    return ScenarioResult(placements=placements, nodes=allocatable, trace=tracer.records)
+    return ScenarioResult(placements=placements, nodes=allocatable, trace=tracer.records, failures=failures)

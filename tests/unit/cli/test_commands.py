@@ -36,8 +36,10 @@ def test_bad_node_template_is_a_clear_error(tmp_path, capsys):
     assert "--node-template" in capsys.readouterr().out
 
 
-def test_demo_shows_the_overcommit(capsys):
+def test_demo_shows_the_overcommit_then_kubesched_without_it(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    assert "Rejected by the kubelet" in out
-    assert "OutOfcpu" in out
+    first, second = out.split("2. The same burst, scheduled by kubesched")
+    assert "Rejected by the kubelet" in first and "OutOfcpu" in first
+    assert "OutOfcpu" not in second and "All 12 bound pods were admitted" in second
+    assert "FailedScheduling huge: 0/3 nodes are available: 3 Insufficient cpu." in " ".join(second.split())
