@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 
 from lightkube.models import core_v1
 
 from kubesched.api.errors import FieldError
-from kubesched.api.quantity import parse_quantity, to_milli, to_units
+from kubesched.api.quantity import parse_quantity
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -25,12 +24,25 @@ HUGEPAGES_PREFIX = "hugepages-"
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
-_NON_ZERO_DEFAULTS: Mapping[str, Fraction] = {
-    CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000),
-    MEMORY: Fraction(DEFAULT_MEMORY_REQUEST),
+_NANO = 10**9
+_NON_ZERO_DEFAULTS: Mapping[str, int] = {
+    CPU: DEFAULT_MILLI_CPU_REQUEST * 10**6,
+    MEMORY: DEFAULT_MEMORY_REQUEST * _NANO,
 }
 
-_Amounts = dict[str, Fraction]
+# Amounts are kept in nano-units: every parsed quantity is a whole number of them (finer values
+# round up at parse time), so sums are exact integer arithmetic.
+_Amounts = dict[str, int]
+
+
+@lru_cache(maxsize=8192)
+def _nano(value: str | int | float) -> int:
+    return int(parse_quantity(value) * _NANO)
+
+
+def _round_up(nano: int, unit: int) -> int:
+    """Whole `unit`s, rounded away from zero (upstream's Value/MilliValue)."""
+    return -(-nano // unit) if nano >= 0 else nano // unit
 
 
 def is_pod_level_resource(name: str) -> bool:
@@ -49,7 +61,14 @@ class _PodAmounts:
 
 
 def _parse_list(resources: Mapping[str, str | int | float] | None, path: str) -> _Amounts:
-    return {name: parse_quantity(q, field=f"{path}[{name}]") for name, q in (resources or {}).items()}
+    out: _Amounts = {}
+    for name, q in (resources or {}).items():
+        try:
+            out[name] = _nano(q)
+        except FieldError:
+            parse_quantity(q, field=f"{path}[{name}]")  # raises, naming the field
+            raise
+    return out
 
 
 def _container_requests(container: core_v1.Container, path: str) -> _Amounts:
@@ -73,18 +92,18 @@ def _read(pod: core_v1.Pod) -> _PodAmounts:
     )
 
 
-def _add(into: _Amounts, amounts: Mapping[str, Fraction]) -> None:
+def _add(into: _Amounts, amounts: Mapping[str, int]) -> None:
     for name, amount in amounts.items():
         into[name] = into.get(name, 0) + amount
 
 
-def _raise_to(into: _Amounts, amounts: Mapping[str, Fraction]) -> None:
+def _raise_to(into: _Amounts, amounts: Mapping[str, int]) -> None:
     for name, amount in amounts.items():
         if name not in into or amount > into[name]:
             into[name] = amount
 
 
-def _aggregate(pod: _PodAmounts, defaults: Mapping[str, Fraction]) -> _Amounts:
+def _aggregate(pod: _PodAmounts, defaults: Mapping[str, int]) -> _Amounts:
     """Upstream's aggregation; ``defaults`` fill requests a container leaves out entirely."""
 
     def filled(requests: _Amounts) -> _Amounts:
@@ -115,7 +134,7 @@ def _aggregate(pod: _PodAmounts, defaults: Mapping[str, Fraction]) -> _Amounts:
 
 
 def _to_int(amounts: _Amounts) -> dict[str, int]:
-    return {n: to_milli(a) if n == CPU else to_units(a) for n, a in amounts.items()}
+    return {n: _round_up(a, 10**6) if n == CPU else _round_up(a, _NANO) for n, a in amounts.items()}
 
 
 def pod_requests(pod: core_v1.Pod) -> dict[str, int]:
@@ -137,6 +156,11 @@ def pod_non_zero_requests(pod: core_v1.Pod) -> tuple[int, int]:
     applies only when the resource appears nowhere in the pod's requests (pod level, containers
     or overhead).
     """
+    return pod_request_summary(pod)[1:]
+
+
+def pod_request_summary(pod: core_v1.Pod) -> tuple[dict[str, int], int, int]:
+    """`pod_requests` and `pod_non_zero_requests` together, reading the pod once."""
     parsed = _read(pod)
     requests = _aggregate(parsed, {})
     if parsed.pod_level is None:
@@ -144,7 +168,7 @@ def pod_non_zero_requests(pod: core_v1.Pod) -> tuple[int, int]:
     else:
         defaults = {n: a for n, a in _NON_ZERO_DEFAULTS.items() if n not in requests}
     non_zero = _aggregate(parsed, defaults) if defaults else requests
-    return to_milli(non_zero.get(CPU, Fraction(0))), to_units(non_zero.get(MEMORY, Fraction(0)))
+    return _to_int(requests), _round_up(non_zero.get(CPU, 0), 10**6), _round_up(non_zero.get(MEMORY, 0), _NANO)
 
 
 def validate_pod_resources(pod: core_v1.Pod) -> list[FieldError]:

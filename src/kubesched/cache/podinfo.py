@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 
 from kubesched.api.priority import pod_priority
-from kubesched.api.resources import pod_non_zero_requests, pod_requests
+from kubesched.api.resources import pod_request_summary
 from kubesched.api.selectors import RequiredNodeAffinity
 from kubesched.cache.resource import Resource
 
@@ -53,8 +53,8 @@ class PodInfo:
         self.namespace: str = meta.namespace or "default"
         self.key = f"{self.namespace}/{self.name}"
         self.uid: str = meta.uid or ""
-        self.requests = Resource.from_amounts(pod_requests(pod))
-        self.non_zero_cpu, self.non_zero_memory = pod_non_zero_requests(pod)
+        requests, self.non_zero_cpu, self.non_zero_memory = pod_request_summary(pod)
+        self.requests = Resource.from_amounts(requests)
         self.priority = pod_priority(pod)
         self.host_ports = _host_ports(pod)
         self._required_affinity: RequiredNodeAffinity | None = None
