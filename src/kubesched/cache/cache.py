@@ -221,6 +221,10 @@ class Cache:
             snapshot.node_info_list = [
                 snapshot.node_info_map[n] for n in self._tree.names() if n in snapshot.node_info_map
             ]
+            snapshot.table.rebuild(snapshot.node_info_list)
+        else:
+            for info in changed:
+                snapshot.table.update(info)
         if rebuild or affinity_changed:
             snapshot.have_pods_with_affinity = [n for n in snapshot.node_info_list if n.pods_with_affinity]
             snapshot.have_pods_with_required_anti_affinity = [
