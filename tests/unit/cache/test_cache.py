@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from builders import make_node, make_pod
 
+from builders import make_node, make_pod
 from kubesched.cache import Cache, CacheError, PodInfo, Snapshot
 
 
