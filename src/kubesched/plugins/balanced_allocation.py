@@ -12,25 +12,38 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from kubesched.api.errors import FieldError
 from kubesched.cache import NodeInfo, PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import SKIP, Status
+from kubesched.plugins.batch import Int, score_per_node, zeros
 from kubesched.plugins.resource_scoring import (
     MAX_NODE_SCORE,
     ResourceSpec,
     balance,
+    balance_array,
     child,
     defaulted_resources,
     go_div,
+    go_div_array,
     node_amounts,
+    offered,
     pod_request,
     raise_if_any,
+    safe_amounts,
+    table_amounts,
 )
+
+if TYPE_CHECKING:
+    from kubesched.cache.table import NodeTable
+
+FloatArray = npt.NDArray[np.float64]
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -69,6 +82,25 @@ class _PreScoreState:
         return self
 
 
+def _fraction(used: Any, allocatable: Any) -> Any:
+    """The used share of a resource, capped at 1 (floats or float arrays)."""
+    return np.minimum(1.0, used / allocatable) if isinstance(used, np.ndarray) else min(1.0, used / allocatable)
+
+
+def _score(with_pod: Any, without_pod: Any, div: Any) -> Any:
+    """75 for no change in balance, more when the pod evens the node out (ints or arrays)."""
+    half = MAX_NODE_SCORE // 2
+    return half + div(half + with_pod - without_pod, 2)
+
+
+def _first_two(fractions: FloatArray, included: npt.NDArray[np.bool_]) -> tuple[FloatArray, FloatArray]:
+    """Per column of `fractions` (resources by rows), the first and second included values."""
+    order = np.cumsum(included, axis=0)
+    first = np.argmax(included & (order == 1), axis=0)[None]
+    second = np.argmax(included & (order == 2), axis=0)[None]
+    return np.take_along_axis(fractions, first, axis=0)[0], np.take_along_axis(fractions, second, axis=0)[0]
+
+
 class NodeResourcesBalancedAllocation:
     name: ClassVar[str] = NAME
 
@@ -98,10 +130,45 @@ class NodeResourcesBalancedAllocation:
             if amounts is None:
                 continue
             allocatable, used = amounts
-            with_pod.append(min(1.0, float(used + want) / float(allocatable)))
-            without_pod.append(min(1.0, float(used) / float(allocatable)))
-        half = MAX_NODE_SCORE // 2
-        return half + go_div(half + balance(with_pod) - balance(without_pod), 2)
+            with_pod.append(_fraction(float(used + want), float(allocatable)))
+            without_pod.append(_fraction(float(used), float(allocatable)))
+        return int(_score(balance(with_pod), balance(without_pod), go_div))
+
+    def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
+        pre = state.get(PRE_SCORE_STATE_KEY)
+        requests = pre.pod_requests if isinstance(pre, _PreScoreState) else self._pod_requests(pod)
+        if not any(requests):
+            return zeros(rows)
+        with_pod: list[FloatArray] = []
+        without_pod: list[FloatArray] = []
+        included: list[npt.NDArray[np.bool_]] = []
+        for name, want in zip(self.resources, requests, strict=True):
+            amounts = table_amounts(table, rows, name, want, non_zero=False)
+            if amounts is None:
+                continue
+            allocatable, used = amounts
+            if not safe_amounts(allocatable, used, want):
+                return score_per_node(self.score, state, pod, table, rows)
+            inc = offered(allocatable)
+            divisor = np.where(inc, allocatable, 1).astype(np.float64)
+            with_pod.append(_fraction((used + want).astype(np.float64), divisor))
+            without_pod.append(_fraction(used.astype(np.float64), divisor))
+            included.append(inc)
+        if not included:
+            return zeros(rows) + int(_score(balance([]), balance([]), go_div))
+        count = np.sum(included, axis=0) if len(included) > 1 else included[0].astype(np.int64)
+        balances = []
+        for fractions in (with_pod, without_pod):
+            if len(fractions) <= 2:  # a row counting two resources counts exactly these
+                first, second = fractions[0], fractions[-1]
+            else:  # each row's first and second counted resource
+                first, second = _first_two(np.stack(fractions), np.stack(included))
+            balances.append(balance_array(first, second, count))
+        out: Int = _score(balances[0], balances[1], go_div_array)
+        many = count > 2  # the standard deviation of three or more: node by node
+        if many.any():
+            out[many] = score_per_node(self.score, state, pod, table, rows[many])
+        return out
 
 
 def new(args: Args | None, handle: Any) -> NodeResourcesBalancedAllocation:

@@ -17,10 +17,12 @@ import msgspec
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.interface import MAX_NODE_SCORE, NodeToStatus, PostFilterResult, PreFilterResult
 from kubesched.framework.status import SKIP, Status
+from kubesched.plugins.batch import Bool, Int, zeros
 from kubesched.plugins.normalize import default_normalize_score
 
 if TYPE_CHECKING:
     from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.cache.table import NodeTable
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.interface import Handle
 
@@ -59,6 +61,9 @@ class DynamicResources:
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         return None
 
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
+        return None  # Filter passes every node
+
     def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
@@ -66,6 +71,9 @@ class DynamicResources:
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         return 0
+
+    def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
+        return zeros(rows)  # Score is 0 on every node
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)

@@ -10,12 +10,16 @@ There is no NormalizeScore and no Filter.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from kubesched.cache import NodeInfo, PodInfo, normalized_image_name
 from kubesched.cache.nodeinfo import ImageState
 from kubesched.framework.cycle_state import CycleState
+from kubesched.plugins.batch import Int, score_per_node
 from kubesched.plugins.resource_scoring import MAX_NODE_SCORE
+
+if TYPE_CHECKING:
+    from kubesched.cache.table import NodeTable
 
 NAME = "ImageLocality"
 MB = 1024 * 1024
@@ -63,6 +67,10 @@ class ImageLocality:
                 total += scaled_image_score(image_state, total_nodes)
         spec = pod.pod.spec
         return calculate_priority(total, len(spec.initContainers or ()) + len(spec.containers or ()))
+
+    def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
+        # A node without images sums to 0, which the clamp raises to the low threshold: score 0.
+        return score_per_node(self.score, state, pod, table, rows, where=table.images[rows])
 
 
 def new(args: None, handle: Any) -> ImageLocality:

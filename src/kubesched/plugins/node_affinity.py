@@ -15,10 +15,12 @@ from kubesched.api.selectors import NodeSelectorMatcher, compile_node_selector
 from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.interface import MAX_NODE_SCORE, PreFilterResult
 from kubesched.framework.status import SKIP, Status, StatusError
+from kubesched.plugins.batch import Bool, Int, filter_per_node, score_per_node
 from kubesched.plugins.normalize import default_normalize_score
 
 if TYPE_CHECKING:
     from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.cache.table import NodeTable
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.interface import Handle
 
@@ -144,6 +146,13 @@ def _pod_preferred(pod: Any) -> PreferredTerms | None:
         raise StatusError(Status.error(str(err))) from None
 
 
+def _required_terms(pod: Any) -> core_v1.NodeSelector | None:
+    """The pod's required node affinity, None when it has none."""
+    affinity = pod.spec.affinity
+    node_affinity = affinity.nodeAffinity if affinity is not None else None
+    return node_affinity.requiredDuringSchedulingIgnoredDuringExecution if node_affinity is not None else None
+
+
 def _node_names_from_fields(required: core_v1.NodeSelector) -> set[str] | None:
     """The only node names the required terms can match through `metadata.name In` fields, or
     None when some term does not pin node names (the terms are ORed, so then any node may match)."""
@@ -189,9 +198,7 @@ class NodeAffinity:
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         spec = pod.pod.spec
-        affinity = spec.affinity
-        node_affinity = affinity.nodeAffinity if affinity is not None else None
-        required = node_affinity.requiredDuringSchedulingIgnoredDuringExecution if node_affinity is not None else None
+        required = _required_terms(pod.pod)
         if required is None and self.added_required is None and spec.nodeSelector is None:
             return None, SKIP
         if required is None or not required.nodeSelectorTerms:
@@ -214,6 +221,13 @@ class NodeAffinity:
             return Status.unresolvable(ERR_REASON_POD)
         return None
 
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
+        # Every node passes when neither the profile nor the pod constrains nodes (an empty
+        # nodeSelector matches any labels); otherwise the labels are matched node by node.
+        if self.added_required is None and not pod.pod.spec.nodeSelector and _required_terms(pod.pod) is None:
+            return None
+        return filter_per_node(self.filter, state, pod, table, rows)
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         try:
             preferred = _pod_preferred(pod.pod)
@@ -233,6 +247,9 @@ class NodeAffinity:
         if preferred is not None:
             total += preferred.score(node.node)
         return total
+
+    def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
+        return score_per_node(self.score, state, pod, table, rows)
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)

@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.status import Status
+from kubesched.plugins.batch import Bool, Int
 
 if TYPE_CHECKING:
     from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.cache.table import NodeTable
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.interface import Handle
 
@@ -27,6 +29,14 @@ class NodeName:
         if wanted and wanted != node.node.metadata.name:
             return Status.unresolvable(ERR_REASON)
         return None
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
+        wanted = pod.node_name
+        if not wanted:
+            return None
+        row = table.index.get(wanted)
+        mask: Bool = rows != (-1 if row is None else row)
+        return mask
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # Only a new node (with the requested name) can change this plugin's verdict.

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.status import SKIP, Status
+from kubesched.plugins.batch import Bool, Int, filter_per_node
 
 if TYPE_CHECKING:
     from kubesched.cache import NodeInfo, PodInfo
     from kubesched.cache.podinfo import HostPort
+    from kubesched.cache.table import NodeTable
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.interface import Handle
 
@@ -54,6 +56,12 @@ class NodePorts:
         if not fits_ports(data.ports, node):
             return Status.unschedulable(ERR_REASON)
         return None
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
+        if not isinstance(state.get(PRE_FILTER_STATE_KEY), _PreFilterState):
+            return filter_per_node(self.filter, state, pod, table, rows)  # the same error on every node
+        # No wanted port clashes with a node that uses none; the others are checked one by one.
+        return filter_per_node(self.filter, state, pod, table, rows, where=table.used_ports[rows])
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # Ports are immutable, so only a deleted pod (freeing its ports) or a new node can help.

@@ -11,9 +11,11 @@ from lightkube.models import core_v1
 from kubesched.api.tolerations import NO_SCHEDULE, tolerates
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.status import Status
+from kubesched.plugins.batch import Bool, Int
 
 if TYPE_CHECKING:
     from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.cache.table import NodeTable
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.interface import Handle
 
@@ -42,6 +44,13 @@ class NodeUnschedulable:
         if tolerates_unschedulable(pod.pod):
             return None
         return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
+        # Snapshot rows always have a Node object, so only the cordon flag matters.
+        cordoned = table.unschedulable[rows]
+        if not cordoned.any() or tolerates_unschedulable(pod.pod):
+            return None
+        return cordoned
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # A node added or uncordoned (UpdateNodeTaint covers spec.unschedulable turning false),

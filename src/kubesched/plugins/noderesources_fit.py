@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
@@ -29,11 +29,13 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.status import Code, Status
+from kubesched.plugins.batch import Bool, Int, filter_per_node, score_per_node, zeros
 from kubesched.plugins.resource_scoring import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     SCORING_STRATEGY_TYPES,
+    ArrayScorer,
     ResourceSpec,
     Scorer,
     UtilizationShapePoint,
@@ -44,14 +46,23 @@ from kubesched.plugins.resource_scoring import (
     is_scalar_resource_name,
     label_name_errors,
     least_allocated,
+    least_allocated_array,
     most_allocated,
+    most_allocated_array,
     node_amounts,
+    offered,
     pod_request,
     raise_if_any,
     requested_to_capacity_ratio,
+    requested_to_capacity_ratio_array,
     resource_weight_errors,
+    safe_amounts,
     shape_errors,
+    table_amounts,
 )
+
+if TYPE_CHECKING:
+    from kubesched.cache.table import NodeTable
 
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -133,21 +144,40 @@ class InsufficientResource:
     unresolvable: bool = False
 
 
+def checked_scalars(
+    requests: Resource, ignored_resources: frozenset[str] = frozenset(), ignored_groups: frozenset[str] = frozenset()
+) -> tuple[tuple[str, int], ...]:
+    """The scalar requests Filter compares with the node, by name: requested (not 0), tracked as
+    scalar resources, and not ignored (ignoring applies to extended resources only)."""
+    out: list[tuple[str, int]] = []
+    for name in sorted(requests.scalar):
+        want = requests.scalar[name]
+        if want == 0 or not is_scalar_resource_name(name):
+            continue
+        if is_extended_resource_name(name) and (
+            name in ignored_resources or (ignored_groups and name.split("/", 1)[0] in ignored_groups)
+        ):
+            continue
+        out.append((name, want))
+    return tuple(out)
+
+
 def fits_request(
     requests: Resource,
     node: NodeInfo,
     ignored_resources: frozenset[str] = frozenset(),
     ignored_groups: frozenset[str] = frozenset(),
+    scalars: Sequence[tuple[str, int]] | None = None,
 ) -> list[InsufficientResource]:
     """Every resource `node` lacks for a pod with these requests, in upstream's order: pod count,
-    cpu, memory, ephemeral-storage, then scalar resources (by name)."""
+    cpu, memory, ephemeral-storage, then scalar resources (by name). `scalars`: the requests'
+    `checked_scalars`, when already known."""
     out: list[InsufficientResource] = []
     allowed_pods = node.allocatable.pods
     if len(node.pods) + 1 > allowed_pods:
         out.append(InsufficientResource("pods", "Too many pods", 1, len(node.pods), allowed_pods))
-    scalars = {n: v for n, v in requests.scalar.items() if is_scalar_resource_name(n)}
-    if requests.cpu == 0 and requests.memory == 0 and requests.ephemeral == 0 and not scalars:
-        return out
+    if scalars is None:
+        scalars = checked_scalars(requests, ignored_resources, ignored_groups)
     alloc, used = node.allocatable, node.requested
     for name, want, have, taken in (
         ("cpu", requests.cpu, alloc.cpu, used.cpu),
@@ -156,23 +186,42 @@ def fits_request(
     ):
         if want > 0 and want > have - taken:
             out.append(InsufficientResource(name, f"Insufficient {name}", want, taken, have, want > have))
-    for name in sorted(scalars):
-        want = scalars[name]
-        if want == 0:
-            continue
-        if is_extended_resource_name(name) and (
-            name in ignored_resources or (ignored_groups and name.split("/", 1)[0] in ignored_groups)
-        ):
-            continue
+    for name, want in scalars:
         have, taken = alloc.scalar.get(name, 0), used.scalar.get(name, 0)
         if want > have - taken:
             out.append(InsufficientResource(name, f"Insufficient {name}", want, taken, have, want > have))
     return out
 
 
+def lacks_request(requests: Resource, scalars: Sequence[tuple[str, int]], table: NodeTable, rows: Int) -> Bool | None:
+    """For each row, whether `fits_request` finds the node short of something; None when the
+    amounts are out of the range where int64 arithmetic is exact (see `safe_amounts`)."""
+    lacks = table.pod_count[rows] + 1 > table.alloc_pods[rows]
+    compared: list[tuple[int, Int, Int]] = [
+        (want, have[rows], taken[rows])
+        for want, have, taken in (
+            (requests.cpu, table.alloc_cpu, table.req_cpu),
+            (requests.memory, table.alloc_mem, table.req_mem),
+            (requests.ephemeral, table.alloc_eph, table.req_eph),
+        )
+        if want > 0
+    ]
+    for name, want in scalars:
+        if name in table.scalar_alloc:
+            compared.append((want, table.scalar_alloc[name][rows], table.scalar_req[name][rows]))
+        elif want > 0:  # no node lists the resource: none has any of it
+            lacks[:] = True
+    for want, have, taken in compared:
+        if not safe_amounts(have, taken):
+            return None
+        lacks |= want > have - taken
+    return lacks
+
+
 @dataclass(frozen=True)
 class _PreFilterState:
     requests: Resource
+    scalars: tuple[tuple[str, int], ...]  # checked_scalars(requests, ...)
 
     def clone(self) -> _PreFilterState:
         return self  # never modified after PreFilter
@@ -201,13 +250,15 @@ class NodeResourcesFit:
         self.resources = [r.name for r in strategy.resources]
         self.weights = [r.weight for r in strategy.resources]
         self.scorer: Scorer
+        self.array_scorer: ArrayScorer
         if strategy.type == MOST_ALLOCATED:
-            self.scorer = most_allocated
+            self.scorer, self.array_scorer = most_allocated, most_allocated_array
         elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
             shape = strategy.requested_to_capacity_ratio.shape if strategy.requested_to_capacity_ratio else []
             self.scorer = requested_to_capacity_ratio(shape)
+            self.array_scorer = requested_to_capacity_ratio_array(shape)
         else:
-            self.scorer = least_allocated
+            self.scorer, self.array_scorer = least_allocated, least_allocated_array
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """A deleted or scaled-down pod may free room; a new node or more allocatable may offer it;
@@ -221,18 +272,28 @@ class NodeResourcesFit:
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pod.requests))
+        scalars = checked_scalars(pod.requests, self.ignored_resources, self.ignored_groups)
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pod.requests, scalars))
         return None, None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         pre = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(pre, _PreFilterState):
             return Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
-        missing = fits_request(pre.requests, node, self.ignored_resources, self.ignored_groups)
+        missing = fits_request(pre.requests, node, scalars=pre.scalars)
         if not missing:
             return None
         code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if any(r.unresolvable for r in missing) else Code.UNSCHEDULABLE
         return Status(code, *(r.reason for r in missing))
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
+        pre = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(pre, _PreFilterState):
+            return filter_per_node(self.filter, state, pod, table, rows)  # the same error on every node
+        lacks = lacks_request(pre.requests, pre.scalars, table, rows)
+        if lacks is None:
+            return filter_per_node(self.filter, state, pod, table, rows)
+        return lacks if lacks.any() else None
 
     def _pod_requests(self, pod: PodInfo) -> tuple[int, ...]:
         return tuple(pod_request(pod, name, non_zero=True) for name in self.resources)
@@ -255,6 +316,27 @@ class NodeResourcesFit:
             requested.append(amounts[1] + want)
             weights.append(weight)
         return self.scorer(requested, allocatable, weights)
+
+    def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
+        pre = state.get(PRE_SCORE_STATE_KEY)
+        requests = pre.pod_requests if isinstance(pre, _PreScoreState) else self._pod_requests(pod)
+        requested: list[Int] = []
+        allocatable: list[Int] = []
+        included: list[Bool] = []
+        weights: list[int] = []
+        for name, want, weight in zip(self.resources, requests, self.weights, strict=True):
+            amounts = table_amounts(table, rows, name, want, non_zero=True)
+            if amounts is None:
+                continue
+            if not safe_amounts(*amounts, want):
+                return score_per_node(self.score, state, pod, table, rows)
+            allocatable.append(amounts[0])
+            requested.append(amounts[1] + want)
+            included.append(offered(amounts[0]))
+            weights.append(weight)
+        if not requested:
+            return zeros(rows) + self.scorer([], [], [])
+        return self.array_scorer(requested, allocatable, included, weights)
 
 
 def new(args: Args | None, handle: Any) -> NodeResourcesFit:

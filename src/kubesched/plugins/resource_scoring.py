@@ -3,6 +3,10 @@ amounts a score looks at, the scoring strategies, and the argument types and che
 
 Scores follow upstream's integer arithmetic (Go division truncates toward zero); the fraction
 based formulas use IEEE doubles as Go's float64 does.
+
+Each strategy also has an array form over a `NodeTable`'s rows (for the plugins' `score_batch`),
+built from the same per-resource formulas; it is only used while every amount lies in
+[0, 2**56), where int64 arithmetic cannot overflow and so agrees with Python's integers.
 """
 
 from __future__ import annotations
@@ -10,12 +14,19 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from kubesched.api.errors import FieldError
 from kubesched.cache import NodeInfo, PodInfo
 from kubesched.cache.resource import CPU, EPHEMERAL_STORAGE, MEMORY
+from kubesched.plugins.batch import Bool, Int
+
+if TYPE_CHECKING:
+    from kubesched.cache.table import NodeTable
 
 MAX_NODE_SCORE = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10  # shape scores are given in [0, 10] and scaled to [0, 100]
@@ -71,19 +82,57 @@ def node_amounts(node: NodeInfo, name: str, request: int, *, non_zero: bool) -> 
     not take part in scoring: a scalar the pod does not request, a resource the node does not
     offer (allocatable 0 or absent), or a name the scheduler does not track. With `non_zero`,
     the node side of cpu and memory is the non-zero sum of its pods."""
-    if request == 0 and is_scalar_resource_name(name):
-        return None
     if name == CPU:
         amounts = (node.allocatable.cpu, node.non_zero_cpu if non_zero else node.requested.cpu)
     elif name == MEMORY:
         amounts = (node.allocatable.memory, node.non_zero_memory if non_zero else node.requested.memory)
     elif name == EPHEMERAL_STORAGE:
         amounts = (node.allocatable.ephemeral, node.requested.ephemeral)
-    elif name in node.allocatable.scalar and is_scalar_resource_name(name):
+    elif scored_scalar(name, request) and name in node.allocatable.scalar:
         amounts = (node.allocatable.scalar[name], node.requested.scalar.get(name, 0))
     else:
         return None
     return amounts if amounts[0] != 0 else None
+
+
+def scored_scalar(name: str, request: int) -> bool:
+    """Whether a resource other than cpu, memory and ephemeral storage can take part in scoring:
+    a scalar resource the pod requests."""
+    return request != 0 and is_scalar_resource_name(name)
+
+
+def table_amounts(table: NodeTable, rows: Int, name: str, request: int, *, non_zero: bool) -> tuple[Int, Int] | None:
+    """`node_amounts` over a table's rows: the (allocatable, requested) columns, None when no row
+    takes the resource into account. Rows whose allocatable is 0 do not take part either (see
+    `offered`); a scalar column holds 0 where the node does not list the resource."""
+    if name == CPU:
+        return table.alloc_cpu[rows], (table.nz_cpu if non_zero else table.req_cpu)[rows]
+    if name == MEMORY:
+        return table.alloc_mem[rows], (table.nz_mem if non_zero else table.req_mem)[rows]
+    if name == EPHEMERAL_STORAGE:
+        return table.alloc_eph[rows], table.req_eph[rows]
+    if scored_scalar(name, request) and name in table.scalar_alloc:
+        return table.scalar_alloc[name][rows], table.scalar_req[name][rows]
+    return None
+
+
+def offered(allocatable: Int) -> Bool:
+    """The rows where a resource takes part in scoring (`node_amounts`: allocatable not 0)."""
+    mask: Bool = allocatable != 0
+    return mask
+
+
+SAFE_AMOUNT = 1 << 56
+
+
+def safe_amounts(*values: Int | int) -> bool:
+    """Whether every amount lies in [0, 2**56): the array formulas cannot overflow int64 then
+    (products with 100 and the scores' weights stay below 2**63)."""
+    # The bitwise or of values in that range stays in it; a negative value sets the sign bit.
+    combined = 0
+    for v in values:
+        combined |= v if isinstance(v, int) else int(np.bitwise_or.reduce(v))
+    return 0 <= combined < SAFE_AMOUNT
 
 
 # -- integer helpers ----------------------------------------------------------------------------
@@ -100,9 +149,38 @@ def go_round(x: float) -> int:
     return int(math.copysign(math.floor(abs(x) + 0.5), x))
 
 
+def go_div_array(a: Int, b: int) -> Int:
+    """`go_div` of each element of `a` by `b`."""
+    q = np.abs(a) // abs(b)
+    return np.where((a >= 0) == (b > 0), q, -q)
+
+
+def go_round_array(x: npt.NDArray[np.float64]) -> Int:
+    """`go_round` of each element."""
+    return np.copysign(np.floor(np.abs(x) + 0.5), x).astype(np.int64)
+
+
 # -- scoring strategies ---------------------------------------------------------------------------
 
 Scorer = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]  # (requested, allocatable, weights)
+# The array form: (requested, allocatable, included, weights), one array per resource over the
+# rows; a resource counts on a row only where `included` (allocatable elsewhere may be 0).
+ArrayScorer = Callable[[Sequence[Int], Sequence[Int], Sequence[Bool], Sequence[int]], Int]
+
+
+def _free_share(requested: Any, allocatable: Any) -> Any:
+    """The free share of a resource in [0, 100] (ints or arrays, allocatable above requested)."""
+    return (allocatable - requested) * MAX_NODE_SCORE // allocatable
+
+
+def _used_share(requested: Any, allocatable: Any) -> Any:
+    """The used share of a resource in [0, 100] (ints or arrays, requested capped at allocatable)."""
+    return requested * MAX_NODE_SCORE // allocatable
+
+
+def _divisor(allocatable: Int, included: Bool) -> Int:
+    """Allocatable where the resource counts, 1 elsewhere (so no row divides by 0)."""
+    return np.where(included, allocatable, 1)
 
 
 def _weighted_average(scores: Sequence[int], weights: Sequence[int]) -> int:
@@ -110,16 +188,47 @@ def _weighted_average(scores: Sequence[int], weights: Sequence[int]) -> int:
     return sum(s * w for s, w in zip(scores, weights, strict=True)) // total if total else 0
 
 
+def _weighted_average_array(scores: Sequence[Int], included: Sequence[Bool], weights: Sequence[int]) -> Int:
+    total = sum(np.where(inc, w, 0) for inc, w in zip(included, weights, strict=True))
+    weighted = sum(np.where(inc, s * w, 0) for s, inc, w in zip(scores, included, weights, strict=True))
+    return np.where(total != 0, weighted // np.where(total != 0, total, 1), 0)
+
+
 def least_allocated(requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
     """Weighted average of the free share of each resource, in [0, 100]; over-committed counts 0."""
-    scores = [(a - r) * MAX_NODE_SCORE // a if r <= a else 0 for r, a in zip(requested, allocatable, strict=True)]
+    scores = [_free_share(r, a) if r <= a else 0 for r, a in zip(requested, allocatable, strict=True)]
     return _weighted_average(scores, weights)
+
+
+def least_allocated_array(
+    requested: Sequence[Int], allocatable: Sequence[Int], included: Sequence[Bool], weights: Sequence[int]
+) -> Int:
+    scores = [
+        np.where(r <= a, _free_share(r, _divisor(a, inc)), 0)
+        for r, a, inc in zip(requested, allocatable, included, strict=True)
+    ]
+    return _weighted_average_array(scores, included, weights)
 
 
 def most_allocated(requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
     """Weighted average of the used share of each resource, in [0, 100]; capped at full."""
-    scores = [min(r, a) * MAX_NODE_SCORE // a for r, a in zip(requested, allocatable, strict=True)]
+    scores = [_used_share(min(r, a), a) for r, a in zip(requested, allocatable, strict=True)]
     return _weighted_average(scores, weights)
+
+
+def most_allocated_array(
+    requested: Sequence[Int], allocatable: Sequence[Int], included: Sequence[Bool], weights: Sequence[int]
+) -> Int:
+    scores = [
+        _used_share(np.minimum(r, a), _divisor(a, inc))
+        for r, a, inc in zip(requested, allocatable, included, strict=True)
+    ]
+    return _weighted_average_array(scores, included, weights)
+
+
+def _interpolate(p: Any, x0: int, y0: int, x: int, y: int, div: Callable[[Any, int], Any]) -> Any:
+    """The score at utilization `p` on the segment (x0, y0)-(x, y), with truncating division."""
+    return y0 + div((y - y0) * (p - x0), x - x0)
 
 
 def broken_linear(points: Sequence[tuple[int, int]]) -> Callable[[int], int]:
@@ -132,22 +241,45 @@ def broken_linear(points: Sequence[tuple[int, int]]) -> Callable[[int], int]:
                 if i == 0:
                     return y
                 x0, y0 = points[i - 1]
-                return y0 + go_div((y - y0) * (p - x0), x - x0)
+                return int(_interpolate(p, x0, y0, x, y, go_div))
         return points[-1][1]
 
     return f
 
 
+def broken_linear_array(points: Sequence[tuple[int, int]]) -> Callable[[Int], Int]:
+    """`broken_linear` applied to each element."""
+
+    def f(p: Int) -> Int:
+        out = np.full(len(p), points[-1][1], dtype=np.int64)
+        for i in reversed(range(len(points))):  # the first point at or above p wins
+            x, y = points[i]
+            value = y if i == 0 else _interpolate(p, *points[i - 1], x, y, go_div_array)
+            out = np.where(p <= x, value, out)
+        return out
+
+    return f
+
+
+def _shape_points(shape: Sequence[UtilizationShapePoint]) -> list[tuple[int, int]]:
+    """The shape's points with scores scaled from [0, 10] to [0, 100]."""
+    scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+    return [(p.utilization, p.score * scale) for p in shape]
+
+
+def _utilization(requested: Any, capacity: Any) -> Any:
+    return requested * MAX_UTILIZATION // capacity
+
+
 def requested_to_capacity_ratio(shape: Sequence[UtilizationShapePoint]) -> Scorer:
     """The RequestedToCapacityRatio scorer for a shape (scores scaled from [0, 10] to [0, 100]).
     Only resources scoring above zero enter the weighted average, which is rounded."""
-    scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
-    curve = broken_linear([(p.utilization, p.score * scale) for p in shape])
+    curve = broken_linear(_shape_points(shape))
 
     def resource_score(requested: int, capacity: int) -> int:
         if capacity == 0 or requested > capacity:
             return curve(MAX_UTILIZATION)
-        return curve(requested * MAX_UTILIZATION // capacity)
+        return curve(_utilization(requested, capacity))
 
     def scorer(requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
         total = weight_sum = 0
@@ -161,16 +293,52 @@ def requested_to_capacity_ratio(shape: Sequence[UtilizationShapePoint]) -> Score
     return scorer
 
 
+def requested_to_capacity_ratio_array(shape: Sequence[UtilizationShapePoint]) -> ArrayScorer:
+    """The array form of `requested_to_capacity_ratio`."""
+    curve = broken_linear_array(_shape_points(shape))
+
+    def scorer(
+        requested: Sequence[Int], allocatable: Sequence[Int], included: Sequence[Bool], weights: Sequence[int]
+    ) -> Int:
+        total = weight_sum = np.zeros(len(requested[0]), dtype=np.int64)
+        for r, a, inc, w in zip(requested, allocatable, included, weights, strict=True):
+            s = curve(np.where(r > a, MAX_UTILIZATION, _utilization(r, _divisor(a, inc))))
+            counts = inc & (s > 0)
+            total = total + np.where(counts, s * w, 0)
+            weight_sum = weight_sum + np.where(counts, w, 0)
+        ratio = total.astype(np.float64) / np.where(weight_sum != 0, weight_sum, 1).astype(np.float64)
+        return np.where(weight_sum != 0, go_round_array(ratio), 0)
+
+    return scorer
+
+
+def _std_of_two(a: Any, b: Any) -> Any:
+    return abs((a - b) / 2)
+
+
+def _balance_of(std: Any) -> Any:
+    """`(1 - std) * 100`, before truncation (floats or arrays)."""
+    return (1 - std) * MAX_NODE_SCORE
+
+
 def balance(fractions: Sequence[float]) -> int:
     """`int((1 - std) * 100)` of the fractions: half the difference for two, the population
     standard deviation for more, 0 for fewer."""
     std = 0.0
     if len(fractions) == 2:
-        std = abs((fractions[0] - fractions[1]) / 2)
+        std = _std_of_two(fractions[0], fractions[1])
     elif len(fractions) > 2:
         mean = sum(fractions) / len(fractions)
         std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
-    return int((1 - std) * MAX_NODE_SCORE)
+    return int(_balance_of(std))
+
+
+def balance_array(first: npt.NDArray[np.float64], second: npt.NDArray[np.float64], count: Int) -> Int:
+    """`balance` of each row's fractions, given its first two and how many it has; only for
+    rows with at most two (the others' results are meaningless)."""
+    std = np.where(count == 2, _std_of_two(first, second), 0.0)
+    out: Int = _balance_of(std).astype(np.int64)  # truncates toward zero, as int()
+    return out
 
 
 # -- arguments ------------------------------------------------------------------------------------

@@ -13,10 +13,12 @@ from kubesched.api.tolerations import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDUL
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.interface import MAX_NODE_SCORE
 from kubesched.framework.status import Status, StatusError
+from kubesched.plugins.batch import Bool, Int, filter_per_node, score_per_node
 from kubesched.plugins.normalize import default_normalize_score
 
 if TYPE_CHECKING:
     from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.cache.table import NodeTable
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.interface import Handle
 
@@ -64,6 +66,10 @@ class TaintToleration:
             return None
         return Status.unresolvable(ERR_REASON_NOT_MATCH)
 
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
+        # A node without NoSchedule/NoExecute taints passes; the others are checked one by one.
+        return filter_per_node(self.filter, state, pod, table, rows, where=table.hard_taints[rows])
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         kept = tuple(t for t in pod.pod.spec.tolerations or () if not t.effect or t.effect == PREFER_NO_SCHEDULE)
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(kept))
@@ -76,6 +82,12 @@ class TaintToleration:
         if node.node is None:
             raise StatusError(Status.error("node not found"))
         return count_intolerable_prefer_no_schedule(_taints(node.node), data.tolerations)
+
+    def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
+        if not isinstance(state.get(PRE_SCORE_STATE_KEY), _PreScoreState):
+            return score_per_node(self.score, state, pod, table, rows)  # raises as the per-node method does
+        # A node without PreferNoSchedule taints has none to count: 0.
+        return score_per_node(self.score, state, pod, table, rows, where=table.soft_taints[rows])
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> Status | None:
         # More intolerable taints is worse: the node with the most gets 0, nodes with none get 100.

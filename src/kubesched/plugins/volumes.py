@@ -19,9 +19,11 @@ from kubesched.api.errors import FieldError
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.status import SKIP, Status
+from kubesched.plugins.batch import Bool, Int, zeros
 
 if TYPE_CHECKING:
     from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.cache.table import NodeTable
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.interface import Handle
 
@@ -60,6 +62,9 @@ class _VolumeFilter:
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         return None
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
+        return None  # Filter passes every node
 
 
 class VolumeRestrictions(_VolumeFilter):
@@ -133,6 +138,9 @@ class VolumeBinding(_VolumeFilter):
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         return 0
+
+    def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
+        return zeros(rows)  # Score is 0 on every node
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         return None

@@ -1,0 +1,74 @@
+"""Helpers for the plugins' batch methods (`filter_batch`, `score_batch`) over a `NodeTable`.
+
+A batch method answers for `rows` (table row indices) at once: `filter_batch` returns a mask,
+True where the node fails the plugin (None when every row passes); `score_batch` returns the raw
+scores. Where a plugin cannot decide from the table's columns it asks its own per-node method
+for some or all rows, through the helpers here, so both paths always give the same answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.status import Code, Status
+
+if TYPE_CHECKING:
+    from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.cache.table import NodeTable
+    from kubesched.framework.cycle_state import CycleState
+
+Int = npt.NDArray[np.int64]
+Bool = npt.NDArray[np.bool_]
+FilterFn = Callable[["CycleState", "PodInfo", "NodeInfo"], "Status | None"]
+ScoreFn = Callable[["CycleState", "PodInfo", "NodeInfo"], int]
+
+
+def fails(status: Status | None) -> bool:
+    """Whether a per-node Filter verdict rejects the node (as the framework reads it)."""
+    return status is not None and status.code != Code.SUCCESS
+
+
+def filter_per_node(
+    filter_fn: FilterFn, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int, where: Bool | None = None
+) -> Bool | None:
+    """The per-node Filter's verdicts as a batch mask; with `where`, only those rows are asked
+    (the others pass). None when no row fails."""
+    nodes = table.nodes
+    if where is None:
+        mask = np.fromiter(
+            (fails(filter_fn(state, pod, nodes[r])) for r in rows.tolist()), dtype=np.bool_, count=len(rows)
+        )
+    else:
+        picked = np.flatnonzero(where)
+        if not len(picked):
+            return None
+        mask = np.zeros(len(rows), dtype=np.bool_)
+        mask[picked] = np.fromiter(
+            (fails(filter_fn(state, pod, nodes[r])) for r in rows[picked].tolist()), dtype=np.bool_, count=len(picked)
+        )
+    return mask if mask.any() else None
+
+
+def score_per_node(
+    score_fn: ScoreFn, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int, where: Bool | None = None
+) -> Int:
+    """The per-node Score's raw scores as an array; with `where`, only those rows are asked (the
+    others score 0)."""
+    nodes = table.nodes
+    if where is None:
+        return np.fromiter((score_fn(state, pod, nodes[r]) for r in rows.tolist()), dtype=np.int64, count=len(rows))
+    out = np.zeros(len(rows), dtype=np.int64)
+    picked = np.flatnonzero(where)
+    if len(picked):
+        out[picked] = np.fromiter(
+            (score_fn(state, pod, nodes[r]) for r in rows[picked].tolist()), dtype=np.int64, count=len(picked)
+        )
+    return out
+
+
+def zeros(rows: Int) -> Int:
+    return np.zeros(len(rows), dtype=np.int64)
