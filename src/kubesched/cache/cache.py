@@ -99,6 +99,10 @@ class Cache:
             return
         self._remove(state.info)
 
+    def pods(self) -> list[PodInfo]:
+        """Every pod the cache holds, assumed ones included."""
+        return [state.info for state in self._pods.values()]
+
     def pod(self, uid: str) -> PodInfo | None:
         state = self._pods.get(uid)
         return state.info if state is not None else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,8 +16,9 @@ from kubesched.api.resources import pod_requests
 from kubesched.cache import Cache, PodInfo, Snapshot
 from kubesched.clock import Clock
 from kubesched.clock.base import utc
-from kubesched.cluster import DELETED, ApiError, Cluster, NotFound
+from kubesched.cluster import DELETED, ApiError, Cluster, Gone, NotFound, WatchEvent
 from kubesched.cluster.events import EventsV1Recorder
+from kubesched.cluster.protocol import BOOKMARK
 from kubesched.config import SchedulerConfig
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
@@ -112,24 +114,65 @@ class Scheduler:
 
     async def start(self) -> None:
         """List nodes and pods into the cache and queue, then keep watching; start the queue timers."""
-        nodes = await self.cluster.list(core_v1.Node)
-        for node in nodes.items:
-            self._on_node(node, None)
-        pods = await self.cluster.list(core_v1.Pod, field_selector=NOT_TERMINAL)
-        for pod in pods.items:
-            self._on_pod_upsert(pod)
-        self._tasks.append(asyncio.ensure_future(self._watch_nodes(nodes.resource_version)))
-        self._tasks.append(asyncio.ensure_future(self._watch_pods(pods.resource_version)))
+        nodes_rv = await self._relist_nodes()
+        pods_rv = await self._relist_pods()
+        self._tasks.append(
+            asyncio.ensure_future(self._inform(core_v1.Node, nodes_rv, self._relist_nodes, self._on_node_event))
+        )
+        self._tasks.append(
+            asyncio.ensure_future(self._inform(core_v1.Pod, pods_rv, self._relist_pods, self._on_pod_event))
+        )
         self.queue.start()
 
-    async def _watch_nodes(self, rv: str) -> None:
-        async for event in self.cluster.watch(core_v1.Node, resource_version=rv):
-            node = event.object
-            if event.type == DELETED:
-                self._nodes.pop(node.metadata.name, None)
-                self.cache.remove_node(node)
-            else:
-                self._on_node(node, self._nodes.get(node.metadata.name))
+    async def _inform(
+        self,
+        kind: type[Any],
+        rv: str,
+        relist: Callable[[], Awaitable[str]],
+        handle: Callable[[WatchEvent], None],
+    ) -> None:
+        """Watch from `rv`; when the watch ends, resume from the last version seen, and when the
+        API says that version is gone, relist and reconcile, as client-go's reflector does."""
+        selector = NOT_TERMINAL if kind is core_v1.Pod else ""
+        while True:
+            try:
+                async for event in self.cluster.watch(kind, resource_version=rv, field_selector=selector):
+                    if event.type != BOOKMARK:
+                        handle(event)
+                    rv = event.object.metadata.resourceVersion or rv
+            except Gone:
+                self.trace.emit("informer.relist", resource=kind.__name__, resource_version=rv)
+                rv = await relist()
+
+    async def _relist_nodes(self) -> str:
+        listed = await self.cluster.list(core_v1.Node)
+        names = {n.metadata.name for n in listed.items}
+        for name in [n for n in self._nodes if n not in names]:
+            self.cache.remove_node(self._nodes.pop(name))
+        for node in listed.items:
+            old = self._nodes.get(node.metadata.name)
+            if old is None or old.metadata.resourceVersion != node.metadata.resourceVersion:
+                self._on_node(node, old)
+        return listed.resource_version
+
+    async def _relist_pods(self) -> str:
+        listed = await self.cluster.list(core_v1.Pod, field_selector=NOT_TERMINAL)
+        uids = {p.metadata.uid for p in listed.items}
+        gone = [p for p in self._unscheduled.values() if p.metadata.uid not in uids]
+        gone += [info.pod for info in self.cache.pods() if info.uid not in uids and not self.cache.is_assumed(info.uid)]
+        for pod in gone:
+            self._on_pod_delete(pod)
+        for pod in listed.items:
+            self._on_pod_upsert(pod)
+        return listed.resource_version
+
+    def _on_node_event(self, event: WatchEvent) -> None:
+        node = event.object
+        if event.type == DELETED:
+            self._nodes.pop(node.metadata.name, None)
+            self.cache.remove_node(node)
+        else:
+            self._on_node(node, self._nodes.get(node.metadata.name))
 
     def _on_node(self, node: Any, old: Any | None) -> None:
         self._nodes[node.metadata.name] = node
@@ -141,12 +184,11 @@ class Scheduler:
         for event in node_update_events(old, node):
             self.queue.move_all_to_active_or_backoff(event)
 
-    async def _watch_pods(self, rv: str) -> None:
-        async for event in self.cluster.watch(core_v1.Pod, resource_version=rv, field_selector=NOT_TERMINAL):
-            if event.type == DELETED:
-                self._on_pod_delete(event.object)
-            else:
-                self._on_pod_upsert(event.object)
+    def _on_pod_event(self, event: WatchEvent) -> None:
+        if event.type == DELETED:
+            self._on_pod_delete(event.object)
+        else:
+            self._on_pod_upsert(event.object)
 
     def _responsible(self, pod: Any) -> bool:
         return (pod.spec.schedulerName or "") in self.profiles
@@ -158,6 +200,12 @@ class Scheduler:
             if was_unscheduled is not None:
                 self.queue.delete(was_unscheduled)
             known = self.cache.pod(uid)
+            if (
+                known is not None
+                and not self.cache.is_assumed(uid)
+                and (known.pod.metadata.resourceVersion == pod.metadata.resourceVersion)
+            ):
+                return  # already known at this version (a relist)
             if known is None or self.cache.is_assumed(uid):
                 self.cache.add_pod(pod)
                 self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.ADD))

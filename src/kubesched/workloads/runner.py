@@ -76,7 +76,7 @@ def _pod(name: str, requests: dict[str, str]) -> core_v1.Pod:
 
 async def _run(workload: Workload, *, config: dict[str, Any] | None) -> Result:
     clock = RealClock()
-    store = MemoryStore(clock=clock, history=1_000)
+    store = MemoryStore(clock=clock)
     cluster = MemoryCluster(store)
     registry = in_tree_registry()
     raw = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **(config or {})}

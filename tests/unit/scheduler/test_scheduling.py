@@ -114,3 +114,31 @@ def test_gated_pods_are_not_scheduled_until_ungated(harness):
     )
     h.clock.advance(1)
     assert h.pod("gated").spec.nodeName == "n1"
+
+
+def test_the_scheduler_relists_when_its_watch_falls_behind_the_history(clock):
+    from builders import make_node
+    from kubesched.cluster.memory import MemoryCluster, MemoryStore
+    from kubesched.config import load_data
+    from kubesched.scheduler import Scheduler
+    from kubesched.trace import Tracer
+
+    store = MemoryStore(clock=clock, watch_latency=0.001, history=20)
+    registry = in_tree_registry()
+    config = load_data({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}, registry)
+    scheduler = Scheduler(MemoryCluster(store), clock, config, registry, tracer=Tracer(clock.now, keep=True))
+    task = clock.loop.create_task(scheduler.run())
+    clock.advance(0.1)
+    # The watches drop (as an HTTP watch times out) and, before they resume, more changes land
+    # than the history keeps: resuming from the last version seen is answered with Gone.
+    for watch in list(store._watches[core_v1.Pod]) + list(store._watches[core_v1.Node]):
+        watch.stop()
+    for i in range(30):
+        store.create(make_pod(f"p{i}").req(cpu="10m").obj)
+    store.create(make_node("n1").capacity(cpu=8, pods=110).obj)
+    clock.advance(3)
+    relisted = {r.details["resource"] for r in scheduler.trace.records if r.kind == "informer.relist"}
+    assert relisted == {"Pod", "Node"}
+    assert all(store.get(core_v1.Pod, f"p{i}", namespace="default").spec.nodeName == "n1" for i in range(30))
+    task.cancel()
+    clock.advance(0.01)
