@@ -85,8 +85,8 @@ class PluginScores:
     """One score plugin's scores over the scored nodes: raw, after NormalizeScore, and its weight."""
 
     plugin: str
-    raw: list[int]
-    normalized: list[int]
+    raw: IntArray
+    normalized: IntArray
     weight: int
 
 
@@ -322,45 +322,52 @@ class Framework:
         return None
 
     def run_score(
-        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], table: NodeTable | None = None
-    ) -> tuple[list[int], list[PluginScores], Status | None]:
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        table: NodeTable | None = None,
+        rows: IntArray | None = None,
+    ) -> tuple[IntArray, list[PluginScores], Status | None]:
         """Total weighted score per node (in `nodes` order) and each plugin's scores. With a
-        `table` and a batch method on every plugin that scores this cycle, scores are computed
-        over the table's columns."""
-        totals = [0] * len(nodes)
+        `table` (and the nodes' `rows` in it, when known) and a batch method on every plugin that
+        scores this cycle, scores are computed over the table's columns."""
+        count = len(nodes)
+        totals = np.zeros(count, dtype=np.int64)
         per_plugin: list[PluginScores] = []
-        skip = state.skip_score_plugins
-        active = [p for p in self.points["score"] if p.name not in skip]
-        rows = None
-        if table is not None and all(hasattr(p, "score_batch") for p in active):
-            rows = np.fromiter((table.index[n.name] for n in nodes), dtype=np.int64, count=len(nodes))
+        active = [p for p in self.points["score"] if p.name not in state.skip_score_plugins]
+        batch = table is not None and all(hasattr(p, "score_batch") for p in active)
+        if batch and rows is None and table is not None:
+            rows = np.fromiter((table.index[n.name] for n in nodes), dtype=np.int64, count=count)
         for plugin in active:
             try:
-                if rows is not None:
-                    raw = plugin.score_batch(state, pod, table, rows).tolist()
+                if batch:
+                    raw = np.asarray(plugin.score_batch(state, pod, table, rows), dtype=np.int64)
                 else:
-                    raw = [plugin.score(state, pod, node) for node in nodes]
+                    raw = np.fromiter((plugin.score(state, pod, n) for n in nodes), dtype=np.int64, count=count)
             except StatusError as e:
                 message = f'running Score plugins: plugin "{plugin.name}" failed with: {e.status.message}'
                 return totals, per_plugin, Status(Code.ERROR, message, plugin=plugin.name)
-            scores = list(raw)
+            scores = raw
             normalize = getattr(plugin, "normalize_score", None)
             if normalize is not None:
-                status = normalize(state, pod, scores)
+                values = raw.tolist()
+                status = normalize(state, pod, values)
                 if status is not None and status.code != Code.SUCCESS:
                     message = (
                         f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {status.message}'
                     )
                     return totals, per_plugin, Status(Code.ERROR, message, plugin=plugin.name)
+                scores = np.asarray(values, dtype=np.int64)
+            if count and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
+                bad = int(scores[np.flatnonzero((scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE))[0]])
+                message = (
+                    f'plugin "{plugin.name}" returns an invalid score {bad}, it should in the range of '
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                )
+                return totals, per_plugin, Status(Code.ERROR, message, plugin=plugin.name)
             weight = self.weights[plugin.name]
-            for i, score in enumerate(scores):
-                if score > MAX_NODE_SCORE or score < MIN_NODE_SCORE:
-                    message = (
-                        f'plugin "{plugin.name}" returns an invalid score {score}, it should in the range of '
-                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                    )
-                    return totals, per_plugin, Status(Code.ERROR, message, plugin=plugin.name)
-                totals[i] += score * weight
+            totals += scores * weight
             per_plugin.append(PluginScores(plugin.name, raw, scores, weight))
         return totals, per_plugin, None
 

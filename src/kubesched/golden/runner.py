@@ -144,7 +144,8 @@ def _success(
 ) -> None:
     scoring_run = len(result.scored) > 1
     if not scoring_run:
-        result.totals, result.plugin_scores = Algorithm.prioritize(fwk, state, pod, result.scored)
+        totals, result.plugin_scores = Algorithm.prioritize(fwk, state, pod, result.scored)
+        result.totals = totals.tolist()
     by_name = {e["name"]: e for e in out["nodes"]}
     skipped = sorted(n for n in state.skip_score_plugins if n in fwk.score_weights())
     for i, node in enumerate(result.scored):

@@ -12,7 +12,7 @@ import numpy as np
 from kubesched.cache import Cache, NodeInfo, PodInfo, Snapshot
 from kubesched.cache.table import NodeTable
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.runtime import Framework, PluginScores, filter_status
+from kubesched.framework.runtime import Framework, IntArray, PluginScores, filter_status
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.fit_error import NO_NODES_AVAILABLE, Diagnosis, FitError, num_feasible_nodes_to_find
 
@@ -56,6 +56,7 @@ class Algorithm:
 
     def __init__(self, cache: Cache, snapshot: Snapshot, *, percentage: int, seed: int = 0, batch: bool = True) -> None:
         self.batch = batch  # use plugins' batch methods over the NodeTable where every plugin has one
+        self.feasible_rows: IntArray | None = None  # table rows of the last search's feasible nodes (batch path)
         self.cache = cache
         self.snapshot = snapshot
         self.percentage = percentage
@@ -71,17 +72,18 @@ class Algorithm:
         self.cache.update_snapshot(self.snapshot)
         if not self.snapshot.node_info_list:
             raise NoNodesAvailable()
+        self.feasible_rows = None
         feasible, diagnosis = self.find_nodes_that_fit(fwk, state, pod, run_filter)
         if not feasible:
             raise FitError(pod.key, len(self.snapshot.node_info_list), diagnosis)
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, evaluated, 1, scored=list(feasible), top=[feasible[0].name])
-        totals, plugin_scores = self.prioritize(fwk, state, pod, feasible, self.snapshot.table if self.batch else None)
-        best = max(totals)
-        top = [n.name for n, t in zip(feasible, totals, strict=True) if t == best]
+        table = self.snapshot.table if self.batch else None
+        totals, plugin_scores = self.prioritize(fwk, state, pod, feasible, table, self.feasible_rows)
+        top = [feasible[i].name for i in np.flatnonzero(totals == totals.max()).tolist()]
         host = top[0] if len(top) == 1 else self.rng.choice(top)
-        return ScheduleResult(host, evaluated, len(feasible), list(feasible), totals, plugin_scores, top)
+        return ScheduleResult(host, evaluated, len(feasible), feasible, totals.tolist(), plugin_scores, top)
 
     def find_nodes_that_fit(
         self, fwk: Framework, state: CycleState, pod: PodInfo, run_filter: FilterFn
@@ -186,18 +188,26 @@ class Algorithm:
             if status.code == Code.ERROR:
                 raise SchedulingError(status)
             diagnosis.record(node.name, status)
-        return [table.nodes[int(r)] for r in rows[passing].tolist()]
+        self.feasible_rows = rows[passing]
+        nodes_by_row = table.nodes
+        return [nodes_by_row[r] for r in self.feasible_rows.tolist()]
 
     @staticmethod
     def prioritize(
-        fwk: Framework, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], table: NodeTable | None = None
-    ) -> tuple[list[int], list[PluginScores]]:
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        table: NodeTable | None = None,
+        rows: IntArray | None = None,
+    ) -> tuple[IntArray, list[PluginScores]]:
+        """Each node's total score (PreScore, Score, NormalizeScore, weights)."""
         if not fwk.has_score():
-            return [1] * len(nodes), []
+            return np.ones(len(nodes), dtype=np.int64), []
         status = fwk.run_pre_score(state, pod, nodes)
         if status is not None:
             raise SchedulingError(status)
-        totals, plugin_scores, status = fwk.run_score(state, pod, nodes, table)
+        totals, plugin_scores, status = fwk.run_score(state, pod, nodes, table, rows)
         if status is not None:
             raise SchedulingError(status)
         return totals, plugin_scores
