@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from kubesched.cache.node_tree import NodeTree
 from kubesched.cache.nodeinfo import ImageState, NodeInfo, next_generation
 from kubesched.cache.podinfo import PodInfo
@@ -70,15 +72,18 @@ class Cache:
 
     def add_pod(self, pod: Any) -> None:
         """A bound pod from the watch: confirms an assumed pod, or adds one we did not know."""
-        info = PodInfo(pod)
-        state = self._pods.get(info.uid)
+        state = self._pods.get(pod.metadata.uid)
         if state is not None and state.assumed:
-            if state.info.node_name != info.node_name:
-                self._remove(state.info)
-                self._add(info, assumed=False)
-            else:
-                self._replace(state.info, info)
+            same_labels = state.info.pod.metadata.labels == pod.metadata.labels
+            if same_labels and state.info.pod.spec == msgspec.structs.replace(pod.spec, nodeName=state.info.node_name):
+                # Confirmed as assumed: the node's accounting stands; keep the parsed pod, take the object.
+                state.info.pod = pod
+                state.assumed = False
+                return
+            self._remove(state.info)
+            self._add(PodInfo(pod), assumed=False)
             return
+        info = PodInfo(pod)
         if state is not None:
             raise CacheError(f"pod {info.uid}({info.key}) was already in added state")
         self._add(info, assumed=False)

@@ -108,6 +108,8 @@ class Scheduler:
         self._nodes: dict[str, Any] = {}
         self._unscheduled: dict[str, Any] = {}  # uid -> latest unassigned pod we are responsible for
         self._bindings: set[asyncio.Task[None]] = set()
+        self.attempts = 0  # scheduling attempts so far
+        self.scheduled = 0  # pods bound so far
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- informers ------------------------------------------------------------------------------
@@ -287,6 +289,7 @@ class Scheduler:
             self.queue.done(pod.uid)
             return
         state = CycleState()
+        self.attempts += 1
         self.trace.emit("cycle.start", pod=pod.key, attempt=qpi.attempts, profile=fwk.profile_name)
         outcome = self.scheduling_cycle(fwk, state, qpi)
         if outcome is None:
@@ -372,6 +375,7 @@ class Scheduler:
             self._binding_failed(fwk, state, qpi, assumed, host, status)
             return
         self.cache.finish_binding(assumed.uid)
+        self.scheduled += 1
         self.trace.emit("bind.done", pod=assumed.key, node=host)
         await self._event(
             fwk, assumed, "Normal", "Scheduled", "Binding", f"Successfully assigned {assumed.key} to {host}"

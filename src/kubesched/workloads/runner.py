@@ -83,14 +83,6 @@ async def _run(workload: Workload, *, config: dict[str, Any] | None) -> Result:
     scheduler = Scheduler(cluster, clock, load_data(raw, registry), registry, seed=0, identity="bench")
     result = Result(workload.name, workload.params)
     created = 0
-    bound = [0]
-
-    def count_bound(record: Any) -> None:
-        if record.kind == "bind.done":
-            bound[0] += 1
-
-    scheduler.trace.enabled = True
-    scheduler.trace.add_sink(type("Counter", (), {"write": staticmethod(count_bound)})())
     task = asyncio.ensure_future(scheduler.run())
     await asyncio.sleep(0)
     for op in workload.operations:
@@ -98,7 +90,7 @@ async def _run(workload: Workload, *, config: dict[str, Any] | None) -> Result:
             for node in make_nodes(op.count, NodeTemplate(capacity=op.capacity, zones=())):
                 store.create(node)
         elif isinstance(op, CreatePods):
-            start_bound = bound[0]
+            start_bound = scheduler.scheduled
             first = created
             for i in range(op.count):
                 store.create(_pod(f"pod-{first + i}", op.requests))
@@ -106,15 +98,15 @@ async def _run(workload: Workload, *, config: dict[str, Any] | None) -> Result:
             if op.collect_metrics:
                 began = time.perf_counter()
                 last = start_bound
-                while bound[0] < created:
+                while scheduler.scheduled < created:
                     await asyncio.sleep(SAMPLE_SECONDS)
-                    result.samples.append(float(bound[0] - last))
-                    last = bound[0]
+                    result.samples.append(float(scheduler.scheduled - last))
+                    last = scheduler.scheduled
                 result.seconds = time.perf_counter() - began
-                result.scheduled = bound[0] - start_bound
+                result.scheduled = scheduler.scheduled - start_bound
                 result.samples = result.samples[1:]
         elif isinstance(op, Barrier):
-            while bound[0] < created:
+            while scheduler.scheduled < created:
                 await asyncio.sleep(0.05)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
