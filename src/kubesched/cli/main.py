@@ -63,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--initial", type=int, default=1000, help="pods scheduled before measuring")
     bench.add_argument("--measured", type=int, default=10000, help="pods scheduled while measuring")
     bench.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration (YAML)")
+    bench.add_argument("--per-node", action="store_true", help="use the per-node plugin methods, not the batch ones")
     bench.add_argument("--output", choices=("table", "json"), default="table")
 
     demo = sub.add_parser("demo", help="watch the from-scratch scheduler overcommit a node")
@@ -141,7 +142,7 @@ def _bench(console: Console, args: argparse.Namespace) -> int:
         measured=options.at_least("--measured", args.measured, 1),
     )
     try:
-        summary = run_workload(workload, config=config).summary()
+        summary = run_workload(workload, config=config, batch=not args.per_node).summary()
     except ConfigError as e:
         console.print(f"[red]--config: {e}[/red]")
         return 2

@@ -166,8 +166,9 @@ class Algorithm:
         start: int,
         to_find: int,
     ) -> list[NodeInfo]:
-        """The same search over the NodeTable: every node's first failing plugin at once, then the
-        nodes the sequential search would have visited before finding `to_find` feasible ones."""
+        """The same search over the NodeTable: each node's first failing plugin, computed chunk by
+        chunk, and the verdicts of exactly the nodes the sequential search would have visited
+        before finding `to_find` feasible ones."""
         table = self.snapshot.table
         count = len(nodes)
         if nodes is self.snapshot.node_info_list:
@@ -175,13 +176,23 @@ class Algorithm:
         else:
             positions = np.fromiter((table.index[n.name] for n in nodes), dtype=np.int64, count=count)
         rows = np.roll(positions, -start)
-        first = fwk.run_filter_batch(plugins, state, pod, table, rows)
+        # Visit the rows in chunks, as the sequential search would, until enough nodes fit.
+        chunk = max(2 * to_find, 256)
+        parts: list[IntArray] = []
+        found = 0
+        for offset in range(0, count, chunk):
+            part = fwk.run_filter_batch(plugins, state, pod, table, rows[offset : offset + chunk])
+            parts.append(part)
+            found += int(np.count_nonzero(part < 0))
+            if found >= to_find:
+                break
+        first = np.concatenate(parts) if len(parts) > 1 else parts[0]
         passing = np.flatnonzero(first < 0)[:to_find]
-        end = int(passing[-1]) + 1 if len(passing) == to_find else count
+        end = int(passing[-1]) + 1 if len(passing) == to_find else len(first)
         for i in np.flatnonzero(first[:end] >= 0).tolist():
             node = table.nodes[int(rows[i])]
             status = filter_status(plugins[int(first[i])], state, pod, node)
-            if status is None:  # the batch method and the per-node method disagree: trust the node
+            if status is None:  # the batch and per-node methods disagree: a plugin bug, reported as such
                 raise SchedulingError(
                     Status.error(f"batch filter of {plugins[int(first[i])].name} disagrees on {node.name}")
                 )

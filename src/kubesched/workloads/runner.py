@@ -74,13 +74,14 @@ def _pod(name: str, requests: dict[str, str]) -> core_v1.Pod:
     )
 
 
-async def _run(workload: Workload, *, config: dict[str, Any] | None) -> Result:
+async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool) -> Result:
     clock = RealClock()
     store = MemoryStore(clock=clock)
     cluster = MemoryCluster(store)
     registry = in_tree_registry()
     raw = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **(config or {})}
     scheduler = Scheduler(cluster, clock, load_data(raw, registry), registry, seed=0, identity="bench")
+    scheduler.algorithm.batch = batch
     result = Result(workload.name, workload.params)
     created = 0
     task = asyncio.ensure_future(scheduler.run())
@@ -114,6 +115,7 @@ async def _run(workload: Workload, *, config: dict[str, Any] | None) -> Result:
     return result
 
 
-def run(workload: Workload, *, config: dict[str, Any] | None = None) -> Result:
+def run(workload: Workload, *, config: dict[str, Any] | None = None, batch: bool = True) -> Result:
+    """Run the workload; `batch=False` forces the per-node plugin methods."""
     gc.collect()
-    return asyncio.run(_run(workload, config=config))
+    return asyncio.run(_run(workload, config=config, batch=batch))
