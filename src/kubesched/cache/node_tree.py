@@ -21,6 +21,7 @@ class NodeTree:
     def __init__(self) -> None:
         self._zones: list[str] = []
         self._tree: dict[str, list[str]] = {}
+        self._members: set[str] = set()
         self.count = 0
 
     def add(self, node: Any) -> None:
@@ -29,16 +30,18 @@ class NodeTree:
         if names is None:
             self._zones.append(zone)
             names = self._tree[zone] = []
-        if name not in names:
+        if name not in self._members:
             names.append(name)
+            self._members.add(name)
             self.count += 1
 
     def remove(self, node: Any) -> None:
         zone, name = zone_key(node), node.metadata.name
         names = self._tree.get(zone)
-        if names is None or name not in names:
+        if names is None or name not in self._members:
             return
         names.remove(name)
+        self._members.discard(name)
         self.count -= 1
         if not names:
             del self._tree[zone]

@@ -16,7 +16,7 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[int])
     raw score ends up with 0. When no score is above 0 nothing can be scaled: the scores are left
     alone, or with `reverse` every one becomes `max_priority`.
     """
-    highest = max((s for s in scores if s > 0), default=0)
+    highest = max(max(scores, default=0), 0)
     if highest == 0:
         if reverse:
             scores[:] = [max_priority] * len(scores)

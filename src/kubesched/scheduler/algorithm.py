@@ -40,7 +40,12 @@ class ScheduleResult:
     scored: list[NodeInfo] = field(default_factory=list)
     totals: list[int] = field(default_factory=list)
     plugin_scores: list[PluginScores] = field(default_factory=list)
-    top: list[str] = field(default_factory=list)
+    top_indices: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))  # into `scored`
+
+    @property
+    def top(self) -> list[str]:
+        """The scored nodes sharing the highest total (the host is one of them)."""
+        return [self.scored[i].name for i in self.top_indices.tolist()]
 
 
 FilterFn = Callable[[Framework, CycleState, PodInfo, NodeInfo], Status | None]
@@ -78,12 +83,16 @@ class Algorithm:
             raise FitError(pod.key, len(self.snapshot.node_info_list), diagnosis)
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
-            return ScheduleResult(feasible[0].name, evaluated, 1, scored=list(feasible), top=[feasible[0].name])
+            return ScheduleResult(
+                feasible[0].name, evaluated, 1, scored=list(feasible), top_indices=np.zeros(1, np.int64)
+            )
         table = self.snapshot.table if self.batch else None
         totals, plugin_scores = self.prioritize(fwk, state, pod, feasible, table, self.feasible_rows)
-        top = [feasible[i].name for i in np.flatnonzero(totals == totals.max()).tolist()]
-        host = top[0] if len(top) == 1 else self.rng.choice(top)
-        return ScheduleResult(host, evaluated, len(feasible), feasible, totals.tolist(), plugin_scores, top)
+        best = np.flatnonzero(totals == totals.max())
+        chosen = int(best[0]) if len(best) == 1 else self.rng.choice(best.tolist())
+        return ScheduleResult(
+            feasible[chosen].name, evaluated, len(feasible), feasible, totals.tolist(), plugin_scores, best
+        )
 
     def find_nodes_that_fit(
         self, fwk: Framework, state: CycleState, pod: PodInfo, run_filter: FilterFn

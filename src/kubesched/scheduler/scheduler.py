@@ -310,14 +310,15 @@ class Scheduler:
             self.handle_failure(fwk, qpi, e.status, None)
             return None
         host = result.host
-        self.trace.emit(
-            "cycle.selected",
-            pod=pod.key,
-            node=host,
-            evaluated=result.evaluated_nodes,
-            feasible=result.feasible_nodes,
-            top=result.top,
-        )
+        if self.trace.enabled:
+            self.trace.emit(
+                "cycle.selected",
+                pod=pod.key,
+                node=host,
+                evaluated=result.evaluated_nodes,
+                feasible=result.feasible_nodes,
+                top=result.top,
+            )
         assumed = pod.with_node(host)
         self.cache.assume_pod(assumed)
         self.trace.emit("cache.assumed", pod=pod.key, node=host)
