@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
+import numpy as np
 
 from kubesched.api.errors import FieldError
 from kubesched.cache import NodeInfo, PodInfo
-from kubesched.cache.resource import Resource
+from kubesched.cache.resource import CPU, MEMORY, Resource
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.interface import PreFilterResult
@@ -32,6 +33,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.plugins.batch import Bool, Int, filter_per_node, score_per_node, zeros
 from kubesched.plugins.resource_scoring import (
     LEAST_ALLOCATED,
+    MAX_NODE_SCORE,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     SCORING_STRATEGY_TYPES,
@@ -259,6 +261,9 @@ class NodeResourcesFit:
             self.array_scorer = requested_to_capacity_ratio_array(shape)
         else:
             self.scorer, self.array_scorer = least_allocated, least_allocated_array
+        self._cpu_memory_least_allocated = (
+            strategy.type == LEAST_ALLOCATED and self.resources == [CPU, MEMORY] and (sum(self.weights) > 0)
+        )
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """A deleted or scaled-down pod may free room; a new node or more allocatable may offer it;
@@ -317,9 +322,28 @@ class NodeResourcesFit:
             weights.append(weight)
         return self.scorer(requested, allocatable, weights)
 
+    def _least_allocated_cpu_memory(self, table: NodeTable, rows: Int, requests: tuple[int, ...]) -> Int | None:
+        """The default strategy over cpu and memory when every row offers both: the general array
+        form without its per-row bookkeeping (None when it does not apply)."""
+        alloc_cpu, alloc_mem = table.alloc_cpu[rows], table.alloc_mem[rows]
+        if not len(rows) or alloc_cpu.min() <= 0 or alloc_mem.min() <= 0:
+            return None
+        req_cpu, req_mem = table.nz_cpu[rows] + requests[0], table.nz_mem[rows] + requests[1]
+        if not safe_amounts(alloc_cpu, alloc_mem, req_cpu, req_mem):
+            return None
+        cpu = np.where(req_cpu <= alloc_cpu, (alloc_cpu - req_cpu) * MAX_NODE_SCORE // alloc_cpu, 0)
+        mem = np.where(req_mem <= alloc_mem, (alloc_mem - req_mem) * MAX_NODE_SCORE // alloc_mem, 0)
+        w_cpu, w_mem = self.weights
+        out: Int = (cpu * w_cpu + mem * w_mem) // (w_cpu + w_mem)
+        return out
+
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
         pre = state.get(PRE_SCORE_STATE_KEY)
         requests = pre.pod_requests if isinstance(pre, _PreScoreState) else self._pod_requests(pod)
+        if self._cpu_memory_least_allocated:
+            fast = self._least_allocated_cpu_memory(table, rows, requests)
+            if fast is not None:
+                return fast
         requested: list[Int] = []
         allocatable: list[Int] = []
         included: list[Bool] = []

@@ -312,11 +312,11 @@ def requested_to_capacity_ratio_array(shape: Sequence[UtilizationShapePoint]) ->
     return scorer
 
 
-def _std_of_two(a: Any, b: Any) -> Any:
+def std_of_two(a: Any, b: Any) -> Any:
     return abs((a - b) / 2)
 
 
-def _balance_of(std: Any) -> Any:
+def balance_of(std: Any) -> Any:
     """`(1 - std) * 100`, before truncation (floats or arrays)."""
     return (1 - std) * MAX_NODE_SCORE
 
@@ -326,18 +326,18 @@ def balance(fractions: Sequence[float]) -> int:
     standard deviation for more, 0 for fewer."""
     std = 0.0
     if len(fractions) == 2:
-        std = _std_of_two(fractions[0], fractions[1])
+        std = std_of_two(fractions[0], fractions[1])
     elif len(fractions) > 2:
         mean = sum(fractions) / len(fractions)
         std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
-    return int(_balance_of(std))
+    return int(balance_of(std))
 
 
 def balance_array(first: npt.NDArray[np.float64], second: npt.NDArray[np.float64], count: Int) -> Int:
     """`balance` of each row's fractions, given its first two and how many it has; only for
     rows with at most two (the others' results are meaningless)."""
-    std = np.where(count == 2, _std_of_two(first, second), 0.0)
-    out: Int = _balance_of(std).astype(np.int64)  # truncates toward zero, as int()
+    std = np.where(count == 2, std_of_two(first, second), 0.0)
+    out: Int = balance_of(std).astype(np.int64)  # truncates toward zero, as int()
     return out
 
 

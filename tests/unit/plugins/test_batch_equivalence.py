@@ -508,3 +508,33 @@ def test_search_with_batch_methods_matches_per_node_search(
             bound = pod.pod
             bound.spec.nodeName = outcome[0]
             cache.add_pod(bound)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_cpu_memory_fast_paths_agree_with_per_node_scores(seed):
+    """Every node offers cpu and memory: the default strategies take their fast array paths."""
+    from builders import make_node, make_pod
+    from kubesched.cache import Cache, PodInfo, Snapshot
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.plugins import balanced_allocation, noderesources_fit
+
+    rng = random.Random(seed)
+    cache, snapshot = Cache(), Snapshot()
+    for i in range(40):
+        cache.add_node(make_node(f"n{i}").capacity(cpu=f"{rng.randint(1, 64000)}m", memory=rng.randint(1, 2**36)).obj)
+        for j in range(rng.randint(0, 3)):
+            p = make_pod(f"p{i}-{j}").req(cpu=f"{rng.randint(0, 4000)}m", memory=rng.randint(0, 2**33)).obj
+            p.metadata.uid, p.spec.nodeName = f"u{i}-{j}", f"n{i}"
+            cache.add_pod(p)
+    cache.update_snapshot(snapshot)
+    incoming = make_pod("in").req(cpu=f"{rng.randint(0, 3000)}m", memory=rng.randint(0, 2**32)).obj
+    incoming.metadata.uid = "in"
+    pod = PodInfo(incoming)
+    rows = np.arange(len(snapshot.table), dtype=np.int64)
+    for plugin in (noderesources_fit.new(None, None), balanced_allocation.new(None, None)):
+        state = CycleState()
+        if plugin.pre_score(state, pod, snapshot.node_info_list) is not None:
+            continue
+        expected = [plugin.score(state, pod, n) for n in snapshot.table.nodes]
+        assert plugin.score_batch(state, pod, snapshot.table, rows).tolist() == expected
