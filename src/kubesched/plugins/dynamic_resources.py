@@ -17,6 +17,7 @@ import msgspec
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.interface import MAX_NODE_SCORE, NodeToStatus, PostFilterResult, PreFilterResult
 from kubesched.framework.status import SKIP, Status
+from kubesched.plugins.args import decode_args
 from kubesched.plugins.batch import Bool, Int, zeros
 from kubesched.plugins.normalize import default_normalize_score
 
@@ -100,16 +101,5 @@ class DynamicResources:
         ]
 
 
-def decode_args(args: Any) -> DynamicResourcesArgs:
-    if args is None:
-        return DynamicResourcesArgs()
-    if isinstance(args, DynamicResourcesArgs):
-        return args
-    try:
-        return msgspec.convert(args, DynamicResourcesArgs)
-    except msgspec.ValidationError as err:
-        raise ValueError(f"args are not of type DynamicResourcesArgs: {err}") from None
-
-
 def new(args: Any, handle: Handle) -> DynamicResources:
-    return DynamicResources(decode_args(args))
+    return DynamicResources(decode_args(args, DynamicResourcesArgs))

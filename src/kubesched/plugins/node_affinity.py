@@ -15,6 +15,7 @@ from kubesched.api.selectors import NodeSelectorMatcher, compile_node_selector
 from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.interface import MAX_NODE_SCORE, PreFilterResult
 from kubesched.framework.status import SKIP, Status, StatusError
+from kubesched.plugins.args import decode_args
 from kubesched.plugins.batch import Bool, Int, filter_per_node, score_per_node
 from kubesched.plugins.normalize import default_normalize_score
 
@@ -260,18 +261,6 @@ class NodeAffinity:
         return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL))]
 
 
-def decode_args(args: Any) -> NodeAffinityArgs:
-    """NodeAffinityArgs from None (defaults), an instance, or its JSON-shaped mapping."""
-    if args is None:
-        return NodeAffinityArgs()
-    if isinstance(args, NodeAffinityArgs):
-        return args
-    try:
-        return msgspec.convert(args, NodeAffinityArgs)
-    except msgspec.ValidationError as err:
-        raise ValueError(f"args are not of type NodeAffinityArgs: {err}") from None
-
-
 def new(args: Any, handle: Handle) -> NodeAffinity:
     """Build NodeAffinity; raises ValueError (naming the field) when `addedAffinity` does not parse."""
-    return NodeAffinity(decode_args(args))
+    return NodeAffinity(decode_args(args, NodeAffinityArgs))

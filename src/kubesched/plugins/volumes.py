@@ -19,6 +19,7 @@ from kubesched.api.errors import FieldError
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.status import SKIP, Status
+from kubesched.plugins.args import decode_args
 from kubesched.plugins.batch import Bool, Int, zeros
 
 if TYPE_CHECKING:
@@ -163,17 +164,6 @@ class VolumeBinding(_VolumeFilter):
         )
 
 
-def _decode_volume_binding_args(args: Any) -> VolumeBindingArgs:
-    if args is None:
-        return VolumeBindingArgs()
-    if isinstance(args, VolumeBindingArgs):
-        return args
-    try:
-        return msgspec.convert(args, VolumeBindingArgs)
-    except msgspec.ValidationError as err:
-        raise ValueError(f"args are not of type VolumeBindingArgs: {err}") from None
-
-
 def new_volume_restrictions(args: Any, handle: Handle) -> VolumeRestrictions:
     return VolumeRestrictions()
 
@@ -183,7 +173,7 @@ def new_node_volume_limits(args: Any, handle: Handle) -> NodeVolumeLimits:
 
 
 def new_volume_binding(args: Any, handle: Handle) -> VolumeBinding:
-    return VolumeBinding(_decode_volume_binding_args(args))
+    return VolumeBinding(decode_args(args, VolumeBindingArgs))
 
 
 def new_volume_zone(args: Any, handle: Handle) -> VolumeZone:
