@@ -43,3 +43,8 @@ class Clock(Protocol):
 def utc(seconds: float) -> datetime:
     """An aware UTC datetime for a `Clock.now()` value, truncated to the microsecond."""
     return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+def rfc3339(seconds: float) -> str:
+    """A `Clock.now()` value as the API writes timestamps (UTC, whole seconds, `Z`)."""
+    return utc(int(seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -271,23 +271,23 @@ class Framework:
         return first
 
     def run_add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status | None:
-        for plugin in self.points["preFilter"]:
-            ext = getattr(plugin, "add_pod", None)
-            if ext is None or plugin.name in state.skip_filter_plugins:
-                continue
-            status = ext(state, pod, pod_to_add, node)
-            if status is not None and status.code != Code.SUCCESS:
-                return _error('running AddPod on PreFilter plugin "{plugin}": {message}', plugin.name, status)
-        return None
+        """Every PreFilter plugin's AddPod extension (those not skipped this cycle)."""
+        return self._run_pre_filter_extension("add_pod", "AddPod", state, pod, pod_to_add, node)
 
     def run_remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo) -> Status | None:
+        """Every PreFilter plugin's RemovePod extension (those not skipped this cycle)."""
+        return self._run_pre_filter_extension("remove_pod", "RemovePod", state, pod, pod_to_remove, node)
+
+    def _run_pre_filter_extension(
+        self, method: str, label: str, state: CycleState, pod: PodInfo, other: PodInfo, node: NodeInfo
+    ) -> Status | None:
         for plugin in self.points["preFilter"]:
-            ext = getattr(plugin, "remove_pod", None)
+            ext = getattr(plugin, method, None)
             if ext is None or plugin.name in state.skip_filter_plugins:
                 continue
-            status = ext(state, pod, pod_to_remove, node)
+            status: Status | None = ext(state, pod, other, node)
             if status is not None and status.code != Code.SUCCESS:
-                return _error('running RemovePod on PreFilter plugin "{plugin}": {message}', plugin.name, status)
+                return _error(f'running {label} on PreFilter plugin "{{plugin}}": {{message}}', plugin.name, status)
         return None
 
     def run_post_filter(

@@ -15,7 +15,7 @@ from lightkube.resources import core_v1
 from kubesched.api.resources import pod_requests
 from kubesched.cache import Cache, PodInfo, Snapshot
 from kubesched.clock import Clock
-from kubesched.clock.base import utc
+from kubesched.clock.base import rfc3339
 from kubesched.cluster import DELETED, ApiError, Cluster, Gone, NotFound, WatchEvent
 from kubesched.cluster.events import EventsV1Recorder
 from kubesched.cluster.protocol import BOOKMARK
@@ -427,7 +427,7 @@ class Scheduler:
             "status": "False",
             "reason": reason,
             "message": message,
-            "lastTransitionTime": _rfc3339(self.clock.now()),
+            "lastTransitionTime": rfc3339(self.clock.now()),
         }
         existing = (
             next((c for c in (pod.status.conditions or []) if c.type == "PodScheduled"), None) if pod.status else None
@@ -452,7 +452,3 @@ class Scheduler:
         task = asyncio.ensure_future(coro)
         self._bindings.add(task)
         task.add_done_callback(self._bindings.discard)
-
-
-def _rfc3339(now: float) -> str:
-    return utc(int(now)).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -21,7 +21,7 @@ from kubesched.api.errors import FieldError
 from kubesched.api.quantity import int_value, milli_value
 from kubesched.api.resources import pod_requests
 from kubesched.clock import Clock
-from kubesched.clock.base import utc
+from kubesched.clock.base import rfc3339
 from kubesched.cluster import DELETED, ApiError, Cluster
 from kubesched.cluster.events import NORMAL, WARNING, EventRecorder
 from kubesched.sim.nodes import FAKE_NODE_ANNOTATION
@@ -53,10 +53,6 @@ class _Node:
         prefix = self.pod_cidr.split("/")[0].rsplit(".", 1)[0]
         self.started += 1
         return f"{prefix}.{self.started % 253 + 2}"
-
-
-def _stamp(now: float) -> str:
-    return utc(int(now)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _allocatable(node: Any) -> dict[str, int]:
@@ -201,7 +197,7 @@ class FakeKubelets:
         await self._clock.sleep(self.config.start_seconds)
         if not self._still_admitted(pod):
             return
-        now = _stamp(self._clock.now())
+        now = rfc3339(self._clock.now())
         ready = [
             {"type": t, "status": "True", "lastTransitionTime": now}
             for t in ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready")
