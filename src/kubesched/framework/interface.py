@@ -79,7 +79,8 @@ class NodeToStatus:
 
 class QueueSortPlugin(Plugin, Protocol):
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        """Whether `a` should be popped before `b`."""
+        """Whether `a` should be popped before `b`. A plugin may also define
+        `sort_key(qpi)`, a key ordering pods exactly as `less` does; the queue then compares keys."""
         ...
 
 

@@ -255,19 +255,23 @@ class Framework:
     @staticmethod
     def run_filter_batch(
         plugins: Sequence[Any], state: CycleState, pod: PodInfo, table: NodeTable, rows: IntArray
-    ) -> IntArray:
-        """For each row, the index in `plugins` of the first plugin it fails, or -1. Each plugin
-        sees only the rows that passed the plugins before it, as in the per-node loop."""
-        first = np.full(len(rows), -1, dtype=np.int64)
-        alive = np.arange(len(rows))
+    ) -> IntArray | None:
+        """For each row, the index in `plugins` of the first plugin it fails, or -1; None when
+        every row passes. Each plugin sees only the rows that passed the plugins before it, as in
+        the per-node loop."""
+        first: IntArray | None = None
+        alive: IntArray | None = None  # positions still passing, once some row has failed
         for k, plugin in enumerate(plugins):
-            if not len(alive):
-                break
-            failed = plugin.filter_batch(state, pod, table, rows[alive])
+            failed = plugin.filter_batch(state, pod, table, rows if alive is None else rows[alive])
             if failed is None:
                 continue
+            if first is None or alive is None:
+                first = np.full(len(rows), -1, dtype=np.int64)
+                alive = np.arange(len(rows))
             first[alive[failed]] = k
             alive = alive[~failed]
+            if not len(alive):
+                break
         return first
 
     def run_add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status | None:
@@ -329,47 +333,59 @@ class Framework:
         table: NodeTable | None = None,
         rows: IntArray | None = None,
     ) -> tuple[IntArray, list[PluginScores], Status | None]:
-        """Total weighted score per node (in `nodes` order) and each plugin's scores. With a
-        `table` (and the nodes' `rows` in it, when known) and a batch method on every plugin that
-        scores this cycle, scores are computed over the table's columns."""
+        """Total weighted score per node (in `nodes` order) and each plugin's scores, in upstream's
+        phases: every plugin's Score, then every NormalizeScore, then the range check and weights.
+        With a `table` (and the nodes' `rows` in it, when known) and a batch method on every plugin
+        that scores this cycle, scores and normalization are computed over the table's columns."""
         count = len(nodes)
-        totals = np.zeros(count, dtype=np.int64)
-        per_plugin: list[PluginScores] = []
         active = [p for p in self.points["score"] if p.name not in state.skip_score_plugins]
         batch = table is not None and all(hasattr(p, "score_batch") for p in active)
         if batch and rows is None and table is not None:
             rows = np.fromiter((table.index[n.name] for n in nodes), dtype=np.int64, count=count)
+        raws: list[IntArray] = []
         for plugin in active:
             try:
                 if batch:
-                    raw = np.asarray(plugin.score_batch(state, pod, table, rows), dtype=np.int64)
+                    raw = plugin.score_batch(state, pod, table, rows)
+                    if raw.dtype != np.int64:
+                        raw = raw.astype(np.int64)
                 else:
                     raw = np.fromiter((plugin.score(state, pod, n) for n in nodes), dtype=np.int64, count=count)
             except StatusError as e:
                 message = f'running Score plugins: plugin "{plugin.name}" failed with: {e.status.message}'
-                return totals, per_plugin, Status(Code.ERROR, message, plugin=plugin.name)
+                return np.zeros(count, dtype=np.int64), [], Status(Code.ERROR, message, plugin=plugin.name)
+            raws.append(raw)
+        normalized: list[IntArray] = []
+        for plugin, raw in zip(active, raws, strict=True):
             scores = raw
-            normalize = getattr(plugin, "normalize_score", None)
-            if normalize is not None:
+            if batch and hasattr(plugin, "normalize_score_batch"):
+                scores = plugin.normalize_score_batch(state, pod, raw)
+            elif hasattr(plugin, "normalize_score"):
                 values = raw.tolist()
-                status = normalize(state, pod, values)
+                status = plugin.normalize_score(state, pod, values)
                 if status is not None and status.code != Code.SUCCESS:
                     message = (
                         f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {status.message}'
                     )
-                    return totals, per_plugin, Status(Code.ERROR, message, plugin=plugin.name)
+                    return np.zeros(count, dtype=np.int64), [], Status(Code.ERROR, message, plugin=plugin.name)
                 scores = np.asarray(values, dtype=np.int64)
-            if count and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
-                bad = int(scores[np.flatnonzero((scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE))[0]])
-                message = (
-                    f'plugin "{plugin.name}" returns an invalid score {bad}, it should in the range of '
-                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                )
-                return totals, per_plugin, Status(Code.ERROR, message, plugin=plugin.name)
-            weight = self.weights[plugin.name]
-            totals += scores * weight
-            per_plugin.append(PluginScores(plugin.name, raw, scores, weight))
-        return totals, per_plugin, None
+            normalized.append(scores)
+        if not active:
+            return np.zeros(count, dtype=np.int64), [], None
+        matrix = np.stack(normalized)
+        if count and (matrix.max() > MAX_NODE_SCORE or matrix.min() < MIN_NODE_SCORE):
+            for plugin, scores in zip(active, normalized, strict=True):
+                out = np.flatnonzero((scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE))
+                if len(out):
+                    message = (
+                        f'plugin "{plugin.name}" returns an invalid score {int(scores[out[0]])}, it should in the '
+                        f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                    )
+                    return np.zeros(count, dtype=np.int64), [], Status(Code.ERROR, message, plugin=plugin.name)
+        weights = [self.weights[p.name] for p in active]
+        totals: IntArray = np.asarray(weights, dtype=np.int64) @ matrix
+        parts = zip(active, raws, normalized, weights, strict=True)
+        return totals, [PluginScores(p.name, raw, scores, w) for p, raw, scores, w in parts], None
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for plugin in self.points["reserve"]:

@@ -50,6 +50,7 @@ FloatArray = npt.NDArray[np.float64]
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
+BALANCE_COLUMN = NAME + "/cpu-memory"  # the NodeTable column of `_cpu_memory_balance`
 
 
 class Args(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
@@ -104,6 +105,14 @@ def _first_two(fractions: FloatArray, included: npt.NDArray[np.bool_]) -> tuple[
     return np.take_along_axis(fractions, first, axis=0)[0], np.take_along_axis(fractions, second, axis=0)[0]
 
 
+def _cpu_memory_balance(node: NodeInfo) -> int:
+    """The balance of a node's cpu and memory before any pod is added (0 when it lacks either)."""
+    alloc, used = node.allocatable, node.requested
+    if alloc.cpu <= 0 or alloc.memory <= 0:
+        return 0
+    return balance([_fraction(float(used.cpu), float(alloc.cpu)), _fraction(float(used.memory), float(alloc.memory))])
+
+
 class NodeResourcesBalancedAllocation:
     name: ClassVar[str] = NAME
 
@@ -142,21 +151,18 @@ class NodeResourcesBalancedAllocation:
         """The default resources when every row offers both: the general array form without its
         per-row bookkeeping, same float operations (None when it does not apply)."""
         alloc_cpu, alloc_mem = table.alloc_cpu[rows], table.alloc_mem[rows]
-        if alloc_cpu.min() <= 0 or alloc_mem.min() <= 0:
+        if table.rows_without_cpu_memory and (alloc_cpu.min() <= 0 or alloc_mem.min() <= 0):
             return None
         used_cpu, used_mem = table.req_cpu[rows], table.req_mem[rows]
-        if not safe_amounts(alloc_cpu, alloc_mem, used_cpu, used_mem, requests[0], requests[1]):
+        exact = table.exact(requests[0], requests[1])
+        if not exact and not safe_amounts(alloc_cpu, alloc_mem, used_cpu, used_mem, requests[0], requests[1]):
             return None
-        div_cpu, div_mem = alloc_cpu.astype(np.float64), alloc_mem.astype(np.float64)
+        # int64 / int64 divides as float64, like the per-node float(used) / float(allocatable).
         with_pod = std_of_two(
-            _fraction((used_cpu + requests[0]).astype(np.float64), div_cpu),
-            _fraction((used_mem + requests[1]).astype(np.float64), div_mem),
-        )
-        without_pod = std_of_two(
-            _fraction(used_cpu.astype(np.float64), div_cpu), _fraction(used_mem.astype(np.float64), div_mem)
+            np.minimum(1.0, (used_cpu + requests[0]) / alloc_cpu), np.minimum(1.0, (used_mem + requests[1]) / alloc_mem)
         )
         balanced_with = balance_of(with_pod).astype(np.int64)
-        balanced_without = balance_of(without_pod).astype(np.int64)
+        balanced_without = table.derived(BALANCE_COLUMN, _cpu_memory_balance)[rows]
         out: Int = _score(balanced_with, balanced_without, go_div_array)
         return out
 
@@ -177,7 +183,7 @@ class NodeResourcesBalancedAllocation:
             if amounts is None:
                 continue
             allocatable, used = amounts
-            if not safe_amounts(allocatable, used, want):
+            if not table.exact(want) and not safe_amounts(allocatable, used, want):
                 return score_per_node(self.score, state, pod, table, rows)
             inc = offered(allocatable)
             divisor = np.where(inc, allocatable, 1).astype(np.float64)

@@ -19,7 +19,7 @@ from kubesched.framework.interface import MAX_NODE_SCORE, NodeToStatus, PostFilt
 from kubesched.framework.status import SKIP, Status
 from kubesched.plugins.args import decode_args
 from kubesched.plugins.batch import Bool, Int, zeros
-from kubesched.plugins.normalize import default_normalize_score
+from kubesched.plugins.normalize import default_normalize_array, default_normalize_score
 
 if TYPE_CHECKING:
     from kubesched.cache import NodeInfo, PodInfo
@@ -79,6 +79,9 @@ class DynamicResources:
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
+
+    def normalize_score_batch(self, state: CycleState, pod: PodInfo, scores: Int) -> Int:
+        return default_normalize_array(MAX_NODE_SCORE, False, scores)
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         return None

@@ -17,7 +17,7 @@ from kubesched.framework.interface import MAX_NODE_SCORE, PreFilterResult
 from kubesched.framework.status import SKIP, Status, StatusError
 from kubesched.plugins.args import decode_args
 from kubesched.plugins.batch import Bool, Int, filter_per_node, score_per_node
-from kubesched.plugins.normalize import default_normalize_score
+from kubesched.plugins.normalize import default_normalize_array, default_normalize_score
 
 if TYPE_CHECKING:
     from kubesched.cache import NodeInfo, PodInfo
@@ -255,6 +255,9 @@ class NodeAffinity:
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
+
+    def normalize_score_batch(self, state: CycleState, pod: PodInfo, scores: Int) -> Int:
+        return default_normalize_array(MAX_NODE_SCORE, False, scores)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # A new node, or new labels on a node, may match the pod's affinity.

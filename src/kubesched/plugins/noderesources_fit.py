@@ -213,8 +213,9 @@ def lacks_request(requests: Resource, scalars: Sequence[tuple[str, int]], table:
             compared.append((want, table.scalar_alloc[name][rows], table.scalar_req[name][rows]))
         elif want > 0:  # no node lists the resource: none has any of it
             lacks[:] = True
+    exact = table.exact()
     for want, have, taken in compared:
-        if not safe_amounts(have, taken):
+        if not exact and not safe_amounts(have, taken):
             return None
         lacks |= want > have - taken
     return lacks
@@ -326,10 +327,10 @@ class NodeResourcesFit:
         """The default strategy over cpu and memory when every row offers both: the general array
         form without its per-row bookkeeping (None when it does not apply)."""
         alloc_cpu, alloc_mem = table.alloc_cpu[rows], table.alloc_mem[rows]
-        if not len(rows) or alloc_cpu.min() <= 0 or alloc_mem.min() <= 0:
+        if not len(rows) or (table.rows_without_cpu_memory and (alloc_cpu.min() <= 0 or alloc_mem.min() <= 0)):
             return None
         req_cpu, req_mem = table.nz_cpu[rows] + requests[0], table.nz_mem[rows] + requests[1]
-        if not safe_amounts(alloc_cpu, alloc_mem, req_cpu, req_mem):
+        if not table.exact(requests[0], requests[1]) and not safe_amounts(alloc_cpu, alloc_mem, req_cpu, req_mem):
             return None
         cpu = np.where(req_cpu <= alloc_cpu, (alloc_cpu - req_cpu) * MAX_NODE_SCORE // alloc_cpu, 0)
         mem = np.where(req_mem <= alloc_mem, (alloc_mem - req_mem) * MAX_NODE_SCORE // alloc_mem, 0)
@@ -352,7 +353,7 @@ class NodeResourcesFit:
             amounts = table_amounts(table, rows, name, want, non_zero=True)
             if amounts is None:
                 continue
-            if not safe_amounts(*amounts, want):
+            if not table.exact(want) and not safe_amounts(*amounts, want):
                 return score_per_node(self.score, state, pod, table, rows)
             allocatable.append(amounts[0])
             requested.append(amounts[1] + want)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from kubesched.cache.table import Int
+
 
 def _truncating_div(a: int, b: int) -> int:
     """Integer division rounding toward zero, as Go's `/` on integers does."""
@@ -24,3 +28,14 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[int])
     for i, raw in enumerate(scores):
         scaled = _truncating_div(max_priority * raw, highest)
         scores[i] = max_priority - scaled if reverse else scaled
+
+
+def default_normalize_array(max_priority: int, reverse: bool, scores: Int) -> Int:
+    """`default_normalize_score` over an array, returning the new scores."""
+    highest = max(int(scores.max()), 0) if len(scores) else 0
+    if highest == 0:
+        return np.full(len(scores), max_priority, dtype=np.int64) if reverse else scores
+    scaled = max_priority * scores
+    scaled = np.where(scaled >= 0, scaled // highest, -(-scaled // highest))
+    out: Int = max_priority - scaled if reverse else scaled
+    return out

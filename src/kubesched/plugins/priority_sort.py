@@ -22,6 +22,10 @@ class PrioritySort:
             return a.priority > b.priority
         return a.timestamp < b.timestamp
 
+    def sort_key(self, qpi: QueuedPodInfo) -> tuple[int, float]:
+        """A key that orders pods as `less` does, for queues that compare keys."""
+        return (-qpi.priority, qpi.timestamp)
+
 
 def new(args: Any, handle: Handle) -> PrioritySort:
     """PrioritySort takes no arguments."""

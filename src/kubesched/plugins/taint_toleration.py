@@ -14,7 +14,7 @@ from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, Clus
 from kubesched.framework.interface import MAX_NODE_SCORE
 from kubesched.framework.status import Status, StatusError
 from kubesched.plugins.batch import Bool, Int, filter_per_node, score_per_node
-from kubesched.plugins.normalize import default_normalize_score
+from kubesched.plugins.normalize import default_normalize_array, default_normalize_score
 
 if TYPE_CHECKING:
     from kubesched.cache import NodeInfo, PodInfo
@@ -93,6 +93,9 @@ class TaintToleration:
         # More intolerable taints is worse: the node with the most gets 0, nodes with none get 100.
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None
+
+    def normalize_score_batch(self, state: CycleState, pod: PodInfo, scores: Int) -> Int:
+        return default_normalize_array(MAX_NODE_SCORE, True, scores)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return [

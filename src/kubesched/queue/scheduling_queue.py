@@ -48,73 +48,74 @@ class QueueProfile:
 
 
 class _Heap:
-    """A heap of queued pods keyed by pod key, ordered by `sort_key(qpi)` then by `less` for ties."""
+    """A heap of queued pods keyed by pod key, ordered by `primary(qpi)`, then by `order(qpi)`,
+    then first pushed first. Entries are lists compared element by element; a removed entry
+    keeps its place with its pod cleared."""
 
-    def __init__(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], sort_key: Callable[[QueuedPodInfo], Any]):
-        self._less = less
-        self._sort_key = sort_key
-        self._heap: list[_Item] = []
-        self._items: dict[str, _Item] = {}
+    def __init__(self, primary: Callable[[QueuedPodInfo], Any], order: Callable[[QueuedPodInfo], Any]) -> None:
+        self._primary = primary
+        self._order = order
+        self._heap: list[list[Any]] = []
+        self._items: dict[str, list[Any]] = {}
         self._seq = itertools.count()
 
     def push(self, qpi: QueuedPodInfo) -> None:
         self.remove(qpi.key)
-        item = _Item(self._sort_key(qpi), qpi, self._less, next(self._seq))
-        self._items[qpi.key] = item
-        heapq.heappush(self._heap, item)
+        entry = [self._primary(qpi), self._order(qpi), next(self._seq), qpi]
+        self._items[qpi.key] = entry
+        heapq.heappush(self._heap, entry)
 
     def peek(self) -> QueuedPodInfo | None:
         self._drop_removed()
-        return self._heap[0].qpi if self._heap else None
+        return self._heap[0][3] if self._heap else None
 
     def pop(self) -> QueuedPodInfo | None:
         self._drop_removed()
         if not self._heap:
             return None
-        item = heapq.heappop(self._heap)
-        del self._items[item.qpi.key]
-        return item.qpi
+        qpi: QueuedPodInfo = heapq.heappop(self._heap)[3]
+        del self._items[qpi.key]
+        return qpi
 
     def remove(self, key: str) -> QueuedPodInfo | None:
-        item = self._items.pop(key, None)
-        if item is None:
+        entry = self._items.pop(key, None)
+        if entry is None:
             return None
-        item.removed = True
-        return item.qpi
+        qpi: QueuedPodInfo = entry[3]
+        entry[3] = None
+        return qpi
 
     def get(self, key: str) -> QueuedPodInfo | None:
-        item = self._items.get(key)
-        return item.qpi if item else None
+        entry = self._items.get(key)
+        return entry[3] if entry else None
 
     def _drop_removed(self) -> None:
-        while self._heap and self._heap[0].removed:
+        while self._heap and self._heap[0][3] is None:
             heapq.heappop(self._heap)
 
     def __len__(self) -> int:
         return len(self._items)
 
     def __iter__(self) -> Iterator[QueuedPodInfo]:
-        return iter([item.qpi for item in self._items.values()])
+        return iter([entry[3] for entry in self._items.values()])
 
 
-class _Item:
-    __slots__ = ("key", "less", "qpi", "removed", "seq")
+class _ByLess:
+    """A sort key from a QueueSort `less` function: equal when neither pod goes first."""
 
-    def __init__(self, key: Any, qpi: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], seq: int):
-        self.key = key
+    __slots__ = ("less", "qpi")
+
+    def __init__(self, qpi: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
         self.qpi = qpi
         self.less = less
-        self.seq = seq
-        self.removed = False
 
-    def __lt__(self, other: _Item) -> bool:
-        if self.key != other.key:
-            return bool(self.key < other.key)
-        if self.less(self.qpi, other.qpi):
-            return True
-        if self.less(other.qpi, self.qpi):
-            return False
-        return self.seq < other.seq
+    def __lt__(self, other: _ByLess) -> bool:
+        return self.less(self.qpi, other.qpi)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ByLess) and not self.less(self.qpi, other.qpi) and not self.less(other.qpi, self.qpi)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class SchedulingQueue:
@@ -123,6 +124,7 @@ class SchedulingQueue:
         *,
         clock: Clock,
         less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        sort_key: Callable[[QueuedPodInfo], Any] | None = None,
         profiles: dict[str, QueueProfile],
         initial_backoff: float = DEFAULT_INITIAL_BACKOFF,
         max_backoff: float = DEFAULT_MAX_BACKOFF,
@@ -135,9 +137,10 @@ class SchedulingQueue:
         self.max_backoff = max_backoff
         self.max_in_unschedulable = max_in_unschedulable
         self._trace = tracer or Tracer(clock.now)
-        self.active = _Heap(less, lambda q: 0)
-        self.backoff = _Heap(less, self._expiry)
-        self.error_backoff = _Heap(less, self._expiry)
+        order = sort_key or (lambda qpi: _ByLess(qpi, less))
+        self.active = _Heap(lambda qpi: 0, order)
+        self.backoff = _Heap(self._expiry, order)
+        self.error_backoff = _Heap(self._expiry, order)
         self.unschedulable: dict[str, QueuedPodInfo] = {}
         self.in_flight: dict[str, QueuedPodInfo] = {}
         self._wakeup: asyncio.Event | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -181,21 +182,27 @@ class Algorithm:
         table = self.snapshot.table
         count = len(nodes)
         if nodes is self.snapshot.node_info_list:
-            positions = np.arange(count, dtype=np.int64)
+            ring = table.ring  # every row, twice: any rotation is a slice
         else:
             positions = np.fromiter((table.index[n.name] for n in nodes), dtype=np.int64, count=count)
-        rows = np.roll(positions, -start)
+            ring = np.concatenate((positions, positions))
+        rows = ring[start : start + count]
         # Visit the rows in chunks, as the sequential search would, until enough nodes fit.
         chunk = max(2 * to_find, 256)
-        parts: list[IntArray] = []
+        parts: list[IntArray | None] = []
         found = 0
         for offset in range(0, count, chunk):
             part = fwk.run_filter_batch(plugins, state, pod, table, rows[offset : offset + chunk])
             parts.append(part)
-            found += int(np.count_nonzero(part < 0))
+            found += min(chunk, count - offset) if part is None else int(np.count_nonzero(part < 0))
             if found >= to_find:
                 break
-        first = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        if all(part is None for part in parts):  # every visited node passes
+            self.feasible_rows = rows[: min(to_find, count)]
+            return self._nodes_of(self.feasible_rows)
+        first = np.concatenate(
+            [np.full(min(chunk, count - i * chunk), -1, np.int64) if p is None else p for i, p in enumerate(parts)]
+        )
         passing = np.flatnonzero(first < 0)[:to_find]
         end = int(passing[-1]) + 1 if len(passing) == to_find else len(first)
         for i in np.flatnonzero(first[:end] >= 0).tolist():
@@ -209,8 +216,14 @@ class Algorithm:
                 raise SchedulingError(status)
             diagnosis.record(node.name, status)
         self.feasible_rows = rows[passing]
-        nodes_by_row = table.nodes
-        return [nodes_by_row[r] for r in self.feasible_rows.tolist()]
+        return self._nodes_of(self.feasible_rows)
+
+    def _nodes_of(self, rows: IntArray) -> list[NodeInfo]:
+        """The NodeInfo of each table row."""
+        nodes = self.snapshot.table.nodes
+        if len(rows) < 2:
+            return [nodes[r] for r in rows.tolist()]
+        return list(operator.itemgetter(*rows.tolist())(nodes))
 
     @staticmethod
     def prioritize(

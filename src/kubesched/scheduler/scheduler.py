@@ -96,6 +96,7 @@ class Scheduler:
         self.queue = SchedulingQueue(
             clock=clock,
             less=first.queue_sort.less,
+            sort_key=getattr(first.queue_sort, "sort_key", None),
             profiles=queue_profiles,
             initial_backoff=float(config.configuration.podInitialBackoffSeconds),
             max_backoff=float(config.configuration.podMaxBackoffSeconds),

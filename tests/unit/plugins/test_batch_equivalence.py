@@ -527,14 +527,32 @@ def test_cpu_memory_fast_paths_agree_with_per_node_scores(seed):
             p = make_pod(f"p{i}-{j}").req(cpu=f"{rng.randint(0, 4000)}m", memory=rng.randint(0, 2**33)).obj
             p.metadata.uid, p.spec.nodeName = f"u{i}-{j}", f"n{i}"
             cache.add_pod(p)
-    cache.update_snapshot(snapshot)
-    incoming = make_pod("in").req(cpu=f"{rng.randint(0, 3000)}m", memory=rng.randint(0, 2**32)).obj
-    incoming.metadata.uid = "in"
-    pod = PodInfo(incoming)
-    rows = np.arange(len(snapshot.table), dtype=np.int64)
-    for plugin in (noderesources_fit.new(None, None), balanced_allocation.new(None, None)):
-        state = CycleState()
-        if plugin.pre_score(state, pod, snapshot.node_info_list) is not None:
-            continue
-        expected = [plugin.score(state, pod, n) for n in snapshot.table.nodes]
-        assert plugin.score_batch(state, pod, snapshot.table, rows).tolist() == expected
+    plugins = (noderesources_fit.new(None, None), balanced_allocation.new(None, None))
+    for round_ in range(3):  # between rounds a pod lands on a node: its row (and derived columns) change
+        cache.update_snapshot(snapshot)
+        incoming = make_pod(f"in{round_}").req(cpu=f"{rng.randint(0, 3000)}m", memory=rng.randint(0, 2**32)).obj
+        incoming.metadata.uid = f"in{round_}"
+        pod = PodInfo(incoming)
+        rows = np.arange(len(snapshot.table), dtype=np.int64)
+        for plugin in plugins:
+            state = CycleState()
+            if plugin.pre_score(state, pod, snapshot.node_info_list) is not None:
+                continue
+            expected = [plugin.score(state, pod, n) for n in snapshot.table.nodes]
+            assert plugin.score_batch(state, pod, snapshot.table, rows).tolist() == expected
+        incoming.spec.nodeName = f"n{rng.randrange(40)}"
+        cache.add_pod(incoming)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    scores=st.lists(st.integers(-(2**40), 2**40), max_size=30),
+    reverse=st.booleans(),
+    max_priority=st.sampled_from([1, 10, 100]),
+)
+def test_array_normalization_matches_list_normalization(scores: list[int], reverse: bool, max_priority: int) -> None:
+    from kubesched.plugins.normalize import default_normalize_array, default_normalize_score
+
+    expected = list(scores)
+    default_normalize_score(max_priority, reverse, expected)
+    assert default_normalize_array(max_priority, reverse, np.asarray(scores, dtype=np.int64)).tolist() == expected

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lightkube.models.core_v1 import PodSchedulingGate
 
 from builders import make_pod
@@ -11,6 +13,7 @@ from kubesched.clock import DEFAULT_EPOCH, VirtualClock
 from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.queued import QueuedPodInfo
 from kubesched.framework.status import Status
+from kubesched.plugins.priority_sort import PrioritySort
 from kubesched.queue import QueueProfile, SchedulingQueue
 
 
@@ -64,6 +67,28 @@ def test_higher_priority_pops_first_then_fifo(clock):
     q.add(pod("high", 10))
     q.add(pod("low2", 1))
     assert [pop(clock, q).pod_info.name for _ in range(3)] == ["high", "low", "low2"]
+
+
+@settings(max_examples=50, deadline=None)
+@given(pods=st.lists(st.tuples(st.integers(-2, 2), st.integers(0, 2)), min_size=1, max_size=12))
+def test_sort_key_and_less_give_the_same_order(pods):
+    """PrioritySort's key and its `less` (as a custom plugin would offer) pop pods identically,
+    ties (same priority, same time) first-in first-out."""
+    sort = PrioritySort()
+    orders = []
+    for sort_key in (sort.sort_key, None):
+        clock = VirtualClock(start=DEFAULT_EPOCH)
+        q = SchedulingQueue(
+            clock=clock, less=sort.less, sort_key=sort_key, profiles={"default-scheduler": QueueProfile(gate, {})}
+        )
+        for i, (priority, wait) in enumerate(pods):
+            clock.advance(wait)
+            q.add(pod(f"p{i}", priority))
+        orders.append([clock.run(q.pop()).pod_info.name for _ in pods])
+        clock.close()
+    assert orders[0] == orders[1]
+    by_hand = sorted(range(len(pods)), key=lambda i: -pods[i][0])  # stable: arrival order within a priority
+    assert orders[0] == [f"p{i}" for i in by_hand]
 
 
 @pytest.mark.parametrize(("failures", "seconds"), [(1, 1), (2, 2), (3, 4), (4, 8), (5, 10), (9, 10)])
