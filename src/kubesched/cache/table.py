@@ -6,7 +6,10 @@ NodeInfo objects; rows are refreshed from the same incremental updates as the sn
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +22,14 @@ _HARD_EFFECTS = ("NoSchedule", "NoExecute")
 # Amounts below this bound, plus a request below it, stay below 2**56: array formulas that
 # multiply them by 100 and by score weights cannot overflow int64.
 EXACT_BOUND = 1 << 55
+MEMO_LIMIT = 64  # memo columns kept, least recently used dropped first
+
+
+@dataclass
+class _Memo:
+    column: Int
+    seen: int  # how much of the change log the column reflects
+    epoch: int
 
 
 class NodeTable:
@@ -28,7 +39,10 @@ class NodeTable:
         self.nodes: list[NodeInfo] = []
         self.index: dict[str, int] = {}
         self.ring: Int = np.zeros(0, dtype=np.int64)  # row numbers 0..n-1, twice
-        self._derivations: dict[str, Callable[[NodeInfo], int]] = {}
+        # Rows updated since the last rebuild, in order; memo columns catch up from it.
+        self._log: list[int] = []
+        self._epoch = 0
+        self._memos: OrderedDict[Hashable, _Memo] = OrderedDict()
         self._resize(0)
 
     def _resize(self, n: int) -> None:
@@ -37,6 +51,7 @@ class NodeTable:
 
         self.alloc_cpu, self.alloc_mem, self.alloc_eph, self.alloc_pods = zeros(), zeros(), zeros(), zeros()
         self.req_cpu, self.req_mem, self.req_eph, self.pod_count = zeros(), zeros(), zeros(), zeros()
+        self.free_cpu, self.free_mem, self.free_eph, self.free_pods = zeros(), zeros(), zeros(), zeros()  # alloc - req
         self.nz_cpu, self.nz_mem = zeros(), zeros()
         self.unschedulable: Bool = np.zeros(n, dtype=bool)
         self.hard_taints: Bool = np.zeros(n, dtype=bool)
@@ -51,20 +66,28 @@ class NodeTable:
         self._no_cpu_memory: Bool = np.zeros(n, dtype=bool)
         self.inexact_rows = 0
         self.rows_without_cpu_memory = 0
-        self._derived: dict[str, Int] = {name: np.zeros(n, dtype=np.int64) for name in self._derivations}
 
     def __len__(self) -> int:
         return len(self.nodes)
 
-    def derived(self, name: str, fn: Callable[[NodeInfo], int]) -> Int:
-        """A column of `fn(node)` per row, registered under `name` on first use and kept up to
-        date with every row update from then on: a plugin's per-node quantity that does not
-        depend on the pod being scheduled."""
-        column = self._derived.get(name)
-        if column is None:
-            self._derivations[name] = fn
-            column = self._derived[name] = np.fromiter((fn(n) for n in self.nodes), np.int64, len(self.nodes))
-        return column
+    def memo(self, key: Hashable, every: Callable[[Int], Int], one: Callable[[NodeInfo], int]) -> Int:
+        """A column holding a per-node quantity for every row, kept across scheduling cycles
+        under `key` (which must name everything the quantity depends on besides the node):
+        computed by `every(rows)` over all rows on first use, then refreshed by `one(node)` for
+        just the rows updated since. `every` and `one` must agree row for row."""
+        memo = self._memos.get(key)
+        if memo is None or memo.epoch != self._epoch:
+            memo = _Memo(every(self.ring[: len(self.nodes)]), len(self._log), self._epoch)
+            self._memos[key] = memo
+            if len(self._memos) > MEMO_LIMIT:
+                self._memos.popitem(last=False)
+        elif memo.seen < len(self._log):
+            nodes, column = self.nodes, memo.column
+            for i in set(self._log[memo.seen :]):
+                column[i] = one(nodes[i])
+            memo.seen = len(self._log)
+        self._memos.move_to_end(key)
+        return memo.column
 
     def exact(self, *requests: int) -> bool:
         """Whether every amount in the table and every one of `requests` is in [0, EXACT_BOUND)."""
@@ -77,6 +100,12 @@ class NodeTable:
         self.ring = np.tile(np.arange(len(self.nodes), dtype=np.int64), 2)
         for i, node in enumerate(self.nodes):
             self.update_row(i, node)
+        self._new_epoch()
+
+    def _new_epoch(self) -> None:
+        """Every memo column is recomputed on its next use."""
+        self._log.clear()
+        self._epoch += 1
 
     def update(self, node: NodeInfo) -> None:
         """Refresh the row of a node already in the table."""
@@ -84,17 +113,18 @@ class NodeTable:
         if i is not None:
             self.nodes[i] = node
             self.update_row(i, node)
+            self._log.append(i)
+            if len(self._log) > 4 * len(self.nodes) + 1024:
+                self._new_epoch()
 
     def update_row(self, i: int, node: NodeInfo) -> None:
         alloc, req = node.allocatable, node.requested
-        self.alloc_cpu[i], self.alloc_mem[i], self.alloc_eph[i], self.alloc_pods[i] = (
-            alloc.cpu,
-            alloc.memory,
-            alloc.ephemeral,
-            alloc.pods,
-        )
+        self.alloc_cpu[i], self.alloc_mem[i], self.alloc_eph[i] = alloc.cpu, alloc.memory, alloc.ephemeral
         self.req_cpu[i], self.req_mem[i], self.req_eph[i] = req.cpu, req.memory, req.ephemeral
-        self.pod_count[i] = len(node.pods)
+        self.free_cpu[i], self.free_mem[i] = alloc.cpu - req.cpu, alloc.memory - req.memory
+        self.free_eph[i] = alloc.ephemeral - req.ephemeral
+        self.alloc_pods[i], self.pod_count[i] = alloc.pods, len(node.pods)
+        self.free_pods[i] = alloc.pods - len(node.pods)
         self.nz_cpu[i], self.nz_mem[i] = node.non_zero_cpu, node.non_zero_memory
         amounts = [alloc.cpu, alloc.memory, alloc.ephemeral, req.cpu, req.memory, req.ephemeral]
         amounts += (node.non_zero_cpu, node.non_zero_memory)
@@ -120,5 +150,29 @@ class NodeTable:
         self.soft_taints[i] = any(t.effect == "PreferNoSchedule" for t in taints)
         self.used_ports[i] = bool(node.used_ports)
         self.images[i] = bool(node.image_states)
-        for name, fn in self._derivations.items():
-            self._derived[name][i] = fn(node)
+
+
+class RowNodes(Sequence[NodeInfo]):
+    """The NodeInfo of some table rows, in the rows' order, looked up only when read."""
+
+    __slots__ = ("_nodes", "rows")
+
+    def __init__(self, table: NodeTable, rows: Int) -> None:
+        self._nodes = table.nodes
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, i: int) -> NodeInfo: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[NodeInfo]: ...
+    def __getitem__(self, i: int | slice) -> NodeInfo | list[NodeInfo]:
+        if isinstance(i, slice):
+            return [self._nodes[r] for r in self.rows[i].tolist()]
+        return self._nodes[int(self.rows[i])]
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        nodes = self._nodes
+        return (nodes[r] for r in self.rows.tolist())

@@ -144,8 +144,8 @@ def _success(
 ) -> None:
     scoring_run = len(result.scored) > 1
     if not scoring_run:
-        totals, result.plugin_scores = Algorithm.prioritize(fwk, state, pod, result.scored)
-        result.totals = totals.tolist()
+        result.totals, result.plugin_scores = Algorithm.prioritize(fwk, state, pod, result.scored)
+    totals = result.totals.tolist()
     by_name = {e["name"]: e for e in out["nodes"]}
     skipped = sorted(n for n in state.skip_score_plugins if n in fwk.score_weights())
     for i, node in enumerate(result.scored):
@@ -160,12 +160,12 @@ def _success(
             }
             for s in result.plugin_scores
         }
-        entry["totalScore"] = result.totals[i] if result.totals else 0
+        entry["totalScore"] = totals[i] if totals else 0
     out["skippedScorePlugins"] = skipped
     if not scoring_run:
         out["scoringRunByScheduler"] = False
-    best = max(result.totals) if result.totals else 0
-    top = sorted(n.name for n, t in zip(result.scored, result.totals, strict=True) if t == best)
+    best = max(totals) if totals else 0
+    top = sorted(n.name for n, t in zip(result.scored, totals, strict=True) if t == best)
     out["topNodes"] = top
     if len(top) == 1:
         out["selectedNode"] = top[0]

@@ -50,7 +50,7 @@ FloatArray = npt.NDArray[np.float64]
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
-BALANCE_COLUMN = NAME + "/cpu-memory"  # the NodeTable column of `_cpu_memory_balance`
+MEMO_KEY = NAME + "/cpu-memory"  # NodeTable memo columns of scores by the pod's requests
 
 
 class Args(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
@@ -105,14 +105,6 @@ def _first_two(fractions: FloatArray, included: npt.NDArray[np.bool_]) -> tuple[
     return np.take_along_axis(fractions, first, axis=0)[0], np.take_along_axis(fractions, second, axis=0)[0]
 
 
-def _cpu_memory_balance(node: NodeInfo) -> int:
-    """The balance of a node's cpu and memory before any pod is added (0 when it lacks either)."""
-    alloc, used = node.allocatable, node.requested
-    if alloc.cpu <= 0 or alloc.memory <= 0:
-        return 0
-    return balance([_fraction(float(used.cpu), float(alloc.cpu)), _fraction(float(used.memory), float(alloc.memory))])
-
-
 class NodeResourcesBalancedAllocation:
     name: ClassVar[str] = NAME
 
@@ -133,6 +125,9 @@ class NodeResourcesBalancedAllocation:
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         pre = state.get(PRE_SCORE_STATE_KEY)
         requests = pre.pod_requests if isinstance(pre, _PreScoreState) else self._pod_requests(pod)
+        return self._node_score(requests, node)
+
+    def _node_score(self, requests: tuple[int, ...], node: NodeInfo) -> int:
         if not any(requests):
             return 0
         with_pod: list[float] = []
@@ -147,23 +142,21 @@ class NodeResourcesBalancedAllocation:
         return int(_score(balance(with_pod), balance(without_pod), go_div))
 
     @staticmethod
-    def _cpu_memory(table: NodeTable, rows: Int, requests: tuple[int, ...]) -> Int | None:
-        """The default resources when every row offers both: the general array form without its
-        per-row bookkeeping, same float operations (None when it does not apply)."""
+    def _cpu_memory(table: NodeTable, rows: Int, requests: tuple[int, ...]) -> Int:
+        """The default resources where every row offers both and amounts are exact: the general
+        array form without its per-row bookkeeping, same float operations."""
         alloc_cpu, alloc_mem = table.alloc_cpu[rows], table.alloc_mem[rows]
-        if table.rows_without_cpu_memory and (alloc_cpu.min() <= 0 or alloc_mem.min() <= 0):
-            return None
         used_cpu, used_mem = table.req_cpu[rows], table.req_mem[rows]
-        exact = table.exact(requests[0], requests[1])
-        if not exact and not safe_amounts(alloc_cpu, alloc_mem, used_cpu, used_mem, requests[0], requests[1]):
-            return None
-        # int64 / int64 divides as float64, like the per-node float(used) / float(allocatable).
-        with_pod = std_of_two(
-            np.minimum(1.0, (used_cpu + requests[0]) / alloc_cpu), np.minimum(1.0, (used_mem + requests[1]) / alloc_mem)
+
+        def balanced(cpu: Int, memory: Int) -> Int:
+            # int64 / int64 divides as float64, like the per-node float(used) / float(allocatable).
+            std = std_of_two(np.minimum(1.0, cpu / alloc_cpu), np.minimum(1.0, memory / alloc_mem))
+            out: Int = balance_of(std).astype(np.int64)
+            return out
+
+        out: Int = _score(
+            balanced(used_cpu + requests[0], used_mem + requests[1]), balanced(used_cpu, used_mem), go_div_array
         )
-        balanced_with = balance_of(with_pod).astype(np.int64)
-        balanced_without = table.derived(BALANCE_COLUMN, _cpu_memory_balance)[rows]
-        out: Int = _score(balanced_with, balanced_without, go_div_array)
         return out
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
@@ -171,10 +164,14 @@ class NodeResourcesBalancedAllocation:
         requests = pre.pod_requests if isinstance(pre, _PreScoreState) else self._pod_requests(pod)
         if not any(requests):
             return zeros(rows)
-        if self.resources == [CPU, MEMORY] and len(rows):
-            fast = self._cpu_memory(table, rows, requests)
-            if fast is not None:
-                return fast
+        if self.resources == [CPU, MEMORY] and not table.rows_without_cpu_memory and table.exact(*requests):
+            # The node's score for these requests, kept across cycles in the table.
+            column = table.memo(
+                (MEMO_KEY, requests),
+                lambda every: self._cpu_memory(table, every, requests),
+                lambda node: self._node_score(requests, node),
+            )
+            return column[rows]
         with_pod: list[FloatArray] = []
         without_pod: list[FloatArray] = []
         included: list[npt.NDArray[np.bool_]] = []

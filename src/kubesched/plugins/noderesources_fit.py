@@ -68,6 +68,9 @@ if TYPE_CHECKING:
 
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+# NodeTable memo columns, by the pod's requests: whether a node lacks room; LeastAllocated scores.
+LACKS_MEMO_KEY = NAME + "/lacks"
+SCORE_MEMO_KEY = NAME + "/least-allocated"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 DEVICE_CLASS = "resource.k8s.io/DeviceClass"
 
@@ -198,27 +201,52 @@ def fits_request(
 def lacks_request(requests: Resource, scalars: Sequence[tuple[str, int]], table: NodeTable, rows: Int) -> Bool | None:
     """For each row, whether `fits_request` finds the node short of something; None when the
     amounts are out of the range where int64 arithmetic is exact (see `safe_amounts`)."""
+    exact = table.exact(requests.cpu, requests.memory, requests.ephemeral)
+    if exact:
+        return lacks_request_exact(requests, scalars, table, rows)
     lacks = table.pod_count[rows] + 1 > table.alloc_pods[rows]
-    compared: list[tuple[int, Int, Int]] = [
-        (want, have[rows], taken[rows])
-        for want, have, taken in (
-            (requests.cpu, table.alloc_cpu, table.req_cpu),
-            (requests.memory, table.alloc_mem, table.req_mem),
-            (requests.ephemeral, table.alloc_eph, table.req_eph),
-        )
-        if want > 0
-    ]
+    for want, have, taken in (
+        (requests.cpu, table.alloc_cpu, table.req_cpu),
+        (requests.memory, table.alloc_mem, table.req_mem),
+        (requests.ephemeral, table.alloc_eph, table.req_eph),
+    ):
+        if want > 0:
+            if not safe_amounts(have[rows], taken[rows]):
+                return None
+            lacks |= want > have[rows] - taken[rows]
+    if not _lacks_scalars(lacks, scalars, table, rows, exact=False):
+        return None
+    return lacks
+
+
+def lacks_request_exact(requests: Resource, scalars: Sequence[tuple[str, int]], table: NodeTable, rows: Int) -> Bool:
+    """`lacks_request` when `table.exact` holds for the table and the pod's cpu, memory and
+    ephemeral-storage: comparisons with the table's free amounts."""
+    lacks = table.free_pods[rows] < 1
+    for want, free in (
+        (requests.cpu, table.free_cpu),
+        (requests.memory, table.free_mem),
+        (requests.ephemeral, table.free_eph),
+    ):
+        if want > 0:
+            lacks |= free[rows] < want
+    _lacks_scalars(lacks, scalars, table, rows, exact=True)
+    return lacks
+
+
+def _lacks_scalars(
+    lacks: Bool, scalars: Sequence[tuple[str, int]], table: NodeTable, rows: Int, *, exact: bool
+) -> bool:
+    """Mark in `lacks` the rows short of a scalar resource; False when amounts are not exact."""
     for name, want in scalars:
         if name in table.scalar_alloc:
-            compared.append((want, table.scalar_alloc[name][rows], table.scalar_req[name][rows]))
+            have, taken = table.scalar_alloc[name][rows], table.scalar_req[name][rows]
+            if not exact and not safe_amounts(have, taken):
+                return False
+            lacks |= want > have - taken
         elif want > 0:  # no node lists the resource: none has any of it
             lacks[:] = True
-    exact = table.exact()
-    for want, have, taken in compared:
-        if not exact and not safe_amounts(have, taken):
-            return None
-        lacks |= want > have - taken
-    return lacks
+    return True
 
 
 @dataclass(frozen=True)
@@ -296,7 +324,17 @@ class NodeResourcesFit:
         pre = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(pre, _PreFilterState):
             return filter_per_node(self.filter, state, pod, table, rows)  # the same error on every node
-        lacks = lacks_request(pre.requests, pre.scalars, table, rows)
+        requests, scalars = pre.requests, pre.scalars
+        if table.exact(requests.cpu, requests.memory, requests.ephemeral):
+            # Whether each node lacks room for these requests, kept across cycles in the table.
+            column = table.memo(
+                (LACKS_MEMO_KEY, requests.cpu, requests.memory, requests.ephemeral, scalars),
+                lambda every: lacks_request_exact(requests, scalars, table, every).astype(np.int64),
+                lambda node: int(bool(fits_request(requests, node, scalars=scalars))),
+            )
+            short = column[rows] != 0
+            return short if short.any() else None
+        lacks = lacks_request(requests, scalars, table, rows)
         if lacks is None:
             return filter_per_node(self.filter, state, pod, table, rows)
         return lacks if lacks.any() else None
@@ -311,6 +349,9 @@ class NodeResourcesFit:
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         pre = state.get(PRE_SCORE_STATE_KEY)
         requests = pre.pod_requests if isinstance(pre, _PreScoreState) else self._pod_requests(pod)
+        return self._node_score(requests, node)
+
+    def _node_score(self, requests: tuple[int, ...], node: NodeInfo) -> int:
         requested: list[int] = []
         allocatable: list[int] = []
         weights: list[int] = []
@@ -323,15 +364,11 @@ class NodeResourcesFit:
             weights.append(weight)
         return self.scorer(requested, allocatable, weights)
 
-    def _least_allocated_cpu_memory(self, table: NodeTable, rows: Int, requests: tuple[int, ...]) -> Int | None:
-        """The default strategy over cpu and memory when every row offers both: the general array
-        form without its per-row bookkeeping (None when it does not apply)."""
+    def _least_allocated_cpu_memory(self, table: NodeTable, rows: Int, requests: tuple[int, ...]) -> Int:
+        """The default strategy over cpu and memory where every row offers both and amounts are
+        exact: the general array form without its per-row bookkeeping."""
         alloc_cpu, alloc_mem = table.alloc_cpu[rows], table.alloc_mem[rows]
-        if not len(rows) or (table.rows_without_cpu_memory and (alloc_cpu.min() <= 0 or alloc_mem.min() <= 0)):
-            return None
         req_cpu, req_mem = table.nz_cpu[rows] + requests[0], table.nz_mem[rows] + requests[1]
-        if not table.exact(requests[0], requests[1]) and not safe_amounts(alloc_cpu, alloc_mem, req_cpu, req_mem):
-            return None
         cpu = np.where(req_cpu <= alloc_cpu, (alloc_cpu - req_cpu) * MAX_NODE_SCORE // alloc_cpu, 0)
         mem = np.where(req_mem <= alloc_mem, (alloc_mem - req_mem) * MAX_NODE_SCORE // alloc_mem, 0)
         w_cpu, w_mem = self.weights
@@ -341,10 +378,14 @@ class NodeResourcesFit:
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
         pre = state.get(PRE_SCORE_STATE_KEY)
         requests = pre.pod_requests if isinstance(pre, _PreScoreState) else self._pod_requests(pod)
-        if self._cpu_memory_least_allocated:
-            fast = self._least_allocated_cpu_memory(table, rows, requests)
-            if fast is not None:
-                return fast
+        if self._cpu_memory_least_allocated and not table.rows_without_cpu_memory and table.exact(*requests):
+            # The node's score for these requests, kept across cycles in the table.
+            column = table.memo(
+                (SCORE_MEMO_KEY, tuple(self.weights), requests),
+                lambda every: self._least_allocated_cpu_memory(table, every, requests),
+                lambda node: self._node_score(requests, node),
+            )
+            return column[rows]
         requested: list[Int] = []
         allocatable: list[Int] = []
         included: list[Bool] = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -11,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.cache import Cache, NodeInfo, PodInfo, Snapshot
-from kubesched.cache.table import NodeTable
+from kubesched.cache.table import NodeTable, RowNodes
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.runtime import Framework, IntArray, PluginScores, filter_status
 from kubesched.framework.status import Code, Status
@@ -38,8 +37,8 @@ class ScheduleResult:
     host: str
     evaluated_nodes: int
     feasible_nodes: int
-    scored: list[NodeInfo] = field(default_factory=list)
-    totals: list[int] = field(default_factory=list)
+    scored: Sequence[NodeInfo] = field(default_factory=list)
+    totals: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))  # per scored node
     plugin_scores: list[PluginScores] = field(default_factory=list)
     top_indices: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))  # into `scored`
 
@@ -91,13 +90,11 @@ class Algorithm:
         totals, plugin_scores = self.prioritize(fwk, state, pod, feasible, table, self.feasible_rows)
         best = np.flatnonzero(totals == totals.max())
         chosen = int(best[0]) if len(best) == 1 else self.rng.choice(best.tolist())
-        return ScheduleResult(
-            feasible[chosen].name, evaluated, len(feasible), feasible, totals.tolist(), plugin_scores, best
-        )
+        return ScheduleResult(feasible[chosen].name, evaluated, len(feasible), feasible, totals, plugin_scores, best)
 
     def find_nodes_that_fit(
         self, fwk: Framework, state: CycleState, pod: PodInfo, run_filter: FilterFn
-    ) -> tuple[list[NodeInfo], Diagnosis]:
+    ) -> tuple[Sequence[NodeInfo], Diagnosis]:
         diagnosis = Diagnosis()
         all_nodes = self.snapshot.node_info_list
         result, status, narrowing = fwk.run_pre_filter(state, pod, all_nodes)
@@ -138,7 +135,7 @@ class Algorithm:
         nodes: Sequence[NodeInfo],
         diagnosis: Diagnosis,
         run_filter: FilterFn,
-    ) -> list[NodeInfo]:
+    ) -> Sequence[NodeInfo]:
         count = len(nodes)
         if count == 0:
             return []
@@ -175,7 +172,7 @@ class Algorithm:
         diagnosis: Diagnosis,
         start: int,
         to_find: int,
-    ) -> list[NodeInfo]:
+    ) -> Sequence[NodeInfo]:
         """The same search over the NodeTable: each node's first failing plugin, computed chunk by
         chunk, and the verdicts of exactly the nodes the sequential search would have visited
         before finding `to_find` feasible ones."""
@@ -218,12 +215,9 @@ class Algorithm:
         self.feasible_rows = rows[passing]
         return self._nodes_of(self.feasible_rows)
 
-    def _nodes_of(self, rows: IntArray) -> list[NodeInfo]:
-        """The NodeInfo of each table row."""
-        nodes = self.snapshot.table.nodes
-        if len(rows) < 2:
-            return [nodes[r] for r in rows.tolist()]
-        return list(operator.itemgetter(*rows.tolist())(nodes))
+    def _nodes_of(self, rows: IntArray) -> RowNodes:
+        """The NodeInfo of each table row (looked up when read)."""
+        return RowNodes(self.snapshot.table, rows)
 
     @staticmethod
     def prioritize(

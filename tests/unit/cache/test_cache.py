@@ -104,3 +104,54 @@ def test_node_updates_refresh_the_table_row():
     cache.update_snapshot(snapshot)
     assert snapshot.table.unschedulable.tolist() == [True]
     assert snapshot.table.alloc_cpu.tolist() == [8000]
+
+
+def test_memo_columns_compute_once_then_refresh_only_updated_rows():
+    cache, snapshot = Cache(), Snapshot()
+    for name in ("n1", "n2", "n3"):
+        cache.add_node(node(name))
+    cache.update_snapshot(snapshot)
+    table = snapshot.table
+    calls: list[str] = []
+
+    def every(rows):
+        calls.append(f"every:{len(rows)}")
+        return table.free_cpu[rows].copy()
+
+    def one(info):
+        calls.append(f"one:{info.name}")
+        return info.allocatable.cpu - info.requested.cpu
+
+    assert table.memo("free", every, one).tolist() == [4000, 4000, 4000]
+    assert table.memo("free", every, one).tolist() == [4000, 4000, 4000]  # nothing changed: no call
+    cache.add_pod(pod("a", "n2"))
+    cache.add_pod(pod("b", "n2"))
+    cache.update_snapshot(snapshot)
+    assert table.memo("free", every, one).tolist() == [4000, 2000, 4000]
+    assert calls == ["every:3", "one:n2"]  # the updated row once, however many updates it had
+    cache.add_node(node("n4"))  # nodes come or go: the table is rebuilt, memos start over
+    cache.update_snapshot(snapshot)
+    assert sorted(table.memo("free", every, one).tolist()) == [2000, 4000, 4000, 4000]
+    assert calls[-1] == "every:4"
+
+
+def test_memo_columns_are_dropped_least_recently_used_first(monkeypatch):
+    from kubesched.cache import table as table_module
+
+    monkeypatch.setattr(table_module, "MEMO_LIMIT", 2)
+    cache, snapshot = Cache(), Snapshot()
+    cache.add_node(node("n1"))
+    cache.update_snapshot(snapshot)
+    table = snapshot.table
+    computed: list[str] = []
+
+    def memo(key):
+        def every(rows):
+            computed.append(key)
+            return table.free_cpu[rows].copy()
+
+        return table.memo(key, every, lambda info: 0)
+
+    memo("a"), memo("b"), memo("a"), memo("c")  # "b" is the least recently used when "c" arrives
+    memo("a"), memo("b")
+    assert computed == ["a", "b", "c", "b"]

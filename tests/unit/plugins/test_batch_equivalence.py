@@ -472,7 +472,7 @@ def _outcome(algorithm: Algorithm, fwk: Any, pod: PodInfo) -> tuple[Any, ...]:
         r.evaluated_nodes,
         r.feasible_nodes,
         [n.name for n in r.scored],
-        r.totals,
+        r.totals.tolist(),
         [(s.plugin, s.raw.tolist(), s.normalized.tolist(), s.weight) for s in r.plugin_scores],
         r.top,
         algorithm.next_start_node_index,
