@@ -22,6 +22,7 @@ _HARD_EFFECTS = ("NoSchedule", "NoExecute")
 # Amounts below this bound, plus a request below it, stay below 2**56: array formulas that
 # multiply them by 100 and by score weights cannot overflow int64.
 EXACT_BOUND = 1 << 55
+FLAGS = ("unschedulable", "hard_taints", "soft_taints", "used_ports", "images")
 MEMO_LIMIT = 64  # memo columns kept, least recently used dropped first
 
 
@@ -53,11 +54,13 @@ class NodeTable:
         self.req_cpu, self.req_mem, self.req_eph, self.pod_count = zeros(), zeros(), zeros(), zeros()
         self.free_cpu, self.free_mem, self.free_eph, self.free_pods = zeros(), zeros(), zeros(), zeros()  # alloc - req
         self.nz_cpu, self.nz_mem = zeros(), zeros()
+        # Flags, and how many rows have each (batch methods skip a flag no row has).
         self.unschedulable: Bool = np.zeros(n, dtype=bool)
-        self.hard_taints: Bool = np.zeros(n, dtype=bool)
-        self.soft_taints: Bool = np.zeros(n, dtype=bool)
+        self.hard_taints: Bool = np.zeros(n, dtype=bool)  # a NoSchedule or NoExecute taint
+        self.soft_taints: Bool = np.zeros(n, dtype=bool)  # a PreferNoSchedule taint
         self.used_ports: Bool = np.zeros(n, dtype=bool)
         self.images: Bool = np.zeros(n, dtype=bool)
+        self.flag_counts = dict.fromkeys(FLAGS, 0)
         self.scalar_alloc: dict[str, Int] = {}
         self.scalar_req: dict[str, Int] = {}
         # Rows with an amount outside [0, EXACT_BOUND), and rows offering no cpu or no memory:
@@ -145,11 +148,23 @@ class NodeTable:
             self.rows_without_cpu_memory += 1 if missing else -1
         spec = node.node.spec if node.node is not None else None
         taints = (spec.taints if spec else None) or []
-        self.unschedulable[i] = bool(spec and spec.unschedulable)
-        self.hard_taints[i] = any(t.effect in _HARD_EFFECTS for t in taints)
-        self.soft_taints[i] = any(t.effect == "PreferNoSchedule" for t in taints)
-        self.used_ports[i] = bool(node.used_ports)
-        self.images[i] = bool(node.image_states)
+        self._flag(self.unschedulable, "unschedulable", i, bool(spec and spec.unschedulable))
+        self._flag(self.hard_taints, "hard_taints", i, any(t.effect in _HARD_EFFECTS for t in taints))
+        self._flag(self.soft_taints, "soft_taints", i, any(t.effect == "PreferNoSchedule" for t in taints))
+        self._flag(self.used_ports, "used_ports", i, bool(node.used_ports))
+        self._flag(self.images, "images", i, bool(node.image_states))
+
+    def _flag(self, column: Bool, name: str, i: int, value: bool) -> None:
+        if column[i] != value:
+            column[i] = value
+            self.flag_counts[name] += 1 if value else -1
+
+    def flagged(self, name: str, rows: Int) -> Bool | None:
+        """The flag column `name` at `rows`; None when no row of the table has the flag."""
+        if not self.flag_counts[name]:
+            return None
+        column: Bool = getattr(self, name)
+        return column[rows]
 
 
 class RowNodes(Sequence[NodeInfo]):

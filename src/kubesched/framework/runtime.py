@@ -144,6 +144,7 @@ class Framework:
         if not self.points["bind"]:
             raise FrameworkError(f'at least one bind plugin is needed for profile with scheduler name "{profile_name}"')
         self.weights = {p.name: self.weights.get(p.name) or 1 for p in self.points["score"]}
+        self._scores_in_batch = all(hasattr(p, "score_batch") for p in self.points["score"])
 
     def _expand(self, point: str, plugins: ProfilePlugins) -> list[Any]:
         """The plugins at one extension point: those enabled there explicitly, merged with the
@@ -338,8 +339,9 @@ class Framework:
         With a `table` (and the nodes' `rows` in it, when known) and a batch method on every plugin
         that scores this cycle, scores and normalization are computed over the table's columns."""
         count = len(nodes)
-        active = [p for p in self.points["score"] if p.name not in state.skip_score_plugins]
-        batch = table is not None and all(hasattr(p, "score_batch") for p in active)
+        skip = state.skip_score_plugins
+        active = [p for p in self.points["score"] if p.name not in skip] if skip else self.points["score"]
+        batch = table is not None and (self._scores_in_batch or all(hasattr(p, "score_batch") for p in active))
         if batch and rows is None and table is not None:
             rows = np.fromiter((table.index[n.name] for n in nodes), dtype=np.int64, count=count)
         raws: list[IntArray] = []

@@ -33,11 +33,14 @@ def fails(status: Status | None) -> bool:
 
 
 def filter_per_node(
-    filter_fn: FilterFn, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int, where: Bool | None = None
+    filter_fn: FilterFn, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int, flag: str | None = None
 ) -> Bool | None:
-    """The per-node Filter's verdicts as a batch mask; with `where`, only those rows are asked
-    (the others pass). None when no row fails."""
+    """The per-node Filter's verdicts as a batch mask; with `flag`, only the rows with that table
+    flag are asked (the others pass). None when no row fails."""
     nodes = table.nodes
+    where = None
+    if flag is not None and (where := table.flagged(flag, rows)) is None:
+        return None
     if where is None:
         mask = np.fromiter(
             (fails(filter_fn(state, pod, nodes[r])) for r in rows.tolist()), dtype=np.bool_, count=len(rows)
@@ -54,11 +57,14 @@ def filter_per_node(
 
 
 def score_per_node(
-    score_fn: ScoreFn, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int, where: Bool | None = None
+    score_fn: ScoreFn, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int, flag: str | None = None
 ) -> Int:
-    """The per-node Score's raw scores as an array; with `where`, only those rows are asked (the
-    others score 0)."""
+    """The per-node Score's raw scores as an array; with `flag`, only the rows with that table
+    flag are asked (the others score 0)."""
     nodes = table.nodes
+    where = None
+    if flag is not None and (where := table.flagged(flag, rows)) is None:
+        return zeros(rows)
     if where is None:
         return np.fromiter((score_fn(state, pod, nodes[r]) for r in rows.tolist()), dtype=np.int64, count=len(rows))
     out = np.zeros(len(rows), dtype=np.int64)

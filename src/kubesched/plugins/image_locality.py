@@ -70,7 +70,7 @@ class ImageLocality:
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
         # A node without images sums to 0, which the clamp raises to the low threshold: score 0.
-        return score_per_node(self.score, state, pod, table, rows, where=table.images[rows])
+        return score_per_node(self.score, state, pod, table, rows, flag="images")
 
 
 def new(args: None, handle: Any) -> ImageLocality:

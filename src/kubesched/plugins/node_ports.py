@@ -61,7 +61,7 @@ class NodePorts:
         if not isinstance(state.get(PRE_FILTER_STATE_KEY), _PreFilterState):
             return filter_per_node(self.filter, state, pod, table, rows)  # the same error on every node
         # No wanted port clashes with a node that uses none; the others are checked one by one.
-        return filter_per_node(self.filter, state, pod, table, rows, where=table.used_ports[rows])
+        return filter_per_node(self.filter, state, pod, table, rows, flag="used_ports")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # Ports are immutable, so only a deleted pod (freeing its ports) or a new node can help.

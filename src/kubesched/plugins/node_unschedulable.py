@@ -47,8 +47,8 @@ class NodeUnschedulable:
 
     def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
         # Snapshot rows always have a Node object, so only the cordon flag matters.
-        cordoned = table.unschedulable[rows]
-        if not cordoned.any() or tolerates_unschedulable(pod.pod):
+        cordoned = table.flagged("unschedulable", rows)
+        if cordoned is None or not cordoned.any() or tolerates_unschedulable(pod.pod):
             return None
         return cordoned
 

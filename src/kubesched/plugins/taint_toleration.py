@@ -68,7 +68,7 @@ class TaintToleration:
 
     def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
         # A node without NoSchedule/NoExecute taints passes; the others are checked one by one.
-        return filter_per_node(self.filter, state, pod, table, rows, where=table.hard_taints[rows])
+        return filter_per_node(self.filter, state, pod, table, rows, flag="hard_taints")
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         kept = tuple(t for t in pod.pod.spec.tolerations or () if not t.effect or t.effect == PREFER_NO_SCHEDULE)
@@ -87,7 +87,7 @@ class TaintToleration:
         if not isinstance(state.get(PRE_SCORE_STATE_KEY), _PreScoreState):
             return score_per_node(self.score, state, pod, table, rows)  # raises as the per-node method does
         # A node without PreferNoSchedule taints has none to count: 0.
-        return score_per_node(self.score, state, pod, table, rows, where=table.soft_taints[rows])
+        return score_per_node(self.score, state, pod, table, rows, flag="soft_taints")
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> Status | None:
         # More intolerable taints is worse: the node with the most gets 0, nodes with none get 100.
