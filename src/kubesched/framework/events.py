@@ -61,6 +61,7 @@ class ClusterEvent:
     resource: str
     action: ActionType
     custom_label: str = ""
+    target_uid: str = ""  # a wildcard event meant for one pod only (ForceActivate of that pod)
 
     @property
     def label(self) -> str:

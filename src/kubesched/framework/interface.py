@@ -92,7 +92,14 @@ class PreEnqueuePlugin(Plugin, Protocol):
 
 class EnqueueExtensions(Plugin, Protocol):
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable."""
+        """The cluster events that may make a pod this plugin rejected schedulable, each with an
+        optional QueueingHint function `hint(pod, old, new)` (the queued Pod object; the changed
+        object before and after, None on add or delete) returning Queue or QueueSkip. No function
+        means always Queue; a function that raises counts as Queue.
+
+        A plugin may also define `hint_key(pod) -> Hashable`: a key such that every hint function
+        of the plugin gives the same answer for two pods with the same key, for any event. The
+        queue then asks once per key and event instead of once per pod."""
         ...
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +13,7 @@ from kubesched.cache import NodeInfo, PodInfo
 from kubesched.cache.table import NodeTable
 from kubesched.clock import Clock
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import WILDCARD_EVENT, ClusterEventWithHint
+from kubesched.framework.events import NODE, WILDCARD_EVENT, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MAX_PERMIT_TIMEOUT,
@@ -88,6 +88,20 @@ class PluginScores:
     raw: IntArray
     normalized: IntArray
     weight: int
+
+
+ALL_EVENTS = ClusterEventWithHint(WILDCARD_EVENT)
+
+
+def _with_taint_updates(registered: list[ClusterEventWithHint]) -> list[ClusterEventWithHint]:
+    """A plugin registering Node/Add without Node/UpdateNodeTaint also gets UpdateNodeTaint, with
+    the Add registration's hint (a node whose taints change may have just become usable)."""
+    node_add = next((r for r in registered if r.event.resource == NODE and r.event.action & ActionType.ADD), None)
+    if node_add is None or any(
+        r.event.resource == NODE and r.event.action & ActionType.UPDATE_NODE_TAINT for r in registered
+    ):
+        return registered
+    return [*registered, ClusterEventWithHint(ClusterEvent(NODE, ActionType.UPDATE_NODE_TAINT), node_add.hint)]
 
 
 def filter_status(plugin: Any, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
@@ -201,8 +215,17 @@ class Framework:
                 if plugin.name in out:
                     continue
                 register = getattr(plugin, "events_to_register", None)
-                out[plugin.name] = list(register()) if register else [ClusterEventWithHint(WILDCARD_EVENT)]
+                out[plugin.name] = _with_taint_updates(list(register())) if register else [ALL_EVENTS]
         return out
+
+    def hint_keys(self) -> dict[str, Callable[[Any], Hashable]]:
+        """Per plugin that can reject a pod and defines `hint_key`: that function."""
+        return {
+            plugin.name: plugin.hint_key
+            for point in REJECTING_POINTS
+            for plugin in self.points[point]
+            if hasattr(plugin, "hint_key")
+        }
 
     # -- scheduling cycle -----------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """The scheduling queue."""
 
 from kubesched.framework.queued import QueuedPodInfo
-from kubesched.queue.scheduling_queue import QueueProfile, SchedulingQueue
+from kubesched.queue.hints import QueueProfile
+from kubesched.queue.scheduling_queue import PendingPod, SchedulingQueue
 
-__all__ = ["QueueProfile", "QueuedPodInfo", "SchedulingQueue"]
+__all__ = ["PendingPod", "QueueProfile", "QueuedPodInfo", "SchedulingQueue"]

@@ -4,18 +4,23 @@
 - backoffQ: pods that failed and must wait `initial * 2**(n-1)` (capped) before the next try;
   rejections and errors back off in separate heaps. When activeQ is empty a rejected pod may be
   popped from backoffQ before its backoff ends (SchedulerPopFromBackoffQ).
-- unschedulablePods: pods rejected by plugins, waiting for a cluster event that could help them
-  (one their rejecting plugins registered), or for the flush of pods older than 5 minutes; and
-  gated pods held by a PreEnqueue plugin.
+- unschedulablePods: pods rejected by plugins, waiting for a cluster event their rejecting
+  plugins' QueueingHints say may help (or for the flush of pods older than 5 minutes); and gated
+  pods held by a PreEnqueue plugin.
+- in flight: pods being scheduled; events that arrive meanwhile are replayed against a pod that
+  fails, so no wake-up is lost.
+- the nominator: pods nominated to nodes.
+
+Every transition is a `queue.move` trace record (from, to, event, and the plugin whose hint
+moved the pod), and is counted in `incoming` by (queue, event).
 """
 
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,9 +28,14 @@ import msgspec
 
 from kubesched.cache import PodInfo
 from kubesched.clock import Clock, TimerHandle
-from kubesched.framework.events import UNSCHEDULABLE_TIMEOUT, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.events import UNSCHEDULABLE_TIMEOUT, ClusterEvent
 from kubesched.framework.queued import QueuedPodInfo
 from kubesched.framework.status import Status
+from kubesched.queue.heap import ByLess, PodHeap
+from kubesched.queue.hints import SKIP, Decision, QueueProfile, Strategy, decide
+from kubesched.queue.in_flight import InFlight
+from kubesched.queue.nominator import Nominator
+from kubesched.queue.pool import UnschedulablePool, group_key
 from kubesched.trace import Tracer
 
 DEFAULT_INITIAL_BACKOFF = 1.0
@@ -37,85 +47,30 @@ BACKOFF_FLUSH_PERIOD = 1.0
 ACTIVE = "activeQ"
 BACKOFF = "backoffQ"
 UNSCHEDULABLE = "unschedulablePods"
+GATED = "gated"
+IN_FLIGHT = "inFlight"
+
+# Queue-internal event labels
+POD_ADD = "PodAdd"
+POD_UPDATE = "PodUpdate"
+ATTEMPT_FAILURE = "ScheduleAttemptFailure"
+BACKOFF_COMPLETE = "BackoffComplete"
+
+# Metric label of each queue (scheduler_pending_pods, scheduler_queue_incoming_pods_total)
+METRIC_QUEUE = {ACTIVE: "active", BACKOFF: "backoff", UNSCHEDULABLE: "unschedulable", GATED: "gated"}
 
 
-@dataclass
-class QueueProfile:
-    """What the queue needs from one profile: its PreEnqueue verdict and the events its plugins registered."""
+@dataclass(frozen=True)
+class PendingPod:
+    """One pending pod as the queue sees it (for `kubesched queue` and its JSON)."""
 
-    pre_enqueue: Callable[[PodInfo], Status | None]
-    events: dict[str, list[ClusterEventWithHint]]
-
-
-class _Heap:
-    """A heap of queued pods keyed by pod key, ordered by `primary(qpi)`, then by `order(qpi)`,
-    then first pushed first. Entries are lists compared element by element; a removed entry
-    keeps its place with its pod cleared."""
-
-    def __init__(self, primary: Callable[[QueuedPodInfo], Any], order: Callable[[QueuedPodInfo], Any]) -> None:
-        self._primary = primary
-        self._order = order
-        self._heap: list[list[Any]] = []
-        self._items: dict[str, list[Any]] = {}
-        self._seq = itertools.count()
-
-    def push(self, qpi: QueuedPodInfo) -> None:
-        self.remove(qpi.key)
-        entry = [self._primary(qpi), self._order(qpi), next(self._seq), qpi]
-        self._items[qpi.key] = entry
-        heapq.heappush(self._heap, entry)
-
-    def peek(self) -> QueuedPodInfo | None:
-        self._drop_removed()
-        return self._heap[0][3] if self._heap else None
-
-    def pop(self) -> QueuedPodInfo | None:
-        self._drop_removed()
-        if not self._heap:
-            return None
-        qpi: QueuedPodInfo = heapq.heappop(self._heap)[3]
-        del self._items[qpi.key]
-        return qpi
-
-    def remove(self, key: str) -> QueuedPodInfo | None:
-        entry = self._items.pop(key, None)
-        if entry is None:
-            return None
-        qpi: QueuedPodInfo = entry[3]
-        entry[3] = None
-        return qpi
-
-    def get(self, key: str) -> QueuedPodInfo | None:
-        entry = self._items.get(key)
-        return entry[3] if entry else None
-
-    def _drop_removed(self) -> None:
-        while self._heap and self._heap[0][3] is None:
-            heapq.heappop(self._heap)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __iter__(self) -> Iterator[QueuedPodInfo]:
-        return iter([entry[3] for entry in self._items.values()])
-
-
-class _ByLess:
-    """A sort key from a QueueSort `less` function: equal when neither pod goes first."""
-
-    __slots__ = ("less", "qpi")
-
-    def __init__(self, qpi: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
-        self.qpi = qpi
-        self.less = less
-
-    def __lt__(self, other: _ByLess) -> bool:
-        return self.less(self.qpi, other.qpi)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _ByLess) and not self.less(self.qpi, other.qpi) and not self.less(other.qpi, self.qpi)
-
-    __hash__ = None  # type: ignore[assignment]
+    key: str
+    queue: str  # activeQ, backoffQ, unschedulablePods, gated or inFlight
+    attempts: int
+    backoff_until: float | None  # when its backoff ends (backoffQ only)
+    rejected_by: list[str]  # the plugins that rejected its last attempt, or its gating plugin
+    wake_on: list[str]  # the registered events (of those plugins) that may requeue it
+    since: float  # when it entered the queue it is in (or was last requeued)
 
 
 class SchedulingQueue:
@@ -137,12 +92,14 @@ class SchedulingQueue:
         self.max_backoff = max_backoff
         self.max_in_unschedulable = max_in_unschedulable
         self._trace = tracer or Tracer(clock.now)
-        order = sort_key or (lambda qpi: _ByLess(qpi, less))
-        self.active = _Heap(lambda qpi: 0, order)
-        self.backoff = _Heap(self._expiry, order)
-        self.error_backoff = _Heap(self._expiry, order)
-        self.unschedulable: dict[str, QueuedPodInfo] = {}
-        self.in_flight: dict[str, QueuedPodInfo] = {}
+        order = sort_key or (lambda qpi: ByLess(qpi, less))
+        self.active = PodHeap(lambda qpi: 0, order)
+        self.backoff = PodHeap(self._expiry, order)
+        self.error_backoff = PodHeap(self._expiry, order)
+        self.unschedulable = UnschedulablePool()
+        self.in_flight = InFlight()
+        self.nominator = Nominator()
+        self.incoming: Counter[tuple[str, str]] = Counter()  # (metric queue label, event) -> pods
         self._wakeup: asyncio.Event | None = None
         self._timers: list[TimerHandle] = []
         self.closed = False
@@ -167,7 +124,7 @@ class SchedulingQueue:
         for heap in (self.backoff, self.error_backoff):
             while (head := heap.peek()) is not None and not self._backing_off(head):
                 heap.pop()
-                self._to_active(head, event="BackoffComplete", pre_enqueue=False)
+                self._to_active(head, event=BACKOFF_COMPLETE, source=BACKOFF, pre_enqueue=False)
         self._timers = [t for t in self._timers if not t.cancelled()]
         self._timers.append(
             self.clock.call_at(math.floor(self.clock.now()) + BACKOFF_FLUSH_PERIOD, self._flush_backoff)
@@ -177,8 +134,13 @@ class SchedulingQueue:
         if self.closed:
             return
         now = self.clock.now()
-        stale = [q for q in self.unschedulable.values() if now - q.timestamp > self.max_in_unschedulable]
-        self._move(stale, UNSCHEDULABLE_TIMEOUT)
+        stale = [q for q in self.unschedulable if now - q.timestamp > self.max_in_unschedulable]
+        profiles = self.profiles
+        for qpi in stale:
+            profile = profiles.get(qpi.pod_info.pod.spec.schedulerName or "")
+            if profile is None or (qpi.gated and not profile.registered(qpi.gating_plugin, UNSCHEDULABLE_TIMEOUT)):
+                continue
+            self._requeue(qpi, decide(profile, qpi, UNSCHEDULABLE_TIMEOUT, None, None), UNSCHEDULABLE_TIMEOUT.label)
         self._timers.append(self.clock.call_later(UNSCHEDULABLE_FLUSH_PERIOD, self._flush_unschedulable))
 
     # -- backoff ----------------------------------------------------------------------------------
@@ -199,141 +161,218 @@ class SchedulingQueue:
             return False
         return self._expiry(qpi) >= math.floor(self.clock.now())
 
-    # -- adding -----------------------------------------------------------------------------------
+    # -- moving pods --------------------------------------------------------------------------
 
-    def add(self, pod: Any) -> None:
-        """A new unscheduled pod from the informer."""
-        info = PodInfo(pod)
-        qpi = QueuedPodInfo(info, timestamp=self.clock.now())
-        self._to_active(qpi, event="PodAdd")
+    def _moved(self, qpi: QueuedPodInfo, source: str, to: str, event: str, decision: Decision | None = None) -> None:
+        self.incoming[(METRIC_QUEUE[to], event)] += 1
+        if self._trace.enabled:
+            fields: dict[str, Any] = {"pod": qpi.key, "from": source, "to": to, "event": event}
+            if decision is not None and decision.plugin:
+                fields.update(plugin=decision.plugin, hint=decision.hint)
+            if to == BACKOFF:
+                fields["until"] = self._expiry(qpi)
+            if to in (UNSCHEDULABLE, GATED):
+                fields["plugins"] = sorted(qpi.unschedulable_plugins | qpi.pending_plugins)
+            self._trace.emit("queue.move", **fields)
 
-    def _to_active(self, qpi: QueuedPodInfo, *, event: str, pre_enqueue: bool = True) -> None:
+    def _gate(self, qpi: QueuedPodInfo, status: Status, source: str, event: str) -> None:
+        qpi.gating_plugin = status.plugin
+        qpi.unschedulable_plugins = {status.plugin}
+        qpi.pending_plugins = set()
+        self._to_pool(qpi)
+        self._moved(qpi, source, GATED, event)
+
+    def _to_pool(self, qpi: QueuedPodInfo) -> None:
+        self.unschedulable.add(qpi, group_key(self._profile(qpi), qpi))
+
+    def _to_active(self, qpi: QueuedPodInfo, *, event: str, source: str, pre_enqueue: bool = True) -> None:
         """Move to activeQ, unless a PreEnqueue plugin gates the pod (then it waits as gated)."""
         if pre_enqueue:
             status = self._pre_enqueue(qpi)
             if status is not None:
-                qpi.gating_plugin = status.plugin
-                qpi.unschedulable_plugins = {status.plugin}
-                self.unschedulable[qpi.key] = qpi
-                self._trace.emit("queue.gated", pod=qpi.key, plugin=status.plugin, message=status.message, event=event)
+                self._gate(qpi, status, source, event)
                 return
         qpi.gating_plugin = ""
         if qpi.initial_attempt is None:
             qpi.initial_attempt = self.clock.now()
         self.active.push(qpi)
-        self._trace.emit("queue.move", pod=qpi.key, to=ACTIVE, event=event)
+        self._moved(qpi, source, ACTIVE, event)
         self._wake()
 
+    def _to_backoff_or_active(self, qpi: QueuedPodInfo, *, event: str, source: str) -> None:
+        if not self._backing_off(qpi):
+            self._to_active(qpi, event=event, source=source)
+            return
+        status = self._pre_enqueue(qpi)
+        if status is not None:
+            self._gate(qpi, status, source, event)
+            return
+        qpi.gating_plugin = ""
+        heap = self.error_backoff if qpi.consecutive_errors > 0 else self.backoff
+        heap.push(qpi)
+        self._moved(qpi, source, BACKOFF, event)
+        self._wake()
+
+    def _requeue(self, qpi: QueuedPodInfo, decision: Decision, event: str) -> bool:
+        """Move a pod out of unschedulablePods as `decision` says; False when it stays."""
+        if decision.strategy == Strategy.SKIP:
+            return False
+        source = GATED if qpi.gated else UNSCHEDULABLE
+        self.unschedulable.remove(qpi.key)
+        if qpi.gated or decision.strategy == Strategy.IMMEDIATELY:
+            self._to_active(qpi, event=event, source=source)
+        else:
+            self._to_backoff_or_active(qpi, event=event, source=source)
+        return True
+
+    def _profile(self, qpi: QueuedPodInfo) -> QueueProfile | None:
+        return self.profiles.get(qpi.pod_info.pod.spec.schedulerName or "")
+
     def _pre_enqueue(self, qpi: QueuedPodInfo) -> Status | None:
-        profile = self.profiles.get(qpi.pod_info.pod.spec.schedulerName or "")
-        return profile.pre_enqueue(qpi.pod_info) if profile is not None else None
+        profile = self._profile(qpi)
+        status: Status | None = profile.pre_enqueue(qpi.pod_info) if profile is not None else None
+        return status
+
+    # -- adding -----------------------------------------------------------------------------------
+
+    def add(self, pod: Any) -> None:
+        """A new unscheduled pod from the informer."""
+        qpi = QueuedPodInfo(PodInfo(pod), timestamp=self.clock.now())
+        self._nominate(qpi.pod_info)
+        self._to_active(qpi, event=POD_ADD, source="")
+
+    def _nominate(self, info: PodInfo) -> None:
+        status = info.pod.status
+        if status is not None and status.nominatedNodeName:
+            self.nominator.add(info)
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo) -> None:
-        """Requeue a pod after a failed attempt: to backoffQ if it failed with an error, otherwise
-        to unschedulablePods to wait for an event that may help."""
-        self.in_flight.pop(qpi.uid, None)
-        if qpi.key in self.unschedulable or self.active.get(qpi.key) or self._backoff_get(qpi.key):
-            return
-        if not qpi.unschedulable_plugins and not qpi.pending_plugins:
-            qpi.consecutive_errors += 1
-        else:
-            qpi.unschedulable_count += 1
-            qpi.consecutive_errors = 0
-        qpi.timestamp = self.clock.now()
-        qpi.backoff_expiry = None
-        if not qpi.unschedulable_plugins and not qpi.pending_plugins:
-            self._to_backoff_or_active(qpi, event="ScheduleAttemptFailure")
-            return
-        self.unschedulable[qpi.key] = qpi
-        self._trace.emit(
-            "queue.move",
-            pod=qpi.key,
-            to=UNSCHEDULABLE,
-            event="ScheduleAttemptFailure",
-            plugins=sorted(qpi.unschedulable_plugins | qpi.pending_plugins),
-        )
-
-    def _to_backoff_or_active(self, qpi: QueuedPodInfo, *, event: str) -> None:
-        if self._backing_off(qpi):
-            status = self._pre_enqueue(qpi)
-            if status is not None:
-                qpi.gating_plugin = status.plugin
-                self.unschedulable[qpi.key] = qpi
+        """Requeue a pod after a failed attempt. An error attempt (no rejecting plugin) backs off;
+        a rejected pod is judged against the events that arrived while it was in flight: if one
+        may help it goes to backoffQ or activeQ at once, otherwise it waits in unschedulablePods."""
+        try:
+            if qpi.key in self.unschedulable or self.active.get(qpi.key) or self._backoff_get(qpi.key):
                 return
-            heap = self.error_backoff if qpi.consecutive_errors > 0 else self.backoff
-            heap.push(qpi)
-            self._trace.emit("queue.move", pod=qpi.key, to=BACKOFF, event=event, until=self._expiry(qpi))
-            self._wake()
-        else:
-            self._to_active(qpi, event=event)
+            if not qpi.unschedulable_plugins and not qpi.pending_plugins:
+                qpi.consecutive_errors += 1
+            else:
+                qpi.unschedulable_count += 1
+                qpi.consecutive_errors = 0
+            qpi.timestamp = self.clock.now()
+            qpi.backoff_expiry = None
+            decision = self._in_flight_decision(qpi)
+            if decision.strategy == Strategy.SKIP:
+                self._to_pool(qpi)
+                self._moved(qpi, IN_FLIGHT, UNSCHEDULABLE, ATTEMPT_FAILURE)
+            elif decision.strategy == Strategy.IMMEDIATELY:
+                self._to_active(qpi, event=ATTEMPT_FAILURE, source=IN_FLIGHT)
+            else:
+                self._to_backoff_or_active(qpi, event=ATTEMPT_FAILURE, source=IN_FLIGHT)
+        finally:
+            self.done(qpi.uid)
+
+    def _in_flight_decision(self, qpi: QueuedPodInfo) -> Decision:
+        if not qpi.unschedulable_plugins and not qpi.pending_plugins:
+            return Decision(Strategy.AFTER_BACKOFF)
+        profile = self._profile(qpi)
+        if profile is None:
+            return SKIP
+        result = SKIP
+        for recorded in self.in_flight.since_pop(qpi.uid):
+            decision = decide(profile, qpi, recorded.event, recorded.old, recorded.new)
+            if decision.strategy == Strategy.IMMEDIATELY:
+                return decision
+            if decision.strategy == Strategy.AFTER_BACKOFF and result.strategy == Strategy.SKIP:
+                result = decision
+        return result
 
     def _backoff_get(self, key: str) -> QueuedPodInfo | None:
         return self.backoff.get(key) or self.error_backoff.get(key)
 
     # -- cluster events ---------------------------------------------------------------------------
 
-    def move_all_to_active_or_backoff(self, event: ClusterEvent, *, except_uid: str = "") -> None:
-        """A cluster event: requeue every unschedulable pod whose rejecting plugins care about it
-        (except the pod with `except_uid`, when the event is that pod's own failure)."""
-        self._move([q for q in self.unschedulable.values() if q.uid != except_uid], event)
-
-    def _move(self, candidates: list[QueuedPodInfo], event: ClusterEvent) -> None:
-        for qpi in candidates:
-            if not self._worth_requeuing(qpi, event):
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent,
+        old: Any = None,
+        new: Any = None,
+        *,
+        pre_check: Callable[[QueuedPodInfo], bool] | None = None,
+    ) -> None:
+        """A cluster event: requeue the unschedulable pods whose rejecting plugins' hints say it
+        may help (all of them for a wildcard event); remember it for the pods in flight."""
+        interested = [name for name, p in self.profiles.items() if p.interested(event)]
+        if not interested and not event.is_wildcard():
+            return
+        for members in list(self.unschedulable.groups.values()):
+            sample = next(iter(members.values()))
+            profile = self._profile(sample)
+            if profile is None:
                 continue
-            del self.unschedulable[qpi.key]
-            if qpi.gated:
-                self._to_active(qpi, event=event.label)
-            else:
-                self._to_backoff_or_active(qpi, event=event.label)
+            if sample.gated and not profile.registered(sample.gating_plugin, event):
+                continue
+            decision = self._group_decision(profile, members, event, old, new)
+            if decision is None:  # pods of their own group: judged one by one
+                for qpi in list(members.values()):
+                    if pre_check is None or pre_check(qpi):
+                        self._requeue(qpi, decide(profile, qpi, event, old, new), event.label)
+            elif decision.strategy != Strategy.SKIP:
+                for qpi in list(members.values()):
+                    if pre_check is None or pre_check(qpi):
+                        self._requeue(qpi, decision, event.label)
+        self.in_flight.record(event, old, new)
 
-    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
-        profile = self.profiles.get(qpi.pod_info.pod.spec.schedulerName or "")
-        if profile is None:
-            return False
-        if qpi.gated:
-            registered = profile.events.get(qpi.gating_plugin, [])
-            return any(r.event.matches(event) for r in registered)
-        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
-        if not rejectors or event.is_wildcard():
-            return True
-        return any(r.event.matches(event) for plugin in rejectors for r in profile.events.get(plugin, []))
+    @staticmethod
+    def _group_decision(
+        profile: QueueProfile, members: dict[str, QueuedPodInfo], event: ClusterEvent, old: Any, new: Any
+    ) -> Decision | None:
+        """The decision shared by a group of pods with equal hint keys (None for a lone pod
+        without hint keys, which is judged by itself)."""
+        if len(members) == 1:
+            return None
+        return decide(profile, next(iter(members.values())), event, old, new)
 
     # -- pod updates ------------------------------------------------------------------------------
 
-    def update(self, old: Any, new: Any, events: list[ClusterEvent]) -> None:
+    def update(self, old: Any, new: Any, events: Iterable[ClusterEvent]) -> None:
         """An unscheduled pod changed: refresh its queued copy, and requeue it if the change may help."""
         key = f"{new.metadata.namespace}/{new.metadata.name}"
         info = PodInfo(new)
+        in_flight = self.in_flight.get(info.uid)
+        if in_flight is not None:
+            in_flight.pod_info = info
+            for event in events:
+                self.in_flight.record(event, old, new)
+            return
         for heap in (self.active, self.backoff, self.error_backoff):
             qpi = heap.get(key)
             if qpi is not None:
                 qpi.pod_info = info
+                self.nominator.update(None, info)
                 return
         qpi = self.unschedulable.get(key)
-        if qpi is not None:
-            qpi.pod_info = info
-            if not _spec_or_meta_changed(old, new):
-                return  # a status-only change (e.g. our own PodScheduled condition) helps nothing
-            for event in events:
-                if self._worth_requeuing(qpi, event):
-                    del self.unschedulable[key]
-                    if qpi.gated:
-                        self._to_active(qpi, event=event.label)
-                    else:
-                        self._to_backoff_or_active(qpi, event=event.label)
-                    return
+        if qpi is None:
+            self.add(new)
             return
-        if info.uid in self.in_flight:
-            self.in_flight[info.uid].pod_info = info
+        qpi.pod_info = info
+        self._to_pool(qpi)  # its hint keys may have changed
+        if not _spec_or_meta_changed(old, new):
+            return  # a status-only change (e.g. our own PodScheduled condition) helps nothing
+        profile = self._profile(qpi)
+        if profile is None:
             return
-        self._to_active(QueuedPodInfo(info, timestamp=self.clock.now()), event="PodUpdate")
+        for event in events:
+            if qpi.gated and not profile.registered(qpi.gating_plugin, event):
+                continue
+            if self._requeue(qpi, decide(profile, qpi, event, old, new), event.label):
+                return
 
     def delete(self, pod: Any) -> None:
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         for heap in (self.active, self.backoff, self.error_backoff):
             heap.remove(key)
-        self.unschedulable.pop(key, None)
+        self.unschedulable.remove(key)
+        self.nominator.delete(pod.metadata.uid or "")
 
     # -- popping ----------------------------------------------------------------------------------
 
@@ -343,7 +382,7 @@ class SchedulingQueue:
             qpi = self.active.pop() or self.backoff.pop()
             if qpi is not None:
                 qpi.attempts += 1
-                self.in_flight[qpi.uid] = qpi
+                self.in_flight.add(qpi)
                 self._trace.emit("queue.pop", pod=qpi.key, attempts=qpi.attempts)
                 return qpi
             if self.closed:
@@ -354,7 +393,8 @@ class SchedulingQueue:
             await self._wakeup.wait()
 
     def done(self, uid: str) -> None:
-        self.in_flight.pop(uid, None)
+        """The pod's attempt is over (bound, requeued or dropped)."""
+        self.in_flight.done(uid)
 
     def _wake(self) -> None:
         if self._wakeup is not None:
@@ -363,7 +403,8 @@ class SchedulingQueue:
     # -- introspection ----------------------------------------------------------------------------
 
     def pending(self) -> dict[str, int]:
-        gated = sum(1 for q in self.unschedulable.values() if q.gated)
+        """Pods per queue, as `scheduler_pending_pods` counts them."""
+        gated = sum(len(m) for m in self.unschedulable.groups.values() if next(iter(m.values())).gated)
         return {
             "active": len(self.active),
             "backoff": len(self.backoff) + len(self.error_backoff),
@@ -372,14 +413,49 @@ class SchedulingQueue:
         }
 
     def where(self, key: str) -> str | None:
-        """Which queue holds the pod (activeQ, backoffQ, unschedulablePods), if any."""
+        """Which queue holds the pod (activeQ, backoffQ, unschedulablePods, gated), if any."""
         if self.active.get(key):
             return ACTIVE
         if self._backoff_get(key):
             return BACKOFF
-        if key in self.unschedulable:
-            return UNSCHEDULABLE
+        qpi = self.unschedulable.get(key)
+        if qpi is not None:
+            return GATED if qpi.gated else UNSCHEDULABLE
         return None
+
+    def snapshot(self) -> list[PendingPod]:
+        """Every pending pod (in flight included), by queue then key."""
+        out: list[PendingPod] = []
+        for queue, pods in (
+            (ACTIVE, list(self.active)),
+            (BACKOFF, [*self.backoff, *self.error_backoff]),
+            (UNSCHEDULABLE, list(self.unschedulable)),
+        ):
+            for qpi in pods:
+                where = GATED if qpi.gated else queue
+                rejectors = sorted(qpi.unschedulable_plugins | qpi.pending_plugins)
+                out.append(
+                    PendingPod(
+                        key=qpi.key,
+                        queue=where,
+                        attempts=qpi.attempts,
+                        backoff_until=self._expiry(qpi) if where == BACKOFF else None,
+                        rejected_by=rejectors,
+                        wake_on=self._wake_events(qpi, rejectors) if where in (UNSCHEDULABLE, GATED) else [],
+                        since=qpi.timestamp,
+                    )
+                )
+        order = {ACTIVE: 0, BACKOFF: 1, UNSCHEDULABLE: 2, GATED: 3}
+        return sorted(out, key=lambda p: (order[p.queue], p.key))
+
+    def _wake_events(self, qpi: QueuedPodInfo, rejectors: list[str]) -> list[str]:
+        profile = self._profile(qpi)
+        if profile is None:
+            return []
+        labels = {f"{r.event.label} ({plugin})" for plugin in rejectors for r in profile.events.get(plugin, ())}
+        if not qpi.gated:
+            labels.add(f"{UNSCHEDULABLE_TIMEOUT.label} (after {self.max_in_unschedulable:g} s)")
+        return sorted(labels)
 
 
 def _stripped(pod: Any) -> Any:

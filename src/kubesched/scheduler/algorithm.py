@@ -56,6 +56,31 @@ def plain_filter(fwk: Framework, state: CycleState, pod: PodInfo, node: NodeInfo
     return fwk.run_filter(state, pod, node)
 
 
+def filter_with_nominated(nominated: Callable[[str], Sequence[PodInfo]]) -> FilterFn:
+    """Filter one node accounting for the pods nominated to it with at least the pod's priority:
+    first with them added (through the PreFilter AddPod extensions), then, if that passes and
+    some were added, again without them (a rule that passed only thanks to them must not count)."""
+
+    def run(fwk: Framework, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        with_nominated, node_with, state_with = False, node.clone(), state.clone()
+        for other in nominated(node.name):
+            if other.priority < pod.priority or other.uid == pod.uid:
+                continue
+            node_with.add_pod(other)
+            status = fwk.run_add_pod(state_with, pod, other, node_with)
+            if status is not None:
+                return status
+            with_nominated = True
+        if not with_nominated:
+            return fwk.run_filter(state, pod, node)
+        status = fwk.run_filter(state_with, pod, node_with)
+        if status is not None:
+            return status
+        return fwk.run_filter(state, pod, node)
+
+    return run
+
+
 class Algorithm:
     """The search, with its state across attempts: the round-robin start index and the tie-break RNG."""
 

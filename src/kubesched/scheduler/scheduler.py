@@ -35,7 +35,14 @@ from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
 from kubesched.queue import QueuedPodInfo, QueueProfile, SchedulingQueue
-from kubesched.scheduler.algorithm import Algorithm, ScheduleResult, SchedulingError, plain_filter
+from kubesched.scheduler.algorithm import (
+    Algorithm,
+    FilterFn,
+    ScheduleResult,
+    SchedulingError,
+    filter_with_nominated,
+    plain_filter,
+)
 from kubesched.scheduler.fit_error import Diagnosis, FitError
 from kubesched.scheduler.profiles import build_frameworks
 from kubesched.trace import Tracer
@@ -89,7 +96,7 @@ class Scheduler:
         self.profiles: dict[str, Framework] = build_frameworks(config, registry, self.handle, clock)
         self.algorithm = Algorithm(self.cache, self.snapshot, percentage=config.percentage_of_nodes_to_score, seed=seed)
         queue_profiles = {
-            name: QueueProfile(pre_enqueue=fwk.run_pre_enqueue, events=fwk.events_to_register())
+            name: QueueProfile(fwk.run_pre_enqueue, fwk.events_to_register(), fwk.hint_keys())
             for name, fwk in self.profiles.items()
         }
         first = next(iter(self.profiles.values()))
@@ -181,11 +188,11 @@ class Scheduler:
         self._nodes[node.metadata.name] = node
         if old is None:
             self.cache.add_node(node)
-            self.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD))
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD), None, node)
             return
         self.cache.update_node(old, node)
         for event in node_update_events(old, node):
-            self.queue.move_all_to_active_or_backoff(event)
+            self.queue.move_all_to_active_or_backoff(event, old, node)
 
     def _on_pod_event(self, event: WatchEvent) -> None:
         if event.type == DELETED:
@@ -211,12 +218,12 @@ class Scheduler:
                 return  # already known at this version (a relist)
             if known is None or self.cache.is_assumed(uid):
                 self.cache.add_pod(pod)
-                self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.ADD))
+                self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.ADD), None, pod)
             else:
                 old = known.pod
                 self.cache.update_pod(old, pod)
                 for event in pod_update_events(ASSIGNED_POD, old, pod, requests=_requests):
-                    self.queue.move_all_to_active_or_backoff(event)
+                    self.queue.move_all_to_active_or_backoff(event, old, pod)
             return
         if not self._responsible(pod):
             return
@@ -230,12 +237,19 @@ class Scheduler:
     def _on_pod_delete(self, pod: Any) -> None:
         uid = pod.metadata.uid
         if pod.spec.nodeName or self.cache.pod(uid) is not None:
-            if self.cache.pod(uid) is not None:
-                self.cache.remove_pod(self.cache.pod(uid).pod)  # type: ignore[union-attr]
-                self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.DELETE))
+            known = self.cache.pod(uid)
+            if known is not None:
+                self.cache.remove_pod(known.pod)
+                self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), known.pod, None)
             return
         if self._unscheduled.pop(uid, None) is not None:
+            nominated = self.queue.nominator.node_of(uid) is not None
             self.queue.delete(pod)
+            if nominated:  # the room kept for it is free again, for pods it outranked
+                priority = PodInfo(pod).priority
+                self.queue.move_all_to_active_or_backoff(
+                    ClusterEvent(ASSIGNED_POD, ActionType.DELETE), pod, None, pre_check=lambda q: q.priority <= priority
+                )
         for fwk in self.profiles.values():
             waiting = fwk.waiting_pods.get(uid)
             if waiting is not None:
@@ -322,6 +336,7 @@ class Scheduler:
             )
         assumed = pod.with_node(host)
         self.cache.assume_pod(assumed)
+        self.queue.nominator.delete(assumed.uid)
         self.trace.emit("cache.assumed", pod=pod.key, node=host)
         status = fwk.run_reserve(state, assumed, host)
         if status is not None:
@@ -340,7 +355,7 @@ class Scheduler:
     def find_host(self, fwk: Framework, state: CycleState, pod: PodInfo) -> ScheduleResult:
         """The search, and PostFilter when it finds nothing: a FitError then carries PostFilter's text."""
         try:
-            return self.algorithm.schedule_pod(fwk, state, pod, self.run_filter)
+            return self.algorithm.schedule_pod(fwk, state, pod, self.filter_for(pod))
         except FitError as fit:
             if fwk.has_post_filter():
                 _, post = fwk.run_post_filter(state, pod, fit.diagnosis.node_to_status)
@@ -348,8 +363,13 @@ class Scheduler:
                     fit.diagnosis.post_filter_msg = post.message
             raise
 
-    # Filter one node; the hook where nominated pods will be considered.
-    run_filter = staticmethod(plain_filter)
+    def filter_for(self, pod: PodInfo) -> FilterFn:
+        """How to filter a node for `pod`: plainly, unless some other pod of at least its priority
+        is nominated somewhere (then with the nominated pods, as upstream's two-pass filter)."""
+        nominator = self.queue.nominator
+        if not nominator.any_at_or_above(pod.priority, excluding=pod.uid):
+            return plain_filter
+        return filter_with_nominated(nominator.pods_for_node)
 
     def _fail_on_node(self, fwk: Framework, qpi: QueuedPodInfo, host: str, status: Status) -> None:
         """A Reserve/Permit/WaitOnPermit failure: a rejection reads as a FitError over one node."""
@@ -366,16 +386,14 @@ class Scheduler:
     ) -> None:
         host = result.host
         status = await fwk.wait_on_permit(assumed)
-        if status is not None:
-            self._binding_failed(fwk, state, qpi, assumed, host, status)
-            return
-        self.queue.done(assumed.uid)
-        status = await fwk.run_pre_bind(state, assumed, host)
+        if status is None:
+            status = await fwk.run_pre_bind(state, assumed, host)
         if status is None:
             status = await fwk.run_bind(state, assumed, host)
         if status is not None:
             self._binding_failed(fwk, state, qpi, assumed, host, status)
             return
+        self.queue.done(assumed.uid)
         self.cache.finish_binding(assumed.uid)
         self.scheduled += 1
         self.trace.emit("bind.done", pod=assumed.key, node=host)
@@ -394,10 +412,10 @@ class Scheduler:
             self.cache.forget_pod(assumed)
         freed = ClusterEvent(ASSIGNED_POD, ActionType.DELETE)
         if forgotten and not status.is_rejected():
-            self.queue.move_all_to_active_or_backoff(freed)
+            self.queue.move_all_to_active_or_backoff(freed, assumed.pod, None)
         self._fail_on_node(fwk, qpi, host, status)
-        if forgotten and status.is_rejected():
-            self.queue.move_all_to_active_or_backoff(freed, except_uid=assumed.uid)
+        if forgotten and status.is_rejected():  # after the failure, so the pod itself is not moved by it
+            self.queue.move_all_to_active_or_backoff(freed, assumed.pod, None, pre_check=lambda q: q.uid != assumed.uid)
 
     # -- failures -------------------------------------------------------------------------------
 
