@@ -248,6 +248,11 @@ class Cache:
     def pod_count(self) -> int:
         return len(self._pods)
 
+    def sizes(self) -> dict[str, int]:
+        """As `scheduler_cache_size` counts: nodes, pods, assumed pods."""
+        assumed = sum(1 for state in self._pods.values() if state.assumed)
+        return {"nodes": self.node_count, "pods": len(self._pods), "assumed_pods": assumed}
+
 
 def _copy_into(target: NodeInfo, source: NodeInfo) -> None:
     for slot in NodeInfo.__slots__:

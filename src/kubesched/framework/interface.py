@@ -98,8 +98,9 @@ class EnqueueExtensions(Plugin, Protocol):
         means always Queue; a function that raises counts as Queue.
 
         A plugin may also define `hint_key(pod) -> Hashable`: a key such that every hint function
-        of the plugin gives the same answer for two pods with the same key, for any event. The
-        queue then asks once per key and event instead of once per pod."""
+        of the plugin gives the same answer for two pods with the same key, for any event that is
+        not about one of those two pods. The queue then asks once per key and event instead of
+        once per pod (and per pod for an event about one of them)."""
         ...
 
 

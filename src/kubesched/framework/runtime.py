@@ -94,14 +94,14 @@ ALL_EVENTS = ClusterEventWithHint(WILDCARD_EVENT)
 
 
 def _with_taint_updates(registered: list[ClusterEventWithHint]) -> list[ClusterEventWithHint]:
-    """A plugin registering Node/Add without Node/UpdateNodeTaint also gets UpdateNodeTaint, with
-    the Add registration's hint (a node whose taints change may have just become usable)."""
+    """A plugin registering Node/Add without Node/UpdateNodeTaint also gets UpdateNodeTaint,
+    always Queue (a node whose taints change may have just become usable)."""
     node_add = next((r for r in registered if r.event.resource == NODE and r.event.action & ActionType.ADD), None)
     if node_add is None or any(
         r.event.resource == NODE and r.event.action & ActionType.UPDATE_NODE_TAINT for r in registered
     ):
         return registered
-    return [*registered, ClusterEventWithHint(ClusterEvent(NODE, ActionType.UPDATE_NODE_TAINT), node_add.hint)]
+    return [*registered, ClusterEventWithHint(ClusterEvent(NODE, ActionType.UPDATE_NODE_TAINT))]
 
 
 def filter_status(plugin: Any, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:

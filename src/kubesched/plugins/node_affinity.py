@@ -1,9 +1,14 @@
 """NodeAffinity: `spec.nodeSelector` and node affinity (required and preferred), plus the profile's
-scheduler-enforced `addedAffinity`."""
+scheduler-enforced `addedAffinity`.
+
+QueueingHint: a node added, or relabelled from not matching to matching, that satisfies both the
+`addedAffinity` and the pod's required constraints. The hints depend on the pod only through its
+nodeSelector and required node affinity (`hint_key`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -11,8 +16,13 @@ import msgspec
 from lightkube.models import core_v1
 
 from kubesched.api.errors import FieldError
-from kubesched.api.selectors import NodeSelectorMatcher, compile_node_selector
-from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.api.selectors import (
+    NodeSelectorMatcher,
+    RequiredNodeAffinity,
+    compile_node_selector,
+    node_selector_map_matches,
+)
+from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.interface import MAX_NODE_SCORE, PreFilterResult
 from kubesched.framework.status import SKIP, Status, StatusError
 from kubesched.plugins.args import decode_args
@@ -170,6 +180,36 @@ def _node_names_from_fields(required: core_v1.NodeSelector) -> set[str] | None:
     return names
 
 
+class _HintConstraints:
+    """A pod's required node constraints as the queueing hint checks them. `malformed`: some
+    required affinity term does not parse; upstream then reports an error (Queue) instead of a
+    mismatch whenever the nodeSelector matches but no term does."""
+
+    __slots__ = ("affinity", "malformed", "node_selector")
+
+    def __init__(self, pod: Any) -> None:
+        self.affinity = RequiredNodeAffinity(pod)
+        self.node_selector = pod.spec.nodeSelector
+        required = _required_terms(pod)
+        try:
+            compile_node_selector(required)
+            self.malformed = False
+        except FieldError:
+            self.malformed = True
+
+    def matches(self, node: Any) -> bool:
+        """Whether the node satisfies the constraints; raises ValueError where upstream errs."""
+        name, labels = node.metadata.name or "", node.metadata.labels
+        if self.affinity.matches(name, labels):
+            return True
+        if self.malformed and node_selector_map_matches(self.node_selector, labels):
+            raise ValueError("the pod's required node affinity has terms that do not parse")
+        return False
+
+
+_HINT_CACHE_SIZE = 1024
+
+
 @dataclass(frozen=True)
 class _PreScoreState:
     preferred: PreferredTerms | None
@@ -194,6 +234,7 @@ class NodeAffinity:
             compile_node_selector(required) if required is not None else None
         )
         self.added_preferred: PreferredTerms | None = PreferredTerms.compile(preferred) if preferred else None
+        self._hint_constraints: dict[Hashable, _HintConstraints] = {}
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -261,7 +302,43 @@ class NodeAffinity:
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # A new node, or new labels on a node, may match the pod's affinity.
-        return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL))]
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                hint=self._is_schedulable_after_node_change,
+            )
+        ]
+
+    def hint_key(self, pod: Any) -> Hashable:
+        """The pod's nodeSelector and required node affinity: all the hint reads of the pod."""
+        required = _required_terms(pod)
+        return (
+            tuple(sorted((pod.spec.nodeSelector or {}).items())),
+            msgspec.json.encode(required) if required is not None else None,
+        )
+
+    def _constraints(self, pod: Any) -> _HintConstraints:
+        key = self.hint_key(pod)
+        found = self._hint_constraints.get(key)
+        if found is None:
+            if len(self._hint_constraints) >= _HINT_CACHE_SIZE:
+                self._hint_constraints.clear()
+            found = self._hint_constraints[key] = _HintConstraints(pod)
+        return found
+
+    def _is_schedulable_after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue when the node satisfies `addedAffinity` and the pod's required constraints, and is
+        new or did not satisfy the pod's constraints before."""
+        if self.added_required is not None and not self.added_required.matches(
+            new.metadata.name or "", new.metadata.labels
+        ):
+            return QueueingHint.QUEUE_SKIP
+        constraints = self._constraints(pod)
+        if not constraints.matches(new):
+            return QueueingHint.QUEUE_SKIP
+        if old is None or not constraints.matches(old):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
 
 def new(args: Any, handle: Handle) -> NodeAffinity:

@@ -39,7 +39,8 @@ class NodeName:
         return mask
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        # Only a new node (with the requested name) can change this plugin's verdict.
+        # Only a new node (with the requested name) can change this plugin's verdict. Upstream
+        # attaches no hint function (the event always requeues), so none is given here either.
         return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]
 
 

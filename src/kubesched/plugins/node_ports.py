@@ -1,18 +1,24 @@
-"""NodePorts: a pod's host ports must be free on the node."""
+"""NodePorts: a pod's host ports must be free on the node.
+
+QueueingHint: only the deletion of a bound (or nominated) pod holding a host port the pod wants
+can free one; a new node is always worth a retry (no hint, as upstream).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.cache import NodeInfo
+from kubesched.cache.podinfo import _host_ports as host_ports
+from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.status import SKIP, Status
 from kubesched.plugins.batch import Bool, Int, filter_per_node
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo, PodInfo
+    from kubesched.cache import PodInfo
     from kubesched.cache.podinfo import HostPort
     from kubesched.cache.table import NodeTable
     from kubesched.framework.cycle_state import CycleState
@@ -66,9 +72,25 @@ class NodePorts:
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # Ports are immutable, so only a deleted pod (freeing its ports) or a new node can help.
         return [
-            ClusterEventWithHint(ClusterEvent(POD, ActionType.DELETE)),
+            ClusterEventWithHint(ClusterEvent(POD, ActionType.DELETE), hint=self._is_schedulable_after_pod_deleted),
             ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)),
         ]
+
+    def hint_key(self, pod: Any) -> Hashable:
+        """The pod's host ports: all the hint reads of the pod."""
+        return frozenset(host_ports(pod))
+
+    def _is_schedulable_after_pod_deleted(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue when the deleted pod was bound or nominated and held a host port clashing with one
+        the queued pod wants."""
+        if not old.spec.nodeName and not (old.status is not None and old.status.nominatedNodeName):
+            return QueueingHint.QUEUE_SKIP
+        freed = host_ports(old)
+        if not freed:
+            return QueueingHint.QUEUE_SKIP
+        in_use = NodeInfo()
+        in_use.used_ports.update(freed)
+        return QueueingHint.QUEUE_SKIP if fits_ports(host_ports(pod), in_use) else QueueingHint.QUEUE
 
 
 def new(args: Any, handle: Handle) -> NodePorts:

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from lightkube.models import core_v1
 
 from kubesched.api.tolerations import NO_SCHEDULE, tolerates
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.status import Status
 from kubesched.plugins.batch import Bool, Int
 
@@ -32,14 +32,17 @@ def tolerates_unschedulable(pod: Any) -> bool:
     return any(tolerates(t, _UNSCHEDULABLE_TAINT) for t in pod.spec.tolerations or ())
 
 
+def _cordoned(node: Any) -> bool:
+    return node.spec is not None and bool(node.spec.unschedulable)
+
+
 class NodeUnschedulable:
     name: ClassVar[str] = NAME
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         if node.node is None:
             return Status.unresolvable(ERR_REASON_UNKNOWN_CONDITION)
-        spec = node.node.spec
-        if spec is None or not spec.unschedulable:
+        if not _cordoned(node.node):
             return None
         if tolerates_unschedulable(pod.pod):
             return None
@@ -56,9 +59,31 @@ class NodeUnschedulable:
         # A node added or uncordoned (UpdateNodeTaint covers spec.unschedulable turning false),
         # or the pod gaining a toleration, may make it schedulable.
         return [
-            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)),
-            ClusterEventWithHint(ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION)),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                hint=self._is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION),
+                hint=self._is_schedulable_after_pod_toleration_change,
+            ),
         ]
+
+    def hint_key(self, pod: Any) -> Hashable:
+        """The hints do not read the queued pod (beyond its identity, for its own updates)."""
+        return ""
+
+    def _is_schedulable_after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue for a node added uncordoned, or a node uncordoned."""
+        if not _cordoned(new) and (old is None or _cordoned(old)):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def _is_schedulable_after_pod_toleration_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue when the updated pod is the queued pod itself and now tolerates the cordon taint."""
+        if (new.metadata.uid or "") == (pod.metadata.uid or "") and tolerates_unschedulable(new):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
 
 def new(args: Any, handle: Handle) -> NodeUnschedulable:

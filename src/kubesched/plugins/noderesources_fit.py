@@ -9,14 +9,19 @@ Score rates the node with one strategy (LeastAllocated by default, MostAllocated
 RequestedToCapacityRatio) over the configured resources, counting containers without cpu or
 memory requests as 100m / 200Mi on both the pod and the node side. There is no NormalizeScore.
 
+QueueingHints: a deleted bound (or nominated) pod, a scale-down of the pod itself or of a bound pod
+in a resource the pod requests, a node that fits the pod and is new or grew in what the pod asks
+for, and a DeviceClass that starts backing a requested extended resource.
+
 Deviations: extended resources backed by a DRA DeviceClass (DRAExtendedResource) are not
 modelled, so such a resource counts as missing on nodes that do not list it; scalar resources
-are checked in name order (upstream walks a Go map, whose order is random).
+are checked in name order (upstream walks a Go map, whose order is random); the scale-down hint
+compares spec requests (status-reported resize resources are not modelled).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -24,10 +29,11 @@ import msgspec
 import numpy as np
 
 from kubesched.api.errors import FieldError
+from kubesched.api.resources import pod_requests
 from kubesched.cache import NodeInfo, PodInfo
-from kubesched.cache.resource import CPU, MEMORY, Resource
+from kubesched.cache.resource import CPU, EPHEMERAL_STORAGE, MEMORY, Resource
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.batch import Bool, Int, filter_per_node, score_per_node, zeros
@@ -73,6 +79,7 @@ LACKS_MEMO_KEY = NAME + "/lacks"
 SCORE_MEMO_KEY = NAME + "/least-allocated"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 DEVICE_CLASS = "resource.k8s.io/DeviceClass"
+DEVICE_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"  # implicit extended resource of a class
 
 
 # -- arguments ------------------------------------------------------------------------------------
@@ -249,6 +256,37 @@ def _lacks_scalars(
     return True
 
 
+def _scale_down_may_help(target: Any, old: Any, new: Any) -> bool:
+    """Whether a pod update may make room for `target`: it is `target` itself, or a bound pod whose
+    requests dropped in a resource `target` requests (cpu, memory, ephemeral-storage, scalars)."""
+    if (new.metadata.uid or "") == (target.metadata.uid or ""):
+        return True
+    if not new.spec.nodeName:
+        return False
+    before, after = pod_requests(old), pod_requests(new)
+    for name, want in pod_requests(target).items():
+        if want == 0 or not (name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource_name(name)):
+            continue
+        if max(before.get(name, 0), 0) > max(after.get(name, 0), 0):
+            return True
+    return False
+
+
+def _requested_resources_grew(requests: Resource, before: Resource, after: Resource) -> bool:
+    """Whether allocatable grew from `before` to `after` in the pod count or in a resource these
+    requests ask for."""
+    if after.pods > before.pods:
+        return True
+    for want, had, has in (
+        (requests.cpu, before.cpu, after.cpu),
+        (requests.memory, before.memory, after.memory),
+        (requests.ephemeral, before.ephemeral, after.ephemeral),
+    ):
+        if want > 0 and has > had:
+            return True
+    return any(after.scalar.get(name, 0) > before.scalar.get(name, 0) for name, _ in checked_scalars(requests))
+
+
 @dataclass(frozen=True)
 class _PreFilterState:
     requests: Resource
@@ -296,12 +334,69 @@ class NodeResourcesFit:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """A deleted or scaled-down pod may free room; a new node or more allocatable may offer it;
-        a DeviceClass may start backing an extended resource (DRAExtendedResource, beta, on)."""
+        a DeviceClass may start backing an extended resource (DRAExtendedResource, beta, on).
+
+        No `hint_key`: the scale-down hint queues the pod on its own update (a UID comparison)."""
         return [
-            ClusterEventWithHint(ClusterEvent(POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)),
-            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE)),
-            ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
+                hint=self._is_schedulable_after_pod_event,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                hint=self._is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
+                hint=self._is_schedulable_after_device_class_event,
+            ),
         ]
+
+    def hint_key(self, pod: Any) -> Hashable:
+        """The hints read the pod's requests (and, for its own updates, its identity)."""
+        try:
+            return tuple(sorted(pod_requests(pod).items()))
+        except ValueError:  # a request that does not parse: the pod is judged on its own
+            return ("pod", pod.metadata.uid)
+
+    def _is_schedulable_after_pod_event(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Deleted: Queue unless the pod was neither bound nor nominated. Scaled down: Queue for the
+        pod itself, or a bound pod whose requests shrank in a resource this pod requests."""
+        if new is None:
+            if not old.spec.nodeName and not (old.status is not None and old.status.nominatedNodeName):
+                return QueueingHint.QUEUE_SKIP
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE if _scale_down_may_help(pod, old, new) else QueueingHint.QUEUE_SKIP
+
+    def _is_schedulable_after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue when the pod fits the node on its own (ignored resources not applied, as upstream)
+        and the node is new or grew in the pod count or a resource the pod requests."""
+        if new is None:
+            return QueueingHint.QUEUE_SKIP
+        requests = Resource.from_amounts(pod_requests(pod))
+        modified = NodeInfo(new)
+        if fits_request(requests, modified):
+            return QueueingHint.QUEUE_SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        if _requested_resources_grew(requests, NodeInfo(old).allocatable, modified.allocatable):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def _is_schedulable_after_device_class_event(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue when the class now backs an extended resource the pod requests: by its implicit
+        `deviceclass.resource.kubernetes.io/<name>` (on add) or a new `extendedResourceName`."""
+        requested = pod_requests(pod)
+        extended = new.spec.extendedResourceName if new.spec is not None else None
+        if old is not None:
+            before = old.spec.extendedResourceName if old.spec is not None else None
+            if (before or "") == (extended or ""):
+                return QueueingHint.QUEUE_SKIP
+        elif DEVICE_CLASS_RESOURCE_PREFIX + (new.metadata.name or "") in requested:
+            return QueueingHint.QUEUE
+        if extended is not None and extended in requested:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -338,6 +433,32 @@ class NodeResourcesFit:
         if lacks is None:
             return filter_per_node(self.filter, state, pod, table, rows)
         return lacks if lacks.any() else None
+
+    def failure_signatures(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int | None:
+        """For rows this plugin rejects: a number per row that determines `filter`'s status there
+        (which resources are short, and which exceed allocatable); None when not computable."""
+        pre = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(pre, _PreFilterState) or len(pre.scalars) > 28:
+            return None
+        requests = pre.requests
+        if not table.exact(requests.cpu, requests.memory, requests.ephemeral):
+            return None
+        signature: Int = (table.free_pods[rows] < 1).astype(np.int64)
+        compared = [
+            (requests.cpu, table.free_cpu, table.alloc_cpu),
+            (requests.memory, table.free_mem, table.alloc_mem),
+            (requests.ephemeral, table.free_eph, table.alloc_eph),
+        ]
+        for name, want in pre.scalars:
+            if name in table.scalar_alloc:
+                have = table.scalar_alloc[name]
+                compared.append((want, have - table.scalar_req[name], have))
+        bit = 2
+        for want, free, allocatable in compared:
+            if want > 0:
+                signature |= (free[rows] < want) * bit | (allocatable[rows] < want) * (bit << 1)
+            bit <<= 2
+        return signature
 
     def _pod_requests(self, pod: PodInfo) -> tuple[int, ...]:
         return tuple(pod_request(pod, name, non_zero=True) for name in self.resources)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.framework.events import POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.events import POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.status import Status
 
 if TYPE_CHECKING:
@@ -28,7 +28,22 @@ class SchedulingGates:
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # Gates can only be removed; removing the last one is the event that can let the pod in.
-        return [ClusterEventWithHint(ClusterEvent(POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED))]
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
+                hint=self._is_schedulable_after_gates_eliminated,
+            )
+        ]
+
+    def hint_key(self, pod: Any) -> Hashable:
+        """The hint does not read the queued pod (beyond its identity, for its own updates)."""
+        return ""
+
+    def _is_schedulable_after_gates_eliminated(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue only when the pod whose gates were all removed is the queued pod itself."""
+        if (new.metadata.uid or "") == (pod.metadata.uid or ""):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
 
 def new(args: Any, handle: Handle) -> SchedulingGates:

@@ -3,14 +3,15 @@ with fewer untolerated PreferNoSchedule taints."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import msgspec
 from lightkube.models import core_v1
 
 from kubesched.api.tolerations import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, find_untolerated_taint, tolerates
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.interface import MAX_NODE_SCORE
 from kubesched.framework.status import Status, StatusError
 from kubesched.plugins.batch import Bool, Int, filter_per_node, score_per_node
@@ -44,6 +45,11 @@ def _taints(node: Any) -> list[core_v1.Taint]:
     return list((node.spec.taints if node.spec is not None else None) or ())
 
 
+def has_untolerated_hard_taint(node: Any, tolerations: Sequence[core_v1.Toleration] | None) -> bool:
+    """Whether the node has a NoSchedule/NoExecute taint none of `tolerations` tolerates (Filter's check)."""
+    return find_untolerated_taint(_taints(node), tolerations, effects=_FILTER_EFFECTS) is not None
+
+
 def count_intolerable_prefer_no_schedule(
     taints: Sequence[core_v1.Taint], tolerations: Sequence[core_v1.Toleration]
 ) -> int:
@@ -61,8 +67,7 @@ class TaintToleration:
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         if node.node is None:
             return Status.error("node not found")
-        taint = find_untolerated_taint(_taints(node.node), pod.pod.spec.tolerations, effects=_FILTER_EFFECTS)
-        if taint is None:
+        if not has_untolerated_hard_taint(node.node, pod.pod.spec.tolerations):
             return None
         return Status.unresolvable(ERR_REASON_NOT_MATCH)
 
@@ -99,9 +104,34 @@ class TaintToleration:
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)),
-            ClusterEventWithHint(ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION)),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                hint=self._is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION),
+                hint=self._is_schedulable_after_pod_toleration_change,
+            ),
         ]
+
+    def hint_key(self, pod: Any) -> Hashable:
+        """The hints read the pod's tolerations (and, for its own updates, its identity)."""
+        return msgspec.json.encode(pod.spec.tolerations or [])
+
+    def _is_schedulable_after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue when the pod tolerates every hard taint of the node now but did not before (or the
+        node is new)."""
+        tolerations = pod.spec.tolerations
+        was_untolerated = old is None or has_untolerated_hard_taint(old, tolerations)
+        if was_untolerated and not has_untolerated_hard_taint(new, tolerations):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def _is_schedulable_after_pod_toleration_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue when the updated pod is the queued pod itself; other pods' tolerations do not matter."""
+        if (new.metadata.uid or "") == (pod.metadata.uid or ""):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
 
 def new(args: Any, handle: Handle) -> TaintToleration:

@@ -185,23 +185,28 @@ class SchedulingQueue:
     def _to_pool(self, qpi: QueuedPodInfo) -> None:
         self.unschedulable.add(qpi, group_key(self._profile(qpi), qpi))
 
-    def _to_active(self, qpi: QueuedPodInfo, *, event: str, source: str, pre_enqueue: bool = True) -> None:
+    def _to_active(
+        self, qpi: QueuedPodInfo, *, event: str, source: str, pre_enqueue: bool = True, why: Decision | None = None
+    ) -> bool:
         """Move to activeQ, unless a PreEnqueue plugin gates the pod (then it waits as gated)."""
         if pre_enqueue:
             status = self._pre_enqueue(qpi)
             if status is not None:
                 self._gate(qpi, status, source, event)
-                return
+                return False
         qpi.gating_plugin = ""
         if qpi.initial_attempt is None:
             qpi.initial_attempt = self.clock.now()
         self.active.push(qpi)
-        self._moved(qpi, source, ACTIVE, event)
+        self._moved(qpi, source, ACTIVE, event, why)
         self._wake()
+        return True
 
-    def _to_backoff_or_active(self, qpi: QueuedPodInfo, *, event: str, source: str) -> None:
+    def _to_backoff_or_active(
+        self, qpi: QueuedPodInfo, *, event: str, source: str, why: Decision | None = None
+    ) -> None:
         if not self._backing_off(qpi):
-            self._to_active(qpi, event=event, source=source)
+            self._to_active(qpi, event=event, source=source, why=why)
             return
         status = self._pre_enqueue(qpi)
         if status is not None:
@@ -210,7 +215,7 @@ class SchedulingQueue:
         qpi.gating_plugin = ""
         heap = self.error_backoff if qpi.consecutive_errors > 0 else self.backoff
         heap.push(qpi)
-        self._moved(qpi, source, BACKOFF, event)
+        self._moved(qpi, source, BACKOFF, event, why)
         self._wake()
 
     def _requeue(self, qpi: QueuedPodInfo, decision: Decision, event: str) -> bool:
@@ -220,9 +225,9 @@ class SchedulingQueue:
         source = GATED if qpi.gated else UNSCHEDULABLE
         self.unschedulable.remove(qpi.key)
         if qpi.gated or decision.strategy == Strategy.IMMEDIATELY:
-            self._to_active(qpi, event=event, source=source)
+            self._to_active(qpi, event=event, source=source, why=decision)
         else:
-            self._to_backoff_or_active(qpi, event=event, source=source)
+            self._to_backoff_or_active(qpi, event=event, source=source, why=decision)
         return True
 
     def _profile(self, qpi: QueuedPodInfo) -> QueueProfile | None:
@@ -238,13 +243,8 @@ class SchedulingQueue:
     def add(self, pod: Any) -> None:
         """A new unscheduled pod from the informer."""
         qpi = QueuedPodInfo(PodInfo(pod), timestamp=self.clock.now())
-        self._nominate(qpi.pod_info)
-        self._to_active(qpi, event=POD_ADD, source="")
-
-    def _nominate(self, info: PodInfo) -> None:
-        status = info.pod.status
-        if status is not None and status.nominatedNodeName:
-            self.nominator.add(info)
+        if self._to_active(qpi, event=POD_ADD, source=""):
+            self.nominator.add(qpi.pod_info)  # a pod entering activeQ brings its nomination
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo) -> None:
         """Requeue a pod after a failed attempt. An error attempt (no rejecting plugin) backs off;
@@ -265,9 +265,9 @@ class SchedulingQueue:
                 self._to_pool(qpi)
                 self._moved(qpi, IN_FLIGHT, UNSCHEDULABLE, ATTEMPT_FAILURE)
             elif decision.strategy == Strategy.IMMEDIATELY:
-                self._to_active(qpi, event=ATTEMPT_FAILURE, source=IN_FLIGHT)
+                self._to_active(qpi, event=ATTEMPT_FAILURE, source=IN_FLIGHT, why=decision)
             else:
-                self._to_backoff_or_active(qpi, event=ATTEMPT_FAILURE, source=IN_FLIGHT)
+                self._to_backoff_or_active(qpi, event=ATTEMPT_FAILURE, source=IN_FLIGHT, why=decision)
         finally:
             self.done(qpi.uid)
 
@@ -326,9 +326,13 @@ class SchedulingQueue:
     def _group_decision(
         profile: QueueProfile, members: dict[str, QueuedPodInfo], event: ClusterEvent, old: Any, new: Any
     ) -> Decision | None:
-        """The decision shared by a group of pods with equal hint keys (None for a lone pod
-        without hint keys, which is judged by itself)."""
+        """The decision shared by a group of pods with equal hint keys; None when its pods are
+        judged one by one (a lone pod, or an event about one of the group's pods)."""
         if len(members) == 1:
+            return None
+        changed = new if new is not None else old
+        meta = getattr(changed, "metadata", None)
+        if meta is not None and f"{meta.namespace}/{meta.name}" in members:
             return None
         return decide(profile, next(iter(members.values())), event, old, new)
 
@@ -355,6 +359,7 @@ class SchedulingQueue:
             self.add(new)
             return
         qpi.pod_info = info
+        self.nominator.update(None, info)
         self._to_pool(qpi)  # its hint keys may have changed
         if not _spec_or_meta_changed(old, new):
             return  # a status-only change (e.g. our own PodScheduled condition) helps nothing
@@ -411,6 +416,14 @@ class SchedulingQueue:
             "unschedulable": len(self.unschedulable) - gated,
             "gated": gated,
         }
+
+    def rejections(self) -> Counter[tuple[str, str]]:
+        """Waiting pods per (rejecting plugin, profile), as `scheduler_unschedulable_pods` counts them."""
+        out: Counter[tuple[str, str]] = Counter()
+        for qpi in self.unschedulable:
+            for plugin in qpi.unschedulable_plugins | qpi.pending_plugins:
+                out[(plugin, qpi.pod_info.pod.spec.schedulerName or "")] += 1
+        return out
 
     def where(self, key: str) -> str | None:
         """Which queue holds the pod (activeQ, backoffQ, unschedulablePods, gated), if any."""

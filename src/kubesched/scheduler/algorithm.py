@@ -227,18 +227,47 @@ class Algorithm:
         )
         passing = np.flatnonzero(first < 0)[:to_find]
         end = int(passing[-1]) + 1 if len(passing) == to_find else len(first)
-        for i in np.flatnonzero(first[:end] >= 0).tolist():
-            node = table.nodes[int(rows[i])]
-            status = filter_status(plugins[int(first[i])], state, pod, node)
-            if status is None:  # the batch and per-node methods disagree: a plugin bug, reported as such
-                raise SchedulingError(
-                    Status.error(f"batch filter of {plugins[int(first[i])].name} disagrees on {node.name}")
-                )
+        failing = np.flatnonzero(first[:end] >= 0)
+        statuses = self._failure_statuses(plugins, state, pod, rows[failing], first[failing])
+        names = [table.nodes[r].name for r in rows[failing].tolist()]
+        for status in statuses:
             if status.code == Code.ERROR:
                 raise SchedulingError(status)
-            diagnosis.record(node.name, status)
+        diagnosis.record_many(names, statuses)
         self.feasible_rows = rows[passing]
         return self._nodes_of(self.feasible_rows)
+
+    def _failure_statuses(
+        self, plugins: list[Any], state: CycleState, pod: PodInfo, rows: IntArray, culprits: IntArray
+    ) -> list[Status]:
+        """The per-node Filter status of each failing row from the plugin that rejected it. A plugin
+        with `failure_signatures` (equal signature, equal status) is asked once per signature."""
+        table = self.snapshot.table
+        out: list[Status | None] = [None] * len(rows)
+        for k in np.unique(culprits).tolist():
+            plugin = plugins[k]
+            at = np.flatnonzero(culprits == k)
+            signatures = getattr(plugin, "failure_signatures", None)
+            sigs = signatures(state, pod, table, rows[at]) if signatures is not None else None
+            if sigs is None:
+                picks, shared = at, None
+            else:
+                _, first_of, shared = np.unique(sigs, return_index=True, return_inverse=True)
+                picks = at[first_of]
+            found: list[Status] = []
+            for i in picks.tolist():
+                node = table.nodes[int(rows[i])]
+                status = filter_status(plugin, state, pod, node)
+                if status is None:  # the batch and per-node methods disagree: a plugin bug, reported as such
+                    raise SchedulingError(Status.error(f"batch filter of {plugin.name} disagrees on {node.name}"))
+                found.append(status)
+            if shared is None:
+                for i, status in zip(at.tolist(), found, strict=True):
+                    out[i] = status
+            else:
+                for i, j in zip(at.tolist(), shared.tolist(), strict=True):
+                    out[i] = found[j]
+        return out  # type: ignore[return-value]  # every position was filled
 
     def _nodes_of(self, rows: IntArray) -> RowNodes:
         """The NodeInfo of each table row (looked up when read)."""

@@ -23,6 +23,12 @@ class Diagnosis:
         self.node_to_status.set(node, status)
         self.add_plugin(status)
 
+    def record_many(self, nodes: list[str], statuses: list[Status]) -> None:
+        """`record` for each node (statuses are often shared objects)."""
+        self.node_to_status.statuses.update(zip(nodes, statuses, strict=True))
+        for status in {id(s): s for s in statuses}.values():
+            self.add_plugin(status)
+
     def add_plugin(self, status: Status) -> None:
         if not status.plugin:
             return
@@ -50,8 +56,10 @@ class FitError(Exception):
         else:
             histogram: Counter[str] = Counter()
             statuses = d.node_to_status
-            for status in statuses.statuses.values():
-                histogram.update(status.reasons)
+            distinct = {id(s): s for s in statuses.statuses.values()}  # statuses are often shared
+            for key, times in Counter(map(id, statuses.statuses.values())).items():
+                for reason in distinct[key].reasons:
+                    histogram[reason] += times
             absent = self.num_all_nodes - len(statuses)
             if absent > 0:
                 for reason in statuses.absent.reasons:

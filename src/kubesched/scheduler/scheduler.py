@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,7 @@ from kubesched.scheduler.algorithm import (
     plain_filter,
 )
 from kubesched.scheduler.fit_error import Diagnosis, FitError
+from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.profiles import build_frameworks
 from kubesched.trace import Tracer
 
@@ -118,6 +120,8 @@ class Scheduler:
         self._bindings: set[asyncio.Task[None]] = set()
         self.attempts = 0  # scheduling attempts so far
         self.scheduled = 0  # pods bound so far
+        self.attempt_results: Counter[tuple[str, str]] = Counter()  # (result, profile) -> attempts
+        self.metrics = SchedulerMetrics(self)
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- informers ------------------------------------------------------------------------------
@@ -396,6 +400,7 @@ class Scheduler:
         self.queue.done(assumed.uid)
         self.cache.finish_binding(assumed.uid)
         self.scheduled += 1
+        self.attempt_results[("scheduled", fwk.profile_name)] += 1
         self.trace.emit("bind.done", pod=assumed.key, node=host)
         await self._event(
             fwk, assumed, "Normal", "Scheduled", "Binding", f"Successfully assigned {assumed.key} to {host}"
@@ -422,6 +427,7 @@ class Scheduler:
     def handle_failure(self, fwk: Framework, qpi: QueuedPodInfo, status: Status, diagnosis: Diagnosis | None) -> None:
         pod = qpi.pod_info
         reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
+        self.attempt_results[("unschedulable" if status.is_rejected() else "error", fwk.profile_name)] += 1
         qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins) if diagnosis else set()
         qpi.pending_plugins = set(diagnosis.pending_plugins) if diagnosis else set()
         self.trace.emit(

@@ -350,7 +350,7 @@ def test_events_to_register() -> None:
     assert (events[0].resource, events[0].action) == (POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)
     assert (events[1].resource, events[1].action) == (NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE)
     assert (events[2].resource, events[2].action) == ("resource.k8s.io/DeviceClass", ActionType.ADD | ActionType.UPDATE)
-    assert all(e.hint is None for e in fit.new(None, None).events_to_register())
+    assert all(e.hint is not None for e in fit.new(None, None).events_to_register())
 
 
 # -- Args -----------------------------------------------------------------------------------------

@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lightkube.models.core_v1 import PodSchedulingGate
 
-from builders import make_pod
+from builders import make_node, make_pod
 from kubesched.cache import PodInfo
 from kubesched.clock import DEFAULT_EPOCH, VirtualClock
-from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.queued import QueuedPodInfo
 from kubesched.framework.status import Status
 from kubesched.plugins.priority_sort import PrioritySort
@@ -158,3 +158,46 @@ def test_gated_pods_wait_until_the_gate_is_removed(clock):
     ungated = pod("g")
     q.update(gated, ungated, [ClusterEvent("UnschedulablePod", ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)])
     assert q.where("default/g") == "activeQ"
+
+
+def _rejected(q, clock, name):
+    q.add(pod(name))
+    qpi = pop(clock, q)
+    qpi.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(qpi)
+    return qpi
+
+
+def test_pods_with_equal_hint_keys_are_judged_once_per_event(clock):
+    calls: list[str] = []
+
+    def hint(p, old, new):
+        calls.append(p.metadata.name)
+        return QueueingHint.QUEUE_SKIP
+
+    events = {"NodeResourcesFit": [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), hint)]}
+    profile = QueueProfile(gate, events, {"NodeResourcesFit": lambda p: "same"})
+    q = SchedulingQueue(clock=clock, less=less, profiles={"default-scheduler": profile})
+    for i in range(50):
+        _rejected(q, clock, f"p{i}")
+    q.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD), None, make_node("n").obj)
+    assert len(calls) == 1 and len(q.unschedulable) == 50
+    q.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.UPDATE_NODE_LABEL), None, make_node("n").obj)
+    assert len(calls) == 1  # no plugin registered the event: nobody is asked
+
+
+def test_in_flight_events_are_kept_only_while_some_pod_is_in_flight(clock):
+    q = queue(clock)
+    q.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD))
+    assert q.in_flight.events == 0  # nothing in flight: nothing to remember
+    q.add(pod("a"))
+    q.add(pod("b"))
+    a, b = pop(clock, q), pop(clock, q)
+    q.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD))
+    assert q.in_flight.events == 1
+    q.done(a.uid)
+    assert q.in_flight.events == 1  # b may still need it
+    b.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(b)
+    assert q.where("default/b") == "backoffQ"  # the NodeAdd during its attempt helps NodeResourcesFit
+    assert q.in_flight.events == 0

@@ -15,10 +15,18 @@ from kubesched.config import load_data
 from kubesched.framework.registry import Registry
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
+from kubesched.trace import Tracer
 
 
 class Harness:
-    def __init__(self, clock: VirtualClock, *, config: dict[str, Any] | None = None, extra: Registry | None = None):
+    def __init__(
+        self,
+        clock: VirtualClock,
+        *,
+        config: dict[str, Any] | None = None,
+        extra: Registry | None = None,
+        tracer: Tracer | None = None,
+    ):
         self.clock = clock
         self.store = MemoryStore(clock=clock, watch_latency=0.001)
         self.cluster = MemoryCluster(self.store)
@@ -26,7 +34,8 @@ class Harness:
         if extra is not None:
             self.registry.merge(extra)
         raw = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **(config or {})}
-        self.scheduler = Scheduler(self.cluster, clock, load_data(raw, self.registry), self.registry, seed=1)
+        config_ = load_data(raw, self.registry)
+        self.scheduler = Scheduler(self.cluster, clock, config_, self.registry, seed=1, tracer=tracer)
         self._task: asyncio.Task[None] | None = None
 
     def node(self, name: str, **capacity: Any) -> None:

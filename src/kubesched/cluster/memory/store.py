@@ -108,6 +108,9 @@ def _matcher(kind: Kind, namespace: str | None, label_selector: str, field_selec
     return matches
 
 
+SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+
+
 class MemoryStore:
     """A cluster's objects in memory, with the semantics of a Kubernetes API server."""
 
@@ -194,6 +197,16 @@ class MemoryStore:
             prepared = self._pod_specs.prepare(o.spec)
             errors += prepared.errors
             status = m.PodStatus(phase="Pending", qosClass=prepared.qos)  # a new pod's status is reset
+            if prepared.spec.schedulingGates:
+                status.conditions = [
+                    m.PodCondition(
+                        type="PodScheduled",
+                        status="False",
+                        reason="SchedulingGated",
+                        message=SCHEDULING_GATED_MESSAGE,
+                        lastTransitionTime=self._stamp(),
+                    )
+                ]
             meta = copy_object(o.metadata) if o.metadata is not None else meta_v1.ObjectMeta()
             o = obj = core_v1.Pod(metadata=meta, spec=prepared.spec, status=status)  # type: ignore[assignment]
         else:

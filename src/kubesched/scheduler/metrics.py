@@ -1,0 +1,65 @@
+"""The scheduler's Prometheus metrics (upstream's names and labels), read from the scheduler's
+own counters when scraped, in a registry of its own (several schedulers may share a process)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.scheduler import Scheduler
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class _SchedulerCollector(Collector):
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._scheduler = scheduler
+
+    def collect(self) -> Iterator[Metric]:
+        s, queue = self._scheduler, self._scheduler.queue
+        pending = GaugeMetricFamily("scheduler_pending_pods", "Pending pods, by queue.", labels=["queue"])
+        for name, count in queue.pending().items():
+            pending.add_metric([name], count)
+        yield pending
+        incoming = CounterMetricFamily(
+            "scheduler_queue_incoming_pods",
+            "Pods added to scheduling queues, by event and queue.",
+            labels=["event", "queue"],
+        )
+        for (name, event), count in sorted(queue.incoming.items()):
+            incoming.add_metric([event, name], count)
+        yield incoming
+        attempts = CounterMetricFamily(
+            "scheduler_schedule_attempts", "Scheduling attempts, by result and profile.", labels=["result", "profile"]
+        )
+        for (result, profile), count in sorted(s.attempt_results.items()):
+            attempts.add_metric([result, profile], count)
+        yield attempts
+        rejected = GaugeMetricFamily(
+            "scheduler_unschedulable_pods", "Pods rejected by each plugin, waiting.", labels=["plugin", "profile"]
+        )
+        for (plugin, profile), count in sorted(queue.rejections().items()):
+            rejected.add_metric([plugin, profile], count)
+        yield rejected
+        inflight = GaugeMetricFamily("scheduler_inflight_events", "Cluster events kept for pods in flight.")
+        inflight.add_metric([], queue.in_flight.events)
+        yield inflight
+        cache = GaugeMetricFamily("scheduler_cache_size", "Nodes, pods and assumed pods in the cache.", labels=["type"])
+        for kind, count in s.cache.sizes().items():
+            cache.add_metric([kind], count)
+        yield cache
+
+
+class SchedulerMetrics:
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(_SchedulerCollector(scheduler))
+
+    def exposition(self) -> bytes:
+        """The text format Prometheus scrapes."""
+        return generate_latest(self.registry)

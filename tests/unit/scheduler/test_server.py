@@ -1,0 +1,91 @@
+"""The scheduler's endpoints (`SchedulerServer`) over a scheduler on the memory cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+
+from builders import make_pod
+from kubesched.clock.virtual import DEFAULT_EPOCH
+from kubesched.queue import PendingPod
+from kubesched.scheduler.metrics import CONTENT_TYPE
+from kubesched.scheduler.server import SchedulerServer, queue_document
+
+
+def fetch_all(scheduler: Any, *paths: str) -> dict[str, tuple[int, str, str]]:
+    """GET each path from a SchedulerServer on a free port: {path: (status, content type, body)}."""
+
+    async def run() -> dict[str, tuple[int, str, str]]:
+        server = SchedulerServer(scheduler, "127.0.0.1", 0)
+        url = await server.start()
+        try:
+            async with aiohttp.ClientSession() as session:
+                out = {}
+                for path in paths:
+                    async with session.get(url + path) as response:
+                        out[path] = (response.status, response.headers["Content-Type"], await response.text())
+                return out
+        finally:
+            await server.stop()
+
+    return asyncio.run(run())
+
+
+def waiting(harness: Any, clock: Any) -> Any:
+    """A scheduler with one 4-CPU node, a bound pod, a pod too big for the node and a gated pod."""
+    h = harness()
+    h.node("n1", cpu=4)
+    h.start()
+    h.store.create(make_pod("small").req(cpu="1").obj)
+    h.store.create(make_pod("huge").req(cpu="6").obj)
+    h.store.create(make_pod("held").req(cpu="1").gates("example.com/hold").obj)
+    clock.advance(5)
+    assert h.pod("small").spec.nodeName == "n1"
+    return h.scheduler
+
+
+def test_debug_queue_shows_the_gated_pod_and_the_pod_that_fits_nowhere(harness, clock):
+    scheduler = waiting(harness, clock)
+    status, content_type, body = fetch_all(scheduler, "/debug/queue")["/debug/queue"]
+    assert status == 200 and content_type.startswith("application/json")
+    document = json.loads(body)
+    assert document["pending"] == {"active": 0, "backoff": 0, "unschedulable": 1, "gated": 1}
+    pods = {p["key"]: p for p in document["pods"]}
+    assert set(pods) == {"default/huge", "default/held"}
+    held, huge = pods["default/held"], pods["default/huge"]
+    assert held["queue"] == "gated" and held["rejected_by"] == ["SchedulingGates"] and held["attempts"] == 0
+    assert huge["queue"] == "unschedulablePods" and huge["rejected_by"] == ["NodeResourcesFit"]
+    assert huge["attempts"] == 1 and huge["backoff_until"] is None
+    assert any("NodeResourcesFit" in event for event in huge["wake_on"])
+    assert huge["since"].startswith("2026-01-01T00:00:0") and huge["since"].endswith("Z")
+
+
+def test_healthz_metrics_and_unknown_paths(harness, clock):
+    scheduler = waiting(harness, clock)
+    answers = fetch_all(scheduler, "/healthz", "/metrics", "/nope")
+    assert answers["/healthz"][0] == 200 and answers["/healthz"][2] == "ok"
+    status, content_type, metrics = answers["/metrics"]
+    assert status == 200 and content_type == CONTENT_TYPE
+    assert 'scheduler_pending_pods{queue="gated"} 1.0' in metrics.splitlines()
+    assert 'scheduler_pending_pods{queue="unschedulable"} 1.0' in metrics.splitlines()
+    assert "scheduler_queue_incoming_pods_total{" in metrics
+    assert answers["/nope"][0] == 404
+
+
+def test_queue_document_writes_times_in_rfc3339():
+    pod = PendingPod(
+        key="default/p",
+        queue="backoffQ",
+        attempts=2,
+        backoff_until=DEFAULT_EPOCH + 62.5,
+        rejected_by=["NodeResourcesFit"],
+        wake_on=[],
+        since=DEFAULT_EPOCH,
+    )
+    document = queue_document({"active": 0, "backoff": 1, "unschedulable": 0, "gated": 0}, [pod])
+    assert document["pods"][0]["backoff_until"] == "2026-01-01T00:01:02Z"
+    assert document["pods"][0]["since"] == "2026-01-01T00:00:00Z"
+    assert document["pending"]["backoff"] == 1
