@@ -1,4 +1,5 @@
-"""The embedded cluster: the memory store served over HTTP, fake nodes and their kubelets."""
+"""The embedded cluster: the memory store served over HTTP, fake nodes and their kubelets, and
+optionally kubesched's scheduler with its own endpoints."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ from kubesched.apiserver.tls import self_signed, server_context
 from kubesched.clock import RealClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.cluster.memory.store import DEFAULT_HISTORY
+from kubesched.config import SchedulerConfig, default_config
+from kubesched.plugins.registry import in_tree_registry
+from kubesched.scheduler import Scheduler
+from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
 
 
@@ -30,10 +35,14 @@ class ClusterSpec:
     kubelet: KubeletConfig = field(default_factory=KubeletConfig)
     bookmark_interval: float = 5.0
     history: int = DEFAULT_HISTORY
+    scheduler: bool = False  # also run kubesched's scheduler and its endpoints
+    scheduler_port: int = DEFAULT_PORT
+    scheduler_config: SchedulerConfig | None = None  # None: the default profile
 
 
 class EmbeddedCluster:
-    """A store, its HTTP API and fake kubelets, on the real clock, in one asyncio loop."""
+    """A store, its HTTP API, fake kubelets and optionally the scheduler, on the real clock, in one
+    asyncio loop."""
 
     def __init__(self, spec: ClusterSpec) -> None:
         self.spec = spec
@@ -44,13 +53,24 @@ class EmbeddedCluster:
         self.ca_pem: bytes | None = None
         for node in make_nodes(spec.nodes, spec.template):
             self.store.create(node)
+        self.scheduler: Scheduler | None = None
+        self.scheduler_url = ""
+        self._scheduler_server: SchedulerServer | None = None
+        if spec.scheduler:
+            registry = in_tree_registry()
+            config = spec.scheduler_config or default_config(registry)
+            self.scheduler = Scheduler(MemoryCluster(self.store), self.clock, config, registry)
+            self._scheduler_server = SchedulerServer(self.scheduler, spec.host, spec.scheduler_port)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[Any]] = []
 
     async def start(self) -> str:
-        """Listen and start the kubelets; returns the server URL."""
+        """Listen, start the kubelets and the scheduler if asked; returns the server URL."""
         kubelets = FakeKubelets(MemoryCluster(self.store), self.clock, config=self.spec.kubelet)
         self._tasks.append(asyncio.ensure_future(kubelets.run()))
+        if self._scheduler_server is not None:
+            self._tasks.append(asyncio.ensure_future(self._scheduler_server.scheduler.run()))
+            self.scheduler_url = await self._scheduler_server.start()
         self._runner = web.AppRunner(self.server.app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         tls = self.spec.tls if self.spec.tls is not None else self.spec.token is not None
@@ -69,6 +89,8 @@ class EmbeddedCluster:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._scheduler_server is not None:
+            await self._scheduler_server.stop()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -81,6 +103,7 @@ class ClusterThread:
         self.spec = spec
         self.cluster: EmbeddedCluster | None = None
         self.url = ""
+        self.scheduler_url = ""
         self.ca_pem: bytes | None = None
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -93,8 +116,12 @@ class ClusterThread:
             self.cluster = EmbeddedCluster(self.spec)
             self.url = self._loop.run_until_complete(self.cluster.start())
             self.ca_pem = self.cluster.ca_pem
+            self.scheduler_url = self.cluster.scheduler_url
         except BaseException as e:
             self._error = e
+            if self.cluster is not None:
+                self._loop.run_until_complete(self.cluster.stop())
+            self._loop.close()
             self._ready.set()
             return
         self._ready.set()
@@ -125,9 +152,9 @@ class ClusterThread:
 async def serve_forever(spec: ClusterSpec, on_ready: Callable[[EmbeddedCluster], None]) -> None:
     """Run until cancelled (SIGINT/SIGTERM in the command)."""
     cluster = EmbeddedCluster(spec)
-    await cluster.start()
-    on_ready(cluster)
     try:
+        await cluster.start()
+        on_ready(cluster)
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.Event().wait()
     finally:

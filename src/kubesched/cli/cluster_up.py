@@ -1,4 +1,5 @@
-"""`kubesched cluster up`: serve the embedded cluster until SIGINT or SIGTERM."""
+"""`kubesched cluster up`: serve the embedded cluster (and, with `--scheduler`, run kubesched's
+scheduler in it) until SIGINT or SIGTERM."""
 
 from __future__ import annotations
 
@@ -12,6 +13,20 @@ from rich.console import Console
 from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.cli import options
 from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
+from kubesched.config import ConfigError, SchedulerConfig, load_file
+from kubesched.plugins.registry import in_tree_registry
+
+
+def _scheduler_config(args: argparse.Namespace) -> SchedulerConfig | None:
+    if not args.scheduler_config:
+        return None
+    if not args.scheduler:
+        raise options.UsageError("--scheduler-config needs --scheduler")
+    try:
+        return load_file(args.scheduler_config, in_tree_registry())
+    except ConfigError as e:
+        message = str(e) if str(e).startswith(args.scheduler_config) else f"{args.scheduler_config}: {e}"
+        raise options.UsageError(f"--scheduler-config: {message}") from None
 
 
 def cluster_up(console: Console, args: argparse.Namespace) -> int:
@@ -24,6 +39,9 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         token=token,
         history=options.at_least("--watch-history", args.watch_history, 1),
         tls=True if args.tls else None,
+        scheduler=args.scheduler,
+        scheduler_port=options.at_least("--scheduler-port", args.scheduler_port, 0),
+        scheduler_config=_scheduler_config(args),
     )
 
     def ready(cluster: EmbeddedCluster) -> None:
@@ -31,6 +49,13 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         console.print(f"kubesched cluster is up at [bold]{cluster.url}[/bold] with {args.nodes} fake nodes.")
         console.print(f"  export KUBECONFIG={path}")
         console.print("  kubectl get nodes")
+        if cluster.scheduler_url:
+            console.print(
+                f"kubesched scheduler is running, serving /healthz, /metrics and /debug/queue at "
+                f"[bold]{cluster.scheduler_url}[/bold].",
+                soft_wrap=True,
+            )
+            console.print(f"  kubesched queue --url {cluster.scheduler_url}")
         console.print("Press Ctrl-C to stop.")
 
     async def main() -> None:
@@ -44,7 +69,8 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
     try:
         asyncio.run(main())
     except OSError as e:
-        console.print(f"[red]cannot serve on {args.host}:{args.port}: {e}[/red]")
+        ports = f"{args.port} (scheduler {args.scheduler_port})" if args.scheduler else f"{args.port}"
+        console.print(f"[red]cannot serve on {args.host}:{ports}: {e}[/red]")
         return 1
     console.print("kubesched cluster stopped.")
     return 0

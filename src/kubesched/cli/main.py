@@ -14,12 +14,14 @@ from rich.console import Console
 
 from kubesched.cli import options
 from kubesched.cli.cluster_up import cluster_up
+from kubesched.cli.queue import queue_command
 from kubesched.cli.report import print_minimal_report
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import KUBESCHED, run_minimal, run_scenario
 from kubesched.config import ConfigError
 from kubesched.golden.cli import report, run_directory
 from kubesched.plugins.registry import in_tree_registry
+from kubesched.scheduler.server import DEFAULT_PORT
 from kubesched.trace import JsonLinesSink, Sink
 from kubesched.workloads.runner import run as run_workload
 from kubesched.workloads.spec import WORKLOADS
@@ -51,6 +53,24 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument(
         "--watch-history", type=int, default=10_000, help="changes kept for watch resumption (default 10000)"
     )
+    up.add_argument("--scheduler", action="store_true", help="also run kubesched's scheduler (default profile)")
+    up.add_argument(
+        "--scheduler-port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port of the scheduler's endpoints (default {DEFAULT_PORT}; 0 picks one)",
+    )
+    up.add_argument("--scheduler-config", metavar="FILE", help="a KubeSchedulerConfiguration (YAML) for --scheduler")
+
+    queue = sub.add_parser("queue", help="the pending pods in kubesched's scheduling queue")
+    queue.add_argument("--url", help="a running scheduler's endpoint (cluster up --scheduler); default: simulate")
+    queue.add_argument("--nodes", type=int, default=3, help="simulation: fake nodes (default 3)")
+    queue.add_argument(
+        "--pods", type=int, default=12, help="simulation: small pods besides huge and gated (default 12)"
+    )
+    queue.add_argument("--seed", type=int, default=0, help="simulation: seed (default 0)")
+    queue.add_argument("--horizon", type=float, default=30.0, help="simulation: virtual seconds to run (default 30)")
+    queue.add_argument("--output", choices=("table", "json"), default="table")
 
     golden = sub.add_parser("golden", help="run recorded kube-scheduler cases and compare node for node")
     golden.add_argument("directory", help="a directory of NAME.input.yaml / NAME.expected.json cases")
@@ -88,6 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if args.command == "cluster":
                 return cluster_up(console, args)
+            if args.command == "queue":
+                return queue_command(console, args)
             result = run_minimal(
                 nodes=options.at_least("--nodes", args.nodes, 1),
                 pods=options.at_least("--pods", args.pods, 0),

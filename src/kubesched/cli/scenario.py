@@ -15,14 +15,16 @@ from lightkube.resources import core_v1
 from kubesched.api.quantity import milli_value
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
-from kubesched.config import load_data
+from kubesched.config import default_config
 from kubesched.minimal import NAME, MinimalScheduler
 from kubesched.plugins.registry import in_tree_registry
+from kubesched.queue import PendingPod
 from kubesched.scheduler import Scheduler
 from kubesched.sim import FakeKubelets, NodeTemplate, make_nodes
 from kubesched.trace import Record, Sink, Tracer
 
 DEFAULT_CPU_CHOICES = ("250m", "500m", "750m", "1")
+GATE = "example.com/hold"  # the scheduling gate of `extra_gated` pods
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,8 @@ class ScenarioResult:
     nodes: dict[str, int]  # node -> allocatable milli-CPU
     trace: list[Record] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)  # pod -> last FailedScheduling message
+    queue: list[PendingPod] | None = None  # the kubesched scheduler's queue at the horizon
+    pending: dict[str, int] | None = None  # and its pending counts
 
     @property
     def rejected(self) -> list[Placement]:
@@ -60,11 +64,14 @@ class ScenarioResult:
         }
 
 
-def make_pod(name: str, *, cpu: str, memory: str = "128Mi", scheduler: str = NAME) -> core_v1.Pod:
+def make_pod(
+    name: str, *, cpu: str, memory: str = "128Mi", scheduler: str = NAME, gates: Sequence[str] = ()
+) -> core_v1.Pod:
     return core_v1.Pod(
         metadata=meta_v1.ObjectMeta(name=name, namespace="default", labels={"app": "burst"}),
         spec=m.PodSpec(
             schedulerName=scheduler,
+            schedulingGates=[m.PodSchedulingGate(name=g) for g in gates] or None,
             containers=[
                 m.Container(
                     name="app",
@@ -98,11 +105,13 @@ def run_scenario(
     horizon: float = 30.0,
     sinks: Sequence[Sink] = (),
     extra_pods: Sequence[tuple[str, str]] = (),
+    extra_gated: Sequence[tuple[str, str]] = (),
 ) -> ScenarioResult:
     """Start a scheduler (`minimal`: the from-scratch one; `kubesched`: the framework scheduler
     with the default profile) and the kubelets on `nodes` fake nodes, create `pods` pods (all at
-    once, or one every `interval` seconds) and then `extra_pods` (name, cpu), run `horizon`
-    seconds of virtual time and report where each pod went and what the kubelet made of it."""
+    once, or one every `interval` seconds), then `extra_pods` (name, cpu) and `extra_gated` (name,
+    cpu; with the scheduling gate `GATE`), run `horizon` seconds of virtual time and report where
+    each pod went, what the kubelet made of it and, for kubesched, what is left in its queue."""
     rng = random.Random(seed)
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
@@ -117,22 +126,27 @@ def run_scenario(
         runner, scheduler_name = MinimalScheduler(cluster, clock, tracer=tracer), NAME
     else:
         registry = in_tree_registry()
-        config = load_data(
-            {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}, registry
-        )
+        config = default_config(registry)
         runner = Scheduler(cluster, clock, config, registry, tracer=tracer, seed=seed, identity="demo")
         scheduler_name = "default-scheduler"
     kubelets = FakeKubelets(cluster, clock, tracer=tracer)
-    specs = [(f"pod-{i:03d}", rng.choice(list(cpu_choices))) for i in range(pods)] + list(extra_pods)
+    specs = [(f"pod-{i:03d}", rng.choice(list(cpu_choices))) for i in range(pods)] + [*extra_pods, *extra_gated]
+    gated = {name for name, _ in extra_gated}
+    queue: list[PendingPod] | None = None
+    pending: dict[str, int] | None = None
 
     async def main() -> None:
+        nonlocal queue, pending
         tasks = [asyncio.ensure_future(runner.run()), asyncio.ensure_future(kubelets.run())]
         await clock.sleep(1.0)  # let both catch up with the nodes
         for name, cpu in specs:
-            await cluster.create(make_pod(name, cpu=cpu, scheduler=scheduler_name))
+            gates = [GATE] if name in gated else []
+            await cluster.create(make_pod(name, cpu=cpu, scheduler=scheduler_name, gates=gates))
             if interval:
                 await clock.sleep(interval)
         await clock.sleep(horizon)
+        if isinstance(runner, Scheduler):
+            queue, pending = runner.queue.snapshot(), runner.queue.pending()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -163,4 +177,11 @@ def run_scenario(
         if e.reason == "FailedScheduling" and e.involvedObject.name
     }
     allocatable = {n.metadata.name: milli_value(n.status.allocatable["cpu"]) for n in store.list(core_v1.Node).items}
-    return ScenarioResult(placements=placements, nodes=allocatable, trace=tracer.records, failures=failures)
+    return ScenarioResult(
+        placements=placements,
+        nodes=allocatable,
+        trace=tracer.records,
+        failures=failures,
+        queue=queue,
+        pending=pending,
+    )

@@ -82,6 +82,11 @@ def load_text(text: str, registry: Registry, *, source: str = "config") -> Sched
     return load_data(data if data is not None else {}, registry)
 
 
+def default_config(registry: Registry, **fields: Any) -> SchedulerConfig:
+    """The configuration with upstream's defaults, plus top-level `fields` (e.g. `profiles`)."""
+    return load_data({"apiVersion": API_VERSION, "kind": KIND, **fields}, registry)
+
+
 def load_data(data: Any, registry: Registry) -> SchedulerConfig:
     if not isinstance(data, dict):
         raise ConfigError("a KubeSchedulerConfiguration must be a mapping")

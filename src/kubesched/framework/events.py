@@ -65,7 +65,22 @@ class ClusterEvent:
 
     @property
     def label(self) -> str:
-        return self.custom_label or f"{self.resource}{_ACTION_NAMES.get(self.action, str(int(self.action)))}"
+        """`NodeAdd`, `AssignedPodDelete`...; a registration of several actions reads
+        `Node(Add|UpdateNodeAllocatable)`."""
+        if self.custom_label:
+            return self.custom_label
+        name = _ACTION_NAMES.get(self.action)
+        if name is not None:
+            return f"{self.resource}{name}"
+        parts = [n for a, n in ((ActionType.ADD, "Add"), (ActionType.DELETE, "Delete")) if a & self.action]
+        if self.action & ActionType.UPDATE == ActionType.UPDATE:
+            parts.append("Update")
+        else:
+            updates = self.action & ActionType.UPDATE
+            parts += [
+                n for a, n in _ACTION_NAMES.items() if a & updates and a not in (ActionType.UPDATE, ActionType.ALL)
+            ]
+        return f"{self.resource}({'|'.join(parts)})"
 
     def is_wildcard(self) -> bool:
         return self.resource == WILDCARD and self.action == ActionType.ALL

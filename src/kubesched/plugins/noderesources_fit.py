@@ -77,6 +77,7 @@ PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 # NodeTable memo columns, by the pod's requests: whether a node lacks room; LeastAllocated scores.
 LACKS_MEMO_KEY = NAME + "/lacks"
 SCORE_MEMO_KEY = NAME + "/least-allocated"
+HINT_CACHE_PODS = 100_000  # queued pods whose parsed requests the hints keep
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 DEVICE_CLASS = "resource.k8s.io/DeviceClass"
 DEVICE_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"  # implicit extended resource of a class
@@ -312,6 +313,8 @@ class NodeResourcesFit:
 
     def __init__(self, args: Args, handle: Any) -> None:
         self.handle = handle
+        self._hint_nodes: dict[int, tuple[Any, NodeInfo]] = {}
+        self._hint_pods: dict[int, tuple[Any, Resource]] = {}
         self.ignored_resources = frozenset(args.ignored_resources)
         self.ignored_groups = frozenset(args.ignored_resource_groups)
         strategy = args.scoring_strategy or ScoringStrategy(type=LEAST_ALLOCATED, resources=default_resources())
@@ -373,15 +376,33 @@ class NodeResourcesFit:
         and the node is new or grew in the pod count or a resource the pod requests."""
         if new is None:
             return QueueingHint.QUEUE_SKIP
-        requests = Resource.from_amounts(pod_requests(pod))
-        modified = NodeInfo(new)
+        requests = self._hint_requests(pod)
+        modified = self._hint_node(new)
         if fits_request(requests, modified):
             return QueueingHint.QUEUE_SKIP
         if old is None:
             return QueueingHint.QUEUE
-        if _requested_resources_grew(requests, NodeInfo(old).allocatable, modified.allocatable):
+        if _requested_resources_grew(requests, self._hint_node(old).allocatable, modified.allocatable):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
+
+    def _hint_requests(self, pod: Any) -> Resource:
+        """A queued pod's requests, parsed once while the pod object lives in the queue."""
+        cached = self._hint_pods.get(id(pod))
+        if cached is None or cached[0] is not pod:
+            if len(self._hint_pods) >= HINT_CACHE_PODS:
+                self._hint_pods.clear()
+            cached = self._hint_pods[id(pod)] = (pod, Resource.from_amounts(pod_requests(pod)))
+        return cached[1]
+
+    def _hint_node(self, node: Any) -> NodeInfo:
+        """The NodeInfo of an event's node, parsed once per event rather than once per pod asked."""
+        cached = self._hint_nodes.get(id(node))
+        if cached is None or cached[0] is not node:
+            if len(self._hint_nodes) >= 4:
+                self._hint_nodes.clear()
+            cached = self._hint_nodes[id(node)] = (node, NodeInfo(node))
+        return cached[1]
 
     def _is_schedulable_after_device_class_event(self, pod: Any, old: Any, new: Any) -> QueueingHint:
         """Queue when the class now backs an extended resource the pod requests: by its implicit

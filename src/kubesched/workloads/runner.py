@@ -18,7 +18,7 @@ from lightkube.resources import core_v1
 
 from kubesched.clock import RealClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
-from kubesched.config import load_data
+from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim import NodeTemplate, make_nodes
@@ -79,8 +79,9 @@ async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool
     store = MemoryStore(clock=clock)
     cluster = MemoryCluster(store)
     registry = in_tree_registry()
-    raw = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **(config or {})}
-    scheduler = Scheduler(cluster, clock, load_data(raw, registry), registry, seed=0, identity="bench")
+    scheduler = Scheduler(
+        cluster, clock, default_config(registry, **(config or {})), registry, seed=0, identity="bench"
+    )
     scheduler.algorithm.batch = batch
     result = Result(workload.name, workload.params)
     created = 0

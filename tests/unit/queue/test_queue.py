@@ -201,3 +201,13 @@ def test_in_flight_events_are_kept_only_while_some_pod_is_in_flight(clock):
     q.add_unschedulable_if_not_present(b)
     assert q.where("default/b") == "backoffQ"  # the NodeAdd during its attempt helps NodeResourcesFit
     assert q.in_flight.events == 0
+
+
+def test_event_labels_name_each_action():
+    assert ClusterEvent(NODE, ActionType.ADD).label == "NodeAdd"
+    assert (
+        ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE).label
+        == "Node(Add|UpdateNodeAllocatable)"
+    )
+    assert ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE).label == "Pod(Add|Update)"
+    assert ClusterEvent("*", ActionType.ALL, "UnschedulableTimeout").label == "UnschedulableTimeout"

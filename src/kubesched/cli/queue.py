@@ -1,0 +1,116 @@
+"""`kubesched queue`: the pending pods of a running scheduler (`--url`), or of kubesched's scheduler
+at the end of a short simulation on virtual time."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.request
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from kubesched.cli import options
+from kubesched.cli.scenario import GATE, KUBESCHED, run_scenario
+from kubesched.scheduler.server import queue_document
+
+FETCH_TIMEOUT = 10.0
+HUGE = ("huge", "6")  # (name, cpu): more CPU than a default fake node has
+GATED = ("gated", "250m")  # (name, cpu): held by the scheduling gate GATE
+
+
+class FetchError(Exception):
+    """The URL gave no queue document."""
+
+
+def fetch(url: str) -> dict[str, Any]:
+    """GET URL/debug/queue and decode it."""
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/debug/queue", timeout=FETCH_TIMEOUT) as response:
+            body = response.read()
+    except urllib.error.HTTPError as e:
+        raise FetchError(f"/debug/queue answered {e.code} {e.reason}") from None
+    except urllib.error.URLError as e:
+        raise FetchError(f"cannot connect: {e.reason}") from None
+    except (OSError, ValueError) as e:  # timeouts, resets; a URL urllib cannot use
+        raise FetchError(str(e)) from None
+    try:
+        document = json.loads(body)
+    except ValueError:
+        raise FetchError("/debug/queue did not answer JSON") from None
+    if not isinstance(document, dict) or not {"pending", "pods"} <= document.keys():
+        raise FetchError("/debug/queue did not answer a queue document")
+    return document
+
+
+def simulate(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the default simulation and return its queue at the horizon."""
+    if args.horizon <= 0:
+        raise options.UsageError("--horizon must be positive")
+    result = run_scenario(
+        scheduler=KUBESCHED,
+        nodes=options.at_least("--nodes", args.nodes, 1),
+        pods=options.at_least("--pods", args.pods, 0),
+        seed=args.seed,
+        horizon=args.horizon,
+        extra_pods=[HUGE],
+        extra_gated=[GATED],
+    )
+    assert result.queue is not None and result.pending is not None
+    return queue_document(result.pending, result.queue)
+
+
+def queue_command(console: Console, args: argparse.Namespace) -> int:
+    if args.url:
+        try:
+            document = fetch(args.url)
+        except FetchError as e:
+            console.print(f"[red]{escape(args.url)}: {escape(str(e))}[/red]", soft_wrap=True)
+            return 1
+    else:
+        document = simulate(args)
+        if args.output == "table":
+            console.print(
+                f"kubesched's queue after {args.horizon:g} virtual seconds with {_count(args.nodes, 'fake node')}, "
+                f"{_count(args.pods, 'small pod')}, {HUGE[0]} (asking for {HUGE[1]} CPUs) and {GATED[0]} "
+                f"(held by the scheduling gate {GATE}):",
+                soft_wrap=True,
+            )
+    if args.output == "json":
+        json.dump(document, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_queue(console, document)
+    return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def print_queue(console: Console, document: dict[str, Any]) -> None:
+    table = Table(box=box.SIMPLE_HEAD)
+    for column in ("POD", "QUEUE", "ATTEMPTS"):
+        table.add_column(column, no_wrap=True)
+    for column in ("BACKOFF UNTIL", "REJECTED BY", "WAKES ON"):
+        table.add_column(column, overflow="fold")
+    for pod in document["pods"]:
+        table.add_row(
+            pod["key"],
+            pod["queue"],
+            str(pod["attempts"]),
+            pod["backoff_until"] or "-",
+            "\n".join(pod["rejected_by"]) or "-",
+            "\n".join(pod["wake_on"]) or "-",
+        )
+    if document["pods"]:
+        console.print(table)
+    else:
+        console.print("No pending pods.")
+    counts = ", ".join(f"{count} {name}" for name, count in document["pending"].items())
+    console.print(f"Pending: {counts}")
