@@ -6,6 +6,7 @@ NodeInfo objects; rows are refreshed from the same incremental updates as the sn
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ class NodeTable:
 
     def __init__(self) -> None:
         self.nodes: list[NodeInfo] = []
+        self.names: list[str] = []  # of the nodes, by row
         self.index: dict[str, int] = {}
         self.ring: Int = np.zeros(0, dtype=np.int64)  # row numbers 0..n-1, twice
         # Rows updated since the last rebuild, in order; memo columns catch up from it.
@@ -73,6 +75,12 @@ class NodeTable:
     def __len__(self) -> int:
         return len(self.nodes)
 
+    def names_of(self, rows: Int) -> list[str]:
+        """The node names of `rows`."""
+        if len(rows) < 2:
+            return [self.names[r] for r in rows.tolist()]
+        return list(operator.itemgetter(*rows.tolist())(self.names))
+
     def memo(self, key: Hashable, every: Callable[[Int], Int], one: Callable[[NodeInfo], int]) -> Int:
         """A column holding a per-node quantity for every row, kept across scheduling cycles
         under `key` (which must name everything the quantity depends on besides the node):
@@ -98,7 +106,8 @@ class NodeTable:
 
     def rebuild(self, nodes: Sequence[NodeInfo]) -> None:
         self.nodes = list(nodes)
-        self.index = {n.name: i for i, n in enumerate(self.nodes)}
+        self.names = [n.name for n in self.nodes]
+        self.index = {name: i for i, name in enumerate(self.names)}
         self._resize(len(self.nodes))
         self.ring = np.tile(np.arange(len(self.nodes), dtype=np.int64), 2)
         for i, node in enumerate(self.nodes):

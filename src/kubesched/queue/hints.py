@@ -38,10 +38,16 @@ class QueueProfile:
     pre_enqueue: Callable[[Any], Any]
     events: dict[str, list[ClusterEventWithHint]]
     hint_keys: dict[str, Callable[[Any], Hashable]] = field(default_factory=dict)
+    _interest: dict[ClusterEvent, bool] = field(default_factory=dict, repr=False)
 
     def interested(self, event: ClusterEvent) -> bool:
         """Whether any plugin of this profile registered an event matching `event`."""
-        return any(r.event.matches(event) for registered in self.events.values() for r in registered)
+        known = self._interest.get(event)
+        if known is None:
+            known = self._interest[event] = any(
+                r.event.matches(event) for registered in self.events.values() for r in registered
+            )
+        return known
 
     def registered(self, plugin: str, event: ClusterEvent) -> bool:
         return any(r.event.matches(event) for r in self.events.get(plugin, ()))

@@ -209,65 +209,66 @@ class Algorithm:
             positions = np.fromiter((table.index[n.name] for n in nodes), dtype=np.int64, count=count)
             ring = np.concatenate((positions, positions))
         rows = ring[start : start + count]
-        # Visit the rows in chunks, as the sequential search would, until enough nodes fit.
+        # Visit the rows in chunks (each twice the last), as the sequential search would, until
+        # enough nodes fit.
         chunk = max(2 * to_find, 256)
         parts: list[IntArray | None] = []
-        found = 0
-        for offset in range(0, count, chunk):
+        sizes: list[int] = []
+        found = offset = 0
+        while offset < count:
             part = fwk.run_filter_batch(plugins, state, pod, table, rows[offset : offset + chunk])
+            size = min(chunk, count - offset)
             parts.append(part)
-            found += min(chunk, count - offset) if part is None else int(np.count_nonzero(part < 0))
+            sizes.append(size)
+            found += size if part is None else int(np.count_nonzero(part < 0))
             if found >= to_find:
                 break
+            offset, chunk = offset + size, 2 * chunk
         if all(part is None for part in parts):  # every visited node passes
             self.feasible_rows = rows[: min(to_find, count)]
             return self._nodes_of(self.feasible_rows)
         first = np.concatenate(
-            [np.full(min(chunk, count - i * chunk), -1, np.int64) if p is None else p for i, p in enumerate(parts)]
+            [np.full(size, -1, np.int64) if p is None else p for p, size in zip(parts, sizes, strict=True)]
         )
         passing = np.flatnonzero(first < 0)[:to_find]
         end = int(passing[-1]) + 1 if len(passing) == to_find else len(first)
-        failing = np.flatnonzero(first[:end] >= 0)
-        statuses = self._failure_statuses(plugins, state, pod, rows[failing], first[failing])
-        names = [table.nodes[r].name for r in rows[failing].tolist()]
-        for status in statuses:
+        positions = np.flatnonzero(first[:end] >= 0)
+        failing = rows[positions]
+        distinct, which = self._failure_statuses(plugins, state, pod, failing, first[positions])
+        for status in distinct:
             if status.code == Code.ERROR:
                 raise SchedulingError(status)
-        diagnosis.record_many(names, statuses)
+        diagnosis.record_many(table.names_of(failing), distinct, which)
         self.feasible_rows = rows[passing]
         return self._nodes_of(self.feasible_rows)
 
     def _failure_statuses(
         self, plugins: list[Any], state: CycleState, pod: PodInfo, rows: IntArray, culprits: IntArray
-    ) -> list[Status]:
-        """The per-node Filter status of each failing row from the plugin that rejected it. A plugin
-        with `failure_signatures` (equal signature, equal status) is asked once per signature."""
+    ) -> tuple[list[Status], IntArray]:
+        """The per-node Filter status of each failing row from the plugin that rejected it, as
+        distinct statuses and, per row, the index of its own. A plugin with `failure_signatures`
+        (equal signature, equal status) is asked once per signature."""
         table = self.snapshot.table
-        out: list[Status | None] = [None] * len(rows)
+        distinct: list[Status] = []
+        which = np.zeros(len(rows), dtype=np.int64)
         for k in np.unique(culprits).tolist():
             plugin = plugins[k]
             at = np.flatnonzero(culprits == k)
             signatures = getattr(plugin, "failure_signatures", None)
             sigs = signatures(state, pod, table, rows[at]) if signatures is not None else None
             if sigs is None:
-                picks, shared = at, None
+                picks, shared = at, np.arange(len(at))
             else:
                 _, first_of, shared = np.unique(sigs, return_index=True, return_inverse=True)
                 picks = at[first_of]
-            found: list[Status] = []
+            which[at] = len(distinct) + shared
             for i in picks.tolist():
                 node = table.nodes[int(rows[i])]
                 status = filter_status(plugin, state, pod, node)
                 if status is None:  # the batch and per-node methods disagree: a plugin bug, reported as such
                     raise SchedulingError(Status.error(f"batch filter of {plugin.name} disagrees on {node.name}"))
-                found.append(status)
-            if shared is None:
-                for i, status in zip(at.tolist(), found, strict=True):
-                    out[i] = status
-            else:
-                for i, j in zip(at.tolist(), shared.tolist(), strict=True):
-                    out[i] = found[j]
-        return out  # type: ignore[return-value]  # every position was filled
+                distinct.append(status)
+        return distinct, which
 
     def _nodes_of(self, rows: IntArray) -> RowNodes:
         """The NodeInfo of each table row (looked up when read)."""

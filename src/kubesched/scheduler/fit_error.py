@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from kubesched.framework.interface import NodeToStatus
 from kubesched.framework.status import Code, Status
@@ -18,15 +24,34 @@ class Diagnosis:
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    # How many recorded nodes have each (often shared) status object: id -> [status, count]
+    tally: dict[int, list[Any]] = field(default_factory=dict)
+
+    def _count(self, status: Status, times: int) -> None:
+        entry = self.tally.setdefault(id(status), [status, 0])
+        entry[1] += times
 
     def record(self, node: str, status: Status) -> None:
+        old = self.node_to_status.statuses.get(node)
+        if old is not None:
+            self._count(old, -1)
         self.node_to_status.set(node, status)
+        self._count(status, 1)
         self.add_plugin(status)
 
-    def record_many(self, nodes: list[str], statuses: list[Status]) -> None:
-        """`record` for each node (statuses are often shared objects)."""
-        self.node_to_status.statuses.update(zip(nodes, statuses, strict=True))
-        for status in {id(s): s for s in statuses}.values():
+    def record_many(self, nodes: Sequence[str], distinct: Sequence[Status], which: npt.NDArray[np.int64]) -> None:
+        """`record` of `distinct[which[i]]` for each `nodes[i]`."""
+        statuses = self.node_to_status.statuses
+        if statuses:
+            for node in nodes:
+                if (old := statuses.get(node)) is not None:
+                    self._count(old, -1)
+        if len(distinct) == 1:
+            statuses.update(zip(nodes, itertools.repeat(distinct[0])))
+        else:
+            statuses.update(zip(nodes, [distinct[i] for i in which.tolist()], strict=True))
+        for status, times in zip(distinct, np.bincount(which, minlength=len(distinct)).tolist(), strict=True):
+            self._count(status, times)
             self.add_plugin(status)
 
     def add_plugin(self, status: Status) -> None:
@@ -56,9 +81,11 @@ class FitError(Exception):
         else:
             histogram: Counter[str] = Counter()
             statuses = d.node_to_status
-            distinct = {id(s): s for s in statuses.statuses.values()}  # statuses are often shared
-            for key, times in Counter(map(id, statuses.statuses.values())).items():
-                for reason in distinct[key].reasons:
+            tally = list(d.tally.values())
+            if sum(times for _, times in tally) != len(statuses):  # statuses set directly: count them
+                tally = [[s, 1] for s in statuses.statuses.values()]
+            for status, times in tally:
+                for reason in status.reasons:
                     histogram[reason] += times
             absent = self.num_all_nodes - len(statuses)
             if absent > 0:

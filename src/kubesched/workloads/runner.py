@@ -22,7 +22,7 @@ from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim import NodeTemplate, make_nodes
-from kubesched.workloads.spec import Barrier, CreateNodes, CreatePods, Workload
+from kubesched.workloads.spec import Barrier, CreateNodes, CreatePods, Settle, Workload
 
 SAMPLE_SECONDS = 1.0
 
@@ -84,7 +84,8 @@ async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool
     )
     scheduler.algorithm.batch = batch
     result = Result(workload.name, workload.params)
-    created = 0
+    created = 0  # pods created that are expected to be scheduled
+    named = 0  # pods created
     task = asyncio.ensure_future(scheduler.run())
     await asyncio.sleep(0)
     for op in workload.operations:
@@ -93,10 +94,12 @@ async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool
                 store.create(node)
         elif isinstance(op, CreatePods):
             start_bound = scheduler.scheduled
-            first = created
+            first = named
             for i in range(op.count):
                 store.create(_pod(f"pod-{first + i}", op.requests))
-            created += op.count
+            named += op.count
+            if op.schedulable:
+                created += op.count
             if op.collect_metrics:
                 began = time.perf_counter()
                 last = start_bound
@@ -110,10 +113,23 @@ async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool
         elif isinstance(op, Barrier):
             while scheduler.scheduled < created:
                 await asyncio.sleep(0.05)
+        elif isinstance(op, Settle):
+            await _settle(scheduler)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     result.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
+
+
+async def _settle(scheduler: Scheduler) -> None:
+    """Until nothing is left to try or in flight, and the failures' events and status updates
+    are written and seen by the informers."""
+    queue = scheduler.queue
+    while True:
+        await scheduler.wait_for_bindings()
+        await asyncio.sleep(0.1)
+        if not (queue.pending()["active"] or queue.pending()["backoff"] or len(queue.in_flight)):
+            return
 
 
 def run(workload: Workload, *, config: dict[str, Any] | None = None, batch: bool = True) -> Result:

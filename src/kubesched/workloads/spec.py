@@ -17,6 +17,7 @@ class CreatePods:
     count: int
     requests: dict[str, str] = field(default_factory=lambda: {"cpu": "100m", "memory": "500Mi"})
     collect_metrics: bool = False
+    schedulable: bool = True  # False: barriers do not wait for these pods (skipWaitToCompletion)
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,13 @@ class Barrier:
     """Wait until every pod created so far is scheduled."""
 
 
-Operation = CreateNodes | CreatePods | Barrier
+@dataclass(frozen=True)
+class Settle:
+    """Wait until every pod created so far has been tried (none left to pop, none in flight) and
+    the outcome written (events, conditions)."""
+
+
+Operation = CreateNodes | CreatePods | Barrier | Settle
 
 
 @dataclass(frozen=True)
@@ -51,4 +58,21 @@ def scheduling_basic(*, nodes: int = 5000, initial: int = 1000, measured: int = 
     )
 
 
-WORKLOADS = {"scheduling-basic": scheduling_basic}
+def unschedulable(*, nodes: int = 5000, initial: int = 2000, measured: int = 10000) -> Workload:
+    """upstream's Unschedulable: `initial` pods asking for 9 CPUs (more than any node has) are
+    tried and wait in the queue while `measured` plain pods are scheduled."""
+    return Workload(
+        name="unschedulable",
+        description=f"{nodes} nodes, {initial} unschedulable pods, {measured} measured pods",
+        operations=(
+            CreateNodes(nodes),
+            CreatePods(initial, requests={"cpu": "9"}, schedulable=False),
+            Settle(),
+            CreatePods(measured, collect_metrics=True),
+            Barrier(),
+        ),
+        params={"nodes": nodes, "initial": initial, "measured": measured},
+    )
+
+
+WORKLOADS = {"scheduling-basic": scheduling_basic, "unschedulable": unschedulable}
