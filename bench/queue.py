@@ -24,7 +24,7 @@ from kubesched.framework.events import NODE, ActionType, ClusterEvent, node_upda
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim import NodeTemplate, make_nodes
-from kubesched.workloads.runner import _pod
+from kubesched.workloads.runner import make_pod
 
 
 def _backlog(pods: int, classes: int) -> tuple[Scheduler, VirtualClock]:
@@ -34,7 +34,7 @@ def _backlog(pods: int, classes: int) -> tuple[Scheduler, VirtualClock]:
     scheduler = Scheduler(MemoryCluster(MemoryStore(clock=clock)), clock, config, registry)
     queue = scheduler.queue
     for i in range(pods):
-        pod = _pod(f"big-{i}", {"cpu": str(9 + i % classes)})
+        pod = make_pod(f"big-{i}", {"cpu": str(9 + i % classes)})
         pod.metadata.uid = f"uid-{i}"
         pod.spec.schedulerName = "default-scheduler"
         queue.add(pod)

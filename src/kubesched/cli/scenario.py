@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +83,25 @@ def make_pod(
     )
 
 
+def run_alongside(clock: VirtualClock, runners: Sequence[Any], body: Callable[[], Awaitable[None]]) -> None:
+    """Run `body` on the virtual clock while each runner's `run()` goes on, then stop the runners
+    and close the clock."""
+
+    async def main() -> None:
+        tasks = [asyncio.ensure_future(r.run()) for r in runners]
+        try:
+            await body()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    try:
+        clock.run(main())
+    finally:
+        clock.close()
+
+
 MINIMAL = "minimal"
 KUBESCHED = "kubesched"
 
@@ -137,7 +156,6 @@ def run_scenario(
 
     async def main() -> None:
         nonlocal queue, pending
-        tasks = [asyncio.ensure_future(runner.run()), asyncio.ensure_future(kubelets.run())]
         await clock.sleep(1.0)  # let both catch up with the nodes
         for name, cpu in specs:
             gates = [GATE] if name in gated else []
@@ -147,14 +165,8 @@ def run_scenario(
         await clock.sleep(horizon)
         if isinstance(runner, Scheduler):
             queue, pending = runner.queue.snapshot(), runner.queue.pending()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
-    try:
-        clock.run(main())
-    finally:
-        clock.close()
+    run_alongside(clock, [runner, kubelets], main)
     seen = {r.pod: r.details.get("free_cpu_seen") for r in tracer.records if r.kind == "minimal.picked"}
     placements = []
     for name, cpu in specs:

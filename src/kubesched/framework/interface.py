@@ -13,7 +13,7 @@ that follows Reserve.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -201,3 +201,8 @@ class Handle(Protocol):
 
     @property
     def clock(self) -> Any: ...
+
+    @property
+    def namespaces(self) -> Mapping[str, Mapping[str, str]]:
+        """The labels of each namespace the scheduler has seen (for namespaceSelector)."""
+        ...

@@ -8,7 +8,7 @@ import contextlib
 import socket
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lightkube.resources import core_v1
@@ -55,11 +55,13 @@ NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 
 @dataclass
 class _Handle:
-    """What plugins reach through `handle`: the current snapshot, the cluster and the clock."""
+    """What plugins reach through `handle`: the current snapshot, the cluster, the clock and the
+    namespaces' labels (kept by the scheduler's namespace informer)."""
 
     snapshot: Snapshot
     cluster: Cluster
     clock: Clock
+    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def _truncate(message: str) -> str:
@@ -128,8 +130,14 @@ class Scheduler:
 
     async def start(self) -> None:
         """List nodes and pods into the cache and queue, then keep watching; start the queue timers."""
+        namespaces_rv = await self._relist_namespaces()
         nodes_rv = await self._relist_nodes()
         pods_rv = await self._relist_pods()
+        self._tasks.append(
+            asyncio.ensure_future(
+                self._inform(core_v1.Namespace, namespaces_rv, self._relist_namespaces, self._on_namespace_event)
+            )
+        )
         self._tasks.append(
             asyncio.ensure_future(self._inform(core_v1.Node, nodes_rv, self._relist_nodes, self._on_node_event))
         )
@@ -157,6 +165,21 @@ class Scheduler:
             except Gone:
                 self.trace.emit("informer.relist", resource=kind.__name__, resource_version=rv)
                 rv = await relist()
+
+    async def _relist_namespaces(self) -> str:
+        listed = await self.cluster.list(core_v1.Namespace)
+        namespaces = self.handle.namespaces
+        namespaces.clear()
+        for ns in listed.items:
+            namespaces[ns.metadata.name] = dict(ns.metadata.labels or {})
+        return listed.resource_version
+
+    def _on_namespace_event(self, event: WatchEvent) -> None:
+        meta = event.object.metadata
+        if event.type == DELETED:
+            self.handle.namespaces.pop(meta.name, None)
+        else:
+            self.handle.namespaces[meta.name] = dict(meta.labels or {})
 
     async def _relist_nodes(self) -> str:
         listed = await self.cluster.list(core_v1.Node)

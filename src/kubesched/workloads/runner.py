@@ -10,10 +10,8 @@ import resource
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from lightkube.models import core_v1 as m
-from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
 from kubesched.clock import RealClock
@@ -59,19 +57,16 @@ class Result:
         }
 
 
-def _pod(name: str, requests: dict[str, str]) -> core_v1.Pod:
-    return core_v1.Pod(
-        metadata=meta_v1.ObjectMeta(name=name, namespace="default"),
-        spec=m.PodSpec(
-            containers=[
-                m.Container(
-                    name="pause",
-                    image="registry.k8s.io/pause:3.10",
-                    resources=m.ResourceRequirements(requests=requests),
-                )
-            ]
-        ),
+def make_pod(name: str, requests: dict[str, str], labels: dict[str, str] | None = None, **spec: Any) -> core_v1.Pod:
+    """A workload pod: one pause container with `requests`, `labels`, and more spec fields."""
+    container = {"name": "pause", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": requests}}
+    pod = core_v1.Pod.from_dict(
+        {
+            "metadata": {"name": name, "namespace": "default", "labels": labels or {}},
+            "spec": {"containers": [container], **spec},
+        }
     )
+    return cast(core_v1.Pod, pod)
 
 
 async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool) -> Result:
@@ -90,13 +85,13 @@ async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool
     await asyncio.sleep(0)
     for op in workload.operations:
         if isinstance(op, CreateNodes):
-            for node in make_nodes(op.count, NodeTemplate(capacity=op.capacity, zones=())):
+            for node in make_nodes(op.count, NodeTemplate(capacity=op.capacity, zones=op.zones)):
                 store.create(node)
         elif isinstance(op, CreatePods):
             start_bound = scheduler.scheduled
             first = named
             for i in range(op.count):
-                store.create(_pod(f"pod-{first + i}", op.requests))
+                store.create(make_pod(f"pod-{first + i}", op.requests, op.labels, **op.spec))
             named += op.count
             if op.schedulable:
                 created += op.count

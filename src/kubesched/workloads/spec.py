@@ -10,6 +10,7 @@ from typing import Any
 class CreateNodes:
     count: int
     capacity: dict[str, str] = field(default_factory=lambda: {"cpu": "4", "memory": "32Gi", "pods": "110"})
+    zones: tuple[str, ...] = ()  # topology.kubernetes.io/zone values, assigned round-robin
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,8 @@ class CreatePods:
     requests: dict[str, str] = field(default_factory=lambda: {"cpu": "100m", "memory": "500Mi"})
     collect_metrics: bool = False
     schedulable: bool = True  # False: barriers do not wait for these pods (skipWaitToCompletion)
+    labels: dict[str, str] = field(default_factory=dict)
+    spec: dict[str, Any] = field(default_factory=dict)  # more pod spec fields (affinity, constraints...)
 
 
 @dataclass(frozen=True)
@@ -75,4 +78,119 @@ def unschedulable(*, nodes: int = 5000, initial: int = 2000, measured: int = 100
     )
 
 
-WORKLOADS = {"scheduling-basic": scheduling_basic, "unschedulable": unschedulable}
+ZONES = ("moon-1", "moon-2", "moon-3")
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+
+
+def _shaped(
+    name: str,
+    description: str,
+    *,
+    nodes: int,
+    initial: int,
+    measured: int,
+    labels: dict[str, str],
+    spec: dict[str, Any],
+) -> Workload:
+    """Nodes in three zones; `initial` then `measured` pods of one shape (labels and spec fields)."""
+    return Workload(
+        name=name,
+        description=f"{nodes} nodes, {initial} initial and {measured} measured pods {description}",
+        operations=(
+            CreateNodes(nodes, zones=ZONES),
+            CreatePods(initial, labels=labels, spec=spec),
+            Barrier(),
+            CreatePods(measured, collect_metrics=True, labels=labels, spec=spec),
+            Barrier(),
+        ),
+        params={"nodes": nodes, "initial": initial, "measured": measured},
+    )
+
+
+def _term(key: str, value: str, topology: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {key: value}}, "topologyKey": topology}
+
+
+def topology_spreading(*, nodes: int = 5000, initial: int = 1000, measured: int = 5000) -> Workload:
+    """upstream's TopologySpreading: each pod spreads over the zones, maxSkew 5, DoNotSchedule."""
+    constraint = {
+        "maxSkew": 5,
+        "topologyKey": ZONE,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"color": "blue"}},
+    }
+    spec = {"topologySpreadConstraints": [constraint]}
+    return _shaped(
+        "topology-spreading",
+        "spread over zones",
+        nodes=nodes,
+        initial=initial,
+        measured=measured,
+        labels={"color": "blue"},
+        spec=spec,
+    )
+
+
+def pod_anti_affinity(*, nodes: int = 5000, initial: int = 1000, measured: int = 1000) -> Workload:
+    """upstream's SchedulingPodAntiAffinity: at most one such pod per node (required anti-affinity)."""
+    spec = {
+        "affinity": {
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("color", "green", HOSTNAME)]}
+        }
+    }
+    return _shaped(
+        "pod-anti-affinity",
+        "with required anti-affinity per node",
+        nodes=nodes,
+        initial=initial,
+        measured=measured,
+        labels={"color": "green"},
+        spec=spec,
+    )
+
+
+def pod_affinity(*, nodes: int = 5000, initial: int = 1000, measured: int = 5000) -> Workload:
+    """upstream's SchedulingPodAffinity: pods want a zone holding another such pod (required affinity)."""
+    spec = {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("foo", "", ZONE)]}}}
+    return _shaped(
+        "pod-affinity",
+        "with required affinity per zone",
+        nodes=nodes,
+        initial=initial,
+        measured=measured,
+        labels={"foo": ""},
+        spec=spec,
+    )
+
+
+def preferred_pod_anti_affinity(*, nodes: int = 5000, initial: int = 1000, measured: int = 5000) -> Workload:
+    """upstream's SchedulingPreferredPodAntiAffinity: pods prefer nodes without another such pod."""
+    spec = {
+        "affinity": {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 1, "podAffinityTerm": _term("color", "green", HOSTNAME)}
+                ]
+            }
+        }
+    }
+    return _shaped(
+        "preferred-pod-anti-affinity",
+        "with preferred anti-affinity per node",
+        nodes=nodes,
+        initial=initial,
+        measured=measured,
+        labels={"color": "green"},
+        spec=spec,
+    )
+
+
+WORKLOADS = {
+    "scheduling-basic": scheduling_basic,
+    "unschedulable": unschedulable,
+    "topology-spreading": topology_spreading,
+    "pod-anti-affinity": pod_anti_affinity,
+    "pod-affinity": pod_affinity,
+    "preferred-pod-anti-affinity": preferred_pod_anti_affinity,
+}
