@@ -21,7 +21,7 @@ from kubesched.config import SchedulerConfig, default_config
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
-from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
+from kubesched.sim import DisruptionController, FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
 
 
 @dataclass
@@ -68,6 +68,7 @@ class EmbeddedCluster:
         """Listen, start the kubelets and the scheduler if asked; returns the server URL."""
         kubelets = FakeKubelets(MemoryCluster(self.store), self.clock, config=self.spec.kubelet)
         self._tasks.append(asyncio.ensure_future(kubelets.run()))
+        self._tasks.append(asyncio.ensure_future(DisruptionController(MemoryCluster(self.store), self.clock).run()))
         if self._scheduler_server is not None:
             self._tasks.append(asyncio.ensure_future(self._scheduler_server.scheduler.run()))
             self.scheduler_url = await self._scheduler_server.start()

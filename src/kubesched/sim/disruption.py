@@ -1,0 +1,105 @@
+"""A disruption controller: keeps each PodDisruptionBudget's status current from the pods it
+covers (expectedPods, currentHealthy, desiredHealthy, disruptionsAllowed), as the real one does,
+so that eviction and preemption read budgets that follow the cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterable
+from typing import Any
+
+from lightkube.resources import core_v1, policy_v1
+
+from kubesched.api.disruption import budget, covers
+from kubesched.clock import Clock
+from kubesched.cluster import DELETED, ApiError, Cluster, WatchEvent
+from kubesched.cluster.protocol import BOOKMARK
+from kubesched.trace import Tracer
+
+
+class DisruptionController:
+    def __init__(self, cluster: Cluster, clock: Clock, *, tracer: Tracer | None = None) -> None:
+        self._cluster = cluster
+        self._clock = clock
+        self._trace = tracer or Tracer(clock.now)
+        self._pods: dict[str, dict[str, Any]] = {}  # namespace -> uid -> pod
+        self._budgets: dict[str, dict[str, Any]] = {}  # namespace -> name -> PDB
+        self._dirty: set[tuple[str, str]] = set()
+        self._wakeup = asyncio.Event()
+
+    async def run(self) -> None:
+        """Serve until cancelled."""
+        await asyncio.gather(
+            self._watch(policy_v1.PodDisruptionBudget, self._on_budget),
+            self._watch(core_v1.Pod, self._on_pod),
+            self._sync(),
+        )
+
+    async def _watch(self, kind: type[Any], handle: Any) -> None:
+        async for event in self._cluster.watch(kind):
+            if event.type != BOOKMARK:
+                handle(event)
+
+    def _on_budget(self, event: WatchEvent) -> None:
+        pdb = event.object
+        ns, name = pdb.metadata.namespace or "default", pdb.metadata.name
+        if event.type == DELETED:
+            self._budgets.get(ns, {}).pop(name, None)
+            return
+        self._budgets.setdefault(ns, {})[name] = pdb
+        self._mark([(ns, name)])
+
+    def _on_pod(self, event: WatchEvent) -> None:
+        pod = event.object
+        ns, uid = pod.metadata.namespace or "default", pod.metadata.uid
+        old = self._pods.setdefault(ns, {}).get(uid)
+        if event.type == DELETED:
+            self._pods[ns].pop(uid, None)
+        else:
+            self._pods[ns][uid] = pod
+        affected = [
+            (ns, name)
+            for name, pdb in self._budgets.get(ns, {}).items()
+            if covers(pdb, pod) or (old is not None and covers(pdb, old))
+        ]
+        self._mark(affected)
+
+    def _mark(self, budgets: Iterable[tuple[str, str]]) -> None:
+        before = len(self._dirty)
+        self._dirty.update(budgets)
+        if len(self._dirty) > before:
+            self._wakeup.set()
+
+    async def _sync(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            await asyncio.sleep(0)  # let a burst of watch events arrive first
+            dirty, self._dirty = self._dirty, set()
+            for ns, name in sorted(dirty):
+                pdb = self._budgets.get(ns, {}).get(name)
+                if pdb is not None:
+                    await self._write(pdb, self._pods.get(ns, {}).values())
+
+    async def _write(self, pdb: Any, pods: Iterable[Any]) -> None:
+        state = budget(pdb, pods)
+        status = {
+            "observedGeneration": pdb.metadata.generation,
+            "expectedPods": state.expected,
+            "currentHealthy": state.current_healthy,
+            "desiredHealthy": state.desired_healthy,
+            "disruptionsAllowed": state.disruptions_allowed,
+        }
+        current = pdb.status
+        if current is not None and all(getattr(current, k) == v for k, v in status.items()):
+            return
+        self._trace.emit("disruption.status", pdb=f"{pdb.metadata.namespace}/{pdb.metadata.name}", **status)
+        with contextlib.suppress(ApiError):  # deleted meanwhile: nothing to keep current
+            await self._cluster.patch(
+                policy_v1.PodDisruptionBudget,
+                pdb.metadata.name,
+                {"status": status},
+                namespace=pdb.metadata.namespace,
+                subresource="status",
+            )
