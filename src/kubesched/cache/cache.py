@@ -36,6 +36,7 @@ class Cache:
         self.nodes: dict[str, NodeInfo] = {}
         self._tree = NodeTree()
         self._pods: dict[str, _PodState] = {}
+        self._uids: dict[str, str] = {}  # namespace/name -> uid
         self._images: dict[str, ImageState] = {}
         self._dirty: dict[str, None] = {}  # node names changed since the last snapshot, in order
 
@@ -112,12 +113,18 @@ class Cache:
         state = self._pods.get(uid)
         return state.info if state is not None else None
 
+    def pod_by_key(self, key: str) -> PodInfo | None:
+        """The pod named `namespace/name`, if the cache holds it."""
+        uid = self._uids.get(key)
+        return self.pod(uid) if uid is not None else None
+
     def _add(self, info: PodInfo, *, assumed: bool) -> None:
         node = self.nodes.get(info.node_name)
         if node is None:
             node = self.nodes[info.node_name] = NodeInfo(name=info.node_name)
         node.add_pod(info)
         self._pods[info.uid] = _PodState(info, assumed)
+        self._uids[info.key] = info.uid
         self._touch(info.node_name)
 
     def _replace(self, old: PodInfo, new: PodInfo) -> None:
@@ -135,6 +142,8 @@ class Cache:
                 del self.nodes[info.node_name]
             self._touch(info.node_name)
         del self._pods[info.uid]
+        if self._uids.get(info.key) == info.uid:
+            del self._uids[info.key]
 
     # -- nodes ----------------------------------------------------------------------------------
 

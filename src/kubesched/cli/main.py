@@ -14,6 +14,7 @@ from rich.console import Console
 
 from kubesched.cli import options
 from kubesched.cli.cluster_up import cluster_up
+from kubesched.cli.drill import print_c3, run_c3
 from kubesched.cli.queue import queue_command
 from kubesched.cli.report import print_minimal_report
 from kubesched.cli.runtime import tune_gc
@@ -86,6 +87,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--per-node", action="store_true", help="use the per-node plugin methods, not the batch ones")
     bench.add_argument("--output", choices=("table", "json"), default="table")
 
+    drill = sub.add_parser("drill", help="the curriculum's chaos drills, narrated (virtual time)")
+    drill.add_argument("name", choices=["c3"], help="c3: unschedulable for a reason that is not scarcity")
+    drill.add_argument("--output", choices=("table", "json"), default="table")
+
     demo = sub.add_parser("demo", help="watch the from-scratch scheduler overcommit a node")
     demo.add_argument("--trace", metavar="FILE", help="write every trace record to FILE as JSON lines")
     return parser
@@ -101,6 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sinks.append(JsonLinesSink(stack.enter_context(open(args.trace, "w"))))
         if args.command == "demo":
             return _demo(console, sinks)
+        if args.command == "drill":
+            return _drill(console, args)
         if args.command == "golden":
             return _golden(console, args)
         if args.command == "bench":
@@ -147,6 +154,17 @@ def _demo(console: Console, sinks: list[Sink]) -> int:
     print_minimal_report(console, result)
     for pod, message in sorted(result.failures.items()):
         console.print(f"[yellow]FailedScheduling[/yellow] {pod}: {message}")
+    return 0
+
+
+def _drill(console: Console, args: argparse.Namespace) -> int:
+    if args.output == "json":
+        json.dump(
+            {"ignore": run_c3().to_json(), "honor": run_c3(taints_policy="Honor").to_json()}, sys.stdout, indent=2
+        )
+        sys.stdout.write("\n")
+    else:
+        print_c3(console)
     return 0
 
 

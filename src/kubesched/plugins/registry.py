@@ -6,14 +6,17 @@ from kubesched.framework.registry import Registry
 from kubesched.plugins import (
     balanced_allocation,
     default_binder,
+    default_preemption,
     dynamic_resources,
     image_locality,
+    inter_pod_affinity,
     node_affinity,
     node_declared_features,
     node_name,
     node_ports,
     node_unschedulable,
     noderesources_fit,
+    pod_topology_spread,
     priority_sort,
     scheduling_gates,
     taint_toleration,
@@ -33,7 +36,10 @@ def in_tree_registry() -> Registry:
     registry.register(noderesources_fit.NAME, noderesources_fit.new, noderesources_fit.Args)
     for name, (factory, args_type) in volumes.PLUGINS.items():
         registry.register(name, factory, args_type)
+    registry.register(pod_topology_spread.NAME, pod_topology_spread.new, pod_topology_spread.ARGS)
+    registry.register(inter_pod_affinity.NAME, inter_pod_affinity.new, inter_pod_affinity.ARGS)
     registry.register(dynamic_resources.NAME, dynamic_resources.new, dynamic_resources.DynamicResourcesArgs)
+    registry.register(default_preemption.NAME, default_preemption.new, default_preemption.Args)
     registry.register(balanced_allocation.NAME, balanced_allocation.new, balanced_allocation.Args)
     registry.register(image_locality.NAME, image_locality.new)
     registry.register(default_binder.NAME, default_binder.new)

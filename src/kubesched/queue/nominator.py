@@ -3,7 +3,14 @@ choice), which lower- or equal-priority pods must leave room for on that node.""
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubesched.cache import PodInfo
+
+
+def _nominated(pod: Any) -> str:
+    status = pod.status if pod is not None else None
+    return (status.nominatedNodeName if status is not None else None) or ""
 
 
 class Nominator:
@@ -22,12 +29,12 @@ class Nominator:
         self._node_of[pod.uid] = node
         self._by_node.setdefault(node, {})[pod.uid] = pod
 
-    def update(self, old: PodInfo | None, new: PodInfo) -> None:
-        """A nominated pod changed: an update without a nomination keeps the one in memory
-        (it may come from a preemption this scheduler made and not yet wrote)."""
-        status = new.pod.status
-        node = (status.nominatedNodeName if status else None) or ""
-        if not node and new.uid in self._node_of:
+    def update(self, old: Any, new: PodInfo) -> None:
+        """A queued pod changed (`old`: its previous object). When neither version names a node,
+        a nomination held in memory stays (this scheduler made it and has not written it yet);
+        otherwise the new version decides."""
+        node = _nominated(new.pod)
+        if not node and not _nominated(old) and new.uid in self._node_of:
             node = self._node_of[new.uid]
         self.add(new, node)
 

@@ -28,7 +28,7 @@ import msgspec
 
 from kubesched.cache import PodInfo
 from kubesched.clock import Clock, TimerHandle
-from kubesched.framework.events import UNSCHEDULABLE_TIMEOUT, ClusterEvent
+from kubesched.framework.events import FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT, WILDCARD, ActionType, ClusterEvent
 from kubesched.framework.queued import QueuedPodInfo
 from kubesched.framework.status import Status
 from kubesched.queue.heap import ByLess, PodHeap
@@ -352,14 +352,14 @@ class SchedulingQueue:
             qpi = heap.get(key)
             if qpi is not None:
                 qpi.pod_info = info
-                self.nominator.update(None, info)
+                self.nominator.update(old, info)
                 return
         qpi = self.unschedulable.get(key)
         if qpi is None:
             self.add(new)
             return
         qpi.pod_info = info
-        self.nominator.update(None, info)
+        self.nominator.update(old, info)
         self._to_pool(qpi)  # its hint keys may have changed
         if not _spec_or_meta_changed(old, new):
             return  # a status-only change (e.g. our own PodScheduled condition) helps nothing
@@ -371,6 +371,20 @@ class SchedulingQueue:
                 continue
             if self._requeue(qpi, decide(profile, qpi, event, old, new), event.label):
                 return
+
+    def activate(self, uid: str, key: str) -> None:
+        """Move the pod to activeQ now (ForceActivate), from unschedulablePods or backoffQ; a pod
+        in flight is moved when its attempt fails. Unknown pods are ignored."""
+        if uid in self.in_flight:
+            self.in_flight.record(ClusterEvent(WILDCARD, ActionType.ALL, FORCE_ACTIVATE.label, uid), None, None)
+            return
+        qpi = self.unschedulable.remove(key)
+        source = UNSCHEDULABLE
+        if qpi is None:
+            qpi = self.backoff.remove(key) or self.error_backoff.remove(key)
+            source = BACKOFF
+        if qpi is not None:
+            self._to_active(qpi, event=FORCE_ACTIVATE.label, source=GATED if qpi.gated else source)
 
     def delete(self, pod: Any) -> None:
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"

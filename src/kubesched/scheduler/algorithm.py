@@ -62,10 +62,11 @@ def filter_with_nominated(nominated: Callable[[str], Sequence[PodInfo]]) -> Filt
     some were added, again without them (a rule that passed only thanks to them must not count)."""
 
     def run(fwk: Framework, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        others = [p for p in nominated(node.name) if p.priority >= pod.priority and p.uid != pod.uid]
+        if not others:
+            return fwk.run_filter(state, pod, node)
         with_nominated, node_with, state_with = False, node.clone(), state.clone()
-        for other in nominated(node.name):
-            if other.priority < pod.priority or other.uid == pod.uid:
-                continue
+        for other in others:
             node_with.add_pod(other)
             status = fwk.run_add_pod(state_with, pod, other, node_with)
             if status is not None:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.framework.interface import NodeToStatus
+from kubesched.framework.interface import NodeToStatus, PostFilterResult
 from kubesched.framework.status import Code, Status
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
@@ -24,6 +24,7 @@ class Diagnosis:
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    post_filter_result: PostFilterResult | None = None  # what PostFilter achieved (a nomination)
     # How many recorded nodes have each (often shared) status object: id -> [status, count]
     tally: dict[int, list[Any]] = field(default_factory=dict)
 

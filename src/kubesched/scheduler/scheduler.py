@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import socket
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lightkube.resources import core_v1
+from lightkube.resources import core_v1, policy_v1
 
 from kubesched.api.resources import pod_requests
 from kubesched.cache import Cache, PodInfo, Snapshot
@@ -35,6 +36,9 @@ from kubesched.framework.interface import NodeToStatus
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
+from kubesched.plugins.default_preemption import NAME as PREEMPTION
+from kubesched.plugins.default_preemption import DefaultPreemption
+from kubesched.plugins.default_preemption import decision as preemption_decision
 from kubesched.queue import QueuedPodInfo, QueueProfile, SchedulingQueue
 from kubesched.scheduler.algorithm import (
     Algorithm,
@@ -46,6 +50,7 @@ from kubesched.scheduler.algorithm import (
 )
 from kubesched.scheduler.fit_error import Diagnosis, FitError
 from kubesched.scheduler.metrics import SchedulerMetrics
+from kubesched.scheduler.preemption import Actions
 from kubesched.scheduler.profiles import build_frameworks
 from kubesched.trace import Tracer
 
@@ -62,6 +67,7 @@ class _Handle:
     cluster: Cluster
     clock: Clock
     namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
+    pdbs: list[Any] = field(default_factory=list)  # policy/v1 PodDisruptionBudgets, from the informer
 
 
 def _truncate(message: str) -> str:
@@ -113,11 +119,17 @@ class Scheduler:
             max_backoff=float(config.configuration.podMaxBackoffSeconds),
             tracer=self.trace,
         )
+        for fwk in self.profiles.values():
+            for plugin in fwk.instances.values():
+                if isinstance(plugin, DefaultPreemption):
+                    plugin.attach(fwk, filter_with_nominated(self.queue.nominator.pods_for_node))
+                    plugin.rng = random.Random(seed)
         host = identity or socket.gethostname()
         self.recorders = {
             name: EventsV1Recorder(cluster, clock, controller=name, instance=f"{name}-{host}") for name in self.profiles
         }
         self._nodes: dict[str, Any] = {}
+        self._pdbs: dict[tuple[str, str], Any] = {}
         self._unscheduled: dict[str, Any] = {}  # uid -> latest unassigned pod we are responsible for
         self._bindings: set[asyncio.Task[None]] = set()
         self.attempts = 0  # scheduling attempts so far
@@ -130,12 +142,18 @@ class Scheduler:
 
     async def start(self) -> None:
         """List nodes and pods into the cache and queue, then keep watching; start the queue timers."""
+        pdbs_rv = await self._relist_pdbs()
         namespaces_rv = await self._relist_namespaces()
         nodes_rv = await self._relist_nodes()
         pods_rv = await self._relist_pods()
         self._tasks.append(
             asyncio.ensure_future(
                 self._inform(core_v1.Namespace, namespaces_rv, self._relist_namespaces, self._on_namespace_event)
+            )
+        )
+        self._tasks.append(
+            asyncio.ensure_future(
+                self._inform(policy_v1.PodDisruptionBudget, pdbs_rv, self._relist_pdbs, self._on_pdb_event)
             )
         )
         self._tasks.append(
@@ -165,6 +183,20 @@ class Scheduler:
             except Gone:
                 self.trace.emit("informer.relist", resource=kind.__name__, resource_version=rv)
                 rv = await relist()
+
+    async def _relist_pdbs(self) -> str:
+        listed = await self.cluster.list(policy_v1.PodDisruptionBudget)
+        self._pdbs = {(p.metadata.namespace, p.metadata.name): p for p in listed.items}
+        self.handle.pdbs = list(self._pdbs.values())
+        return listed.resource_version
+
+    def _on_pdb_event(self, event: WatchEvent) -> None:
+        meta = event.object.metadata
+        if event.type == DELETED:
+            self._pdbs.pop((meta.namespace, meta.name), None)
+        else:
+            self._pdbs[(meta.namespace, meta.name)] = event.object
+        self.handle.pdbs = list(self._pdbs.values())
 
     async def _relist_namespaces(self) -> str:
         listed = await self.cluster.list(core_v1.Namespace)
@@ -346,6 +378,7 @@ class Scheduler:
         try:
             result = self.find_host(fwk, state, pod)
         except FitError as fit:
+            self._start_preemption(fwk, state)
             self.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), fit.diagnosis)
             return None
         except SchedulingError as e:
@@ -385,10 +418,26 @@ class Scheduler:
             return self.algorithm.schedule_pod(fwk, state, pod, self.filter_for(pod))
         except FitError as fit:
             if fwk.has_post_filter():
-                _, post = fwk.run_post_filter(state, pod, fit.diagnosis.node_to_status)
+                result, post = fwk.run_post_filter(state, pod, fit.diagnosis.node_to_status)
+                fit.diagnosis.post_filter_result = result
                 if post is not None and post.message:
                     fit.diagnosis.post_filter_msg = post.message
             raise
+
+    def _start_preemption(self, fwk: Framework, state: CycleState) -> None:
+        """Act on a preemption PostFilter decided this cycle: remove the victims off the loop (the
+        preemptor is held at PreEnqueue until they are gone or going)."""
+        chosen = preemption_decision(state)
+        if chosen is None:
+            return
+        plugin = fwk.plugin(PREEMPTION)
+        if not isinstance(plugin, DefaultPreemption):
+            return
+        victims = [v.key for v in chosen.candidate.victims]
+        self.trace.emit("preemption.chosen", pod=chosen.preemptor.key, node=chosen.candidate.node, victims=victims)
+        work = plugin.start(chosen, Actions(self, fwk))
+        if work is not None:
+            self._spawn(work)
 
     def filter_for(self, pod: PodInfo) -> FilterFn:
         """How to filter a node for `pod`: plainly, unless some other pod of at least its priority
@@ -464,11 +513,19 @@ class Scheduler:
         if current is None or current.spec.nodeName:
             self.queue.done(pod.uid)
             return
+        nominated = diagnosis.post_filter_result if diagnosis else None
+        nomination = nominated.nominated_node_name if nominated is not None and nominated.mode == "override" else None
         qpi.pod_info = PodInfo(current)
+        if nomination is not None:
+            self.queue.nominator.add(qpi.pod_info, nomination)
         self.queue.add_unschedulable_if_not_present(qpi)
-        self._spawn(self._report_failure(fwk, current, reason, status.message))
+        self._spawn(self._report_failure(fwk, current, reason, status.message, nomination))
 
-    async def _report_failure(self, fwk: Framework, pod: Any, reason: str, message: str) -> None:
+    async def _report_failure(
+        self, fwk: Framework, pod: Any, reason: str, message: str, nomination: str | None = None
+    ) -> None:
+        """The FailedScheduling event, then the PodScheduled condition (and the nomination a
+        PostFilter made or cleared) in one status patch, unless nothing would change."""
         await self._event(fwk, PodInfo(pod), "Warning", "FailedScheduling", "Scheduling", _truncate(message))
         condition = {
             "type": "PodScheduled",
@@ -480,13 +537,22 @@ class Scheduler:
         existing = (
             next((c for c in (pod.status.conditions or []) if c.type == "PodScheduled"), None) if pod.status else None
         )
-        if existing is not None and (existing.status, existing.reason, existing.message) == ("False", reason, message):
+        status: dict[str, Any] = {"conditions": [condition]}
+        if nomination is not None:
+            status["nominatedNodeName"] = nomination or None
+        unchanged = existing is not None and (existing.status, existing.reason, existing.message) == (
+            "False",
+            reason,
+            message,
+        )
+        current_nomination = (pod.status.nominatedNodeName if pod.status else None) or ""
+        if unchanged and (nomination is None or nomination == current_nomination):
             return
         with contextlib.suppress(ApiError):
             await self.cluster.patch(
                 core_v1.Pod,
                 pod.metadata.name,
-                {"status": {"conditions": [condition]}},
+                {"status": status},
                 namespace=pod.metadata.namespace,
                 subresource="status",
                 patch_type="strategic",

@@ -44,15 +44,19 @@ def test_default_profile_in_upstream_order_with_weights():
         "NodeVolumeLimits",
         "VolumeBinding",
         "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
         "DynamicResources",
         "NodeDeclaredFeatures",
     ]
-    assert fwk.names("postFilter") == ["DynamicResources"]
+    assert fwk.names("postFilter") == ["DynamicResources", "DefaultPreemption"]
     assert fwk.score_weights() == {
         "TaintToleration": 3,
         "NodeAffinity": 2,
         "NodeResourcesFit": 1,
         "VolumeBinding": 1,
+        "PodTopologySpread": 2,
+        "InterPodAffinity": 2,
         "DynamicResources": 2,
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,

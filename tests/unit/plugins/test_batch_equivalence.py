@@ -251,6 +251,8 @@ class Handle:
         self.snapshot = snapshot
         self.cluster = None
         self.clock = None
+        self.namespaces: dict[str, dict[str, str]] = {}
+        self.pdbs: list[object] = []
 
 
 SHAPES = [

@@ -29,7 +29,10 @@ def test_a_pod_that_fits_nowhere_gets_the_aggregate_message(harness):
     h.start()
     h.store.create(make_pod("big").req(cpu="2", memory="1Gi").obj)
     h.clock.advance(1)
-    message = "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu. no new claims to deallocate"
+    message = (
+        "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
     assert ("FailedScheduling", message) in h.events("big")
     condition = next(c for c in h.pod("big").status.conditions if c.type == "PodScheduled")
     assert (condition.status, condition.reason, condition.message) == ("False", "Unschedulable", message)

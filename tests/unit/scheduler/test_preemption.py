@@ -1,0 +1,63 @@
+"""Preemption end to end on the memory cluster, with fake kubelets, on the virtual clock."""
+
+from __future__ import annotations
+
+from lightkube.models import meta_v1
+from lightkube.resources import core_v1, scheduling_v1
+
+from builders import binding, make_pod
+from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate
+
+
+def _classes(h):
+    for name, value in (("low", 0), ("high", 1000)):
+        h.store.create(scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name=name), value=value))
+
+
+def _running(h, name, node, cpu, cls="low"):
+    pod = make_pod(name).req(cpu=cpu).grace(5).obj
+    pod.spec.priorityClassName = cls
+    h.store.bind(binding(h.store.create(pod), node))
+
+
+def test_a_high_priority_pod_evicts_a_victim_gracefully_and_binds_to_the_nominated_node(harness, clock):
+    h = harness()
+    h.store.create(NodeTemplate(capacity={"cpu": "2", "memory": "4Gi", "pods": "110"}, zones=()).make("n1", 0))
+    _classes(h)
+    kubelets = FakeKubelets(h.cluster, clock, config=KubeletConfig(stop_seconds=3))
+    clock.loop.create_task(kubelets.run())
+    clock.advance(0.1)  # the kubelets watch from here
+    _running(h, "victim", "n1", "1500m")
+    _running(h, "small", "n1", "500m")
+    clock.advance(2)
+    h.start()
+    urgent = make_pod("urgent").req(cpu="1").obj
+    urgent.spec.priorityClassName = "high"
+    h.store.create(urgent)
+    clock.advance(1)
+    assert h.pod("urgent").status.nominatedNodeName == "n1"  # a claim, not the node
+    assert h.pod("urgent").spec.nodeName is None
+    victim = h.pod("victim")
+    assert victim.metadata.deletionTimestamp is not None  # terminating gracefully
+    assert any(c.type == "DisruptionTarget" and c.reason == "PreemptionByScheduler" for c in victim.status.conditions)
+    assert ("Preempted", f"Preempted by pod {h.pod('urgent').metadata.uid} on node n1") in h.events("victim")
+    clock.advance(10)
+    assert h.pod("urgent").spec.nodeName == "n1"
+    assert h.pod("small").metadata.deletionTimestamp is None  # only what was needed
+    rejected = [e for e in h.store.list(core_v1.Event).items if e.reason and e.reason.startswith("OutOf")]
+    assert rejected == []  # the kubelet never had to refuse an overcommitted pod
+
+
+def test_preemption_never_evicts_equal_priority_pods(harness, clock):
+    h = harness()
+    h.node("n1", cpu=1)
+    _classes(h)
+    _running(h, "peer", "n1", "1", cls="high")
+    h.start()
+    pod = make_pod("same").req(cpu="1").obj
+    pod.spec.priorityClassName = "high"
+    h.store.create(pod)
+    clock.advance(2)
+    assert h.pod("peer").metadata.deletionTimestamp is None
+    message = next(m for reason, m in h.events("same") if reason == "FailedScheduling")
+    assert message.endswith("preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.")
