@@ -24,6 +24,7 @@ from kubesched.golden.cli import report, run_directory
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.server import DEFAULT_PORT
 from kubesched.trace import JsonLinesSink, Sink
+from kubesched.workloads.runner import Stalled
 from kubesched.workloads.runner import run as run_workload
 from kubesched.workloads.spec import WORKLOADS
 
@@ -80,9 +81,9 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="scheduler_perf-style workloads on the memory cluster, pods/s")
     bench.add_argument("workload", choices=sorted(WORKLOADS))
-    bench.add_argument("--nodes", type=int, default=5000)
-    bench.add_argument("--initial", type=int, default=1000, help="pods scheduled before measuring")
-    bench.add_argument("--measured", type=int, default=10000, help="pods scheduled while measuring")
+    bench.add_argument("--nodes", type=int, help="nodes (default: the workload's, 5000)")
+    bench.add_argument("--initial", type=int, help="pods created before measuring (default: the workload's)")
+    bench.add_argument("--measured", type=int, help="pods scheduled while measuring (default: the workload's)")
     bench.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration (YAML)")
     bench.add_argument("--per-node", action="store_true", help="use the per-node plugin methods, not the batch ones")
     bench.add_argument("--output", choices=("table", "json"), default="table")
@@ -176,16 +177,21 @@ def _bench(console: Console, args: argparse.Namespace) -> int:
         except (OSError, yaml.YAMLError) as e:
             console.print(f"[red]--config: {e}[/red]")
             return 2
-    workload = WORKLOADS[args.workload](
-        nodes=options.at_least("--nodes", args.nodes, 1),
-        initial=options.at_least("--initial", args.initial, 0),
-        measured=options.at_least("--measured", args.measured, 1),
-    )
+    given = (("nodes", args.nodes, 1), ("initial", args.initial, 0), ("measured", args.measured, 1))
+    try:
+        sizes = {name: options.at_least(f"--{name}", value, least) for name, value, least in given if value is not None}
+    except options.UsageError as e:
+        console.print(f"[red]{e}[/red]")
+        return 2
+    workload = WORKLOADS[args.workload](**sizes)
     try:
         summary = run_workload(workload, config=config, batch=not args.per_node).summary()
     except ConfigError as e:
         console.print(f"[red]--config: {e}[/red]")
         return 2
+    except Stalled as e:
+        console.print(f"[red]{args.workload}: {e}[/red]")
+        return 1
     if args.output == "json":
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")

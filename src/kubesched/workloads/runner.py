@@ -23,6 +23,7 @@ from kubesched.sim import NodeTemplate, make_nodes
 from kubesched.workloads.spec import Barrier, CreateNodes, CreatePods, Settle, Workload
 
 SAMPLE_SECONDS = 1.0
+STALL_SECONDS = 30.0  # a workload whose pods stop being scheduled for this long fails
 
 
 @dataclass
@@ -98,22 +99,38 @@ async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool
             if op.collect_metrics:
                 began = time.perf_counter()
                 last = start_bound
+                stalled = 0.0
                 while scheduler.scheduled < created:
                     await asyncio.sleep(SAMPLE_SECONDS)
                     result.samples.append(float(scheduler.scheduled - last))
+                    stalled = stalled + SAMPLE_SECONDS if scheduler.scheduled == last else 0.0
+                    _check_progress(stalled, created - scheduler.scheduled)
                     last = scheduler.scheduled
                 result.seconds = time.perf_counter() - began
                 result.scheduled = scheduler.scheduled - start_bound
                 result.samples = result.samples[1:]
         elif isinstance(op, Barrier):
+            stalled, seen = 0.0, scheduler.scheduled
             while scheduler.scheduled < created:
                 await asyncio.sleep(0.05)
+                stalled = stalled + 0.05 if scheduler.scheduled == seen else 0.0
+                _check_progress(stalled, created - scheduler.scheduled)
+                seen = scheduler.scheduled
         elif isinstance(op, Settle):
             await _settle(scheduler)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     result.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
+
+
+class Stalled(RuntimeError):
+    """Pods that should be scheduled are not, and nothing has moved for a while."""
+
+
+def _check_progress(stalled: float, waiting: int) -> None:
+    if stalled >= STALL_SECONDS:
+        raise Stalled(f"{waiting} pods still unscheduled after {STALL_SECONDS:g} s without progress")
 
 
 async def _settle(scheduler: Scheduler) -> None:
