@@ -61,3 +61,31 @@ def test_preemption_never_evicts_equal_priority_pods(harness, clock):
     assert h.pod("peer").metadata.deletionTimestamp is None
     message = next(m for reason, m in h.events("same") if reason == "FailedScheduling")
     assert message.endswith("preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.")
+
+
+def test_other_pods_keep_being_scheduled_while_victims_terminate_slowly(harness, clock):
+    h = harness()
+    for i, cpu in enumerate(("2", "1")):  # the urgent pod fits n0 only, and only without its victim
+        h.store.create(NodeTemplate(capacity={"cpu": cpu, "memory": "4Gi", "pods": "110"}, zones=()).make(f"n{i}", i))
+    _classes(h)
+    kubelets = FakeKubelets(h.cluster, clock, config=KubeletConfig(stop_seconds=None))  # ignores SIGTERM
+    clock.loop.create_task(kubelets.run())
+    clock.advance(0.1)
+    slow = make_pod("slow").req(cpu="2").grace(60).obj
+    slow.spec.priorityClassName = "low"
+    h.store.bind(binding(h.store.create(slow), "n0"))
+    clock.advance(2)
+    h.start()
+    urgent = make_pod("urgent").req(cpu="2").obj
+    urgent.spec.priorityClassName = "high"
+    h.store.create(urgent)
+    clock.advance(1)
+    assert h.pod("urgent").status.nominatedNodeName == "n0"
+    assert h.pod("slow").metadata.deletionTimestamp is not None
+    for i in range(4):  # meanwhile, small pods land on the other node
+        h.store.create(make_pod(f"other-{i}").req(cpu="250m").obj)
+    clock.advance(2)
+    assert {h.pod(f"other-{i}").spec.nodeName for i in range(4)} == {"n1"}
+    assert h.pod("urgent").spec.nodeName is None  # its victim still holds n0 for its grace period
+    clock.advance(60)
+    assert h.pod("urgent").spec.nodeName == "n0"
