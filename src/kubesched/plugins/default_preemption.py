@@ -43,7 +43,7 @@ The scheduler also applies the nomination (`PostFilterResult`) in its failure ha
 
 PreEnqueue gates a preempting pod with `waiting for the preemption for this pod to be finished`
 until its last victim is gone or being deleted. It registers AssignedPod/Delete with a hint that
-always skips: the pod's other rejectors requeue it, and every requeue runs PreEnqueue again.
+requeues a pod it gated once that pod's preemption is over.
 
 Deviations: nodes are dry-run one at a time (upstream runs them in parallel and may try a few more
 before it stops); remaining ties go to the first candidate in dry-run order (upstream: Go map
@@ -55,7 +55,7 @@ occurs; only the asynchronous mode exists (SchedulerAsyncPreemption is on by def
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Hashable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from random import Random
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -496,16 +496,12 @@ class DefaultPreemption:
         return None
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return [ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), hint=self._skip)]
+        return [ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), hint=self._after_victim_deletion)]
 
-    def hint_key(self, pod: Any) -> Hashable:
-        """The hint reads nothing of the queued pod."""
-        return ""
-
-    @staticmethod
-    def _skip(pod: Any, old: Any, new: Any) -> QueueingHint:
-        """Never requeue for this plugin: the pod's other rejectors decide when it is worth retrying."""
-        return QueueingHint.QUEUE_SKIP
+    def _after_victim_deletion(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """A pod held by this plugin's gate goes back once its preemption is over (its last victim
+        gone or going); while victims remain, deletions leave it where it is."""
+        return QueueingHint.QUEUE_SKIP if self.is_preempting(pod.metadata.uid or "") else QueueingHint.QUEUE
 
 
 def _still_running(victim: Any | None) -> bool:

@@ -5,6 +5,7 @@ are pending; the first window is dropped; mean and percentiles over the rest."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import resource
 import statistics
@@ -12,9 +13,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from lightkube.resources import core_v1
+from lightkube.models import meta_v1
+from lightkube.resources import core_v1, scheduling_v1
 
 from kubesched.clock import RealClock
+from kubesched.cluster import AlreadyExists
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry
@@ -91,8 +94,11 @@ async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool
         elif isinstance(op, CreatePods):
             start_bound = scheduler.scheduled
             first = named
+            spec = dict(op.spec)
+            if op.priority is not None:
+                spec["priorityClassName"] = _priority_class(store, op.priority)
             for i in range(op.count):
-                store.create(make_pod(f"pod-{first + i}", op.requests, op.labels, **op.spec))
+                store.create(make_pod(f"pod-{first + i}", op.requests, op.labels, **spec))
             named += op.count
             if op.schedulable:
                 created += op.count
@@ -122,6 +128,14 @@ async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool
     await asyncio.gather(task, return_exceptions=True)
     result.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
+
+
+def _priority_class(store: MemoryStore, value: int) -> str:
+    """The name of a PriorityClass of `value`, made if missing."""
+    name = f"priority-{value}"
+    with contextlib.suppress(AlreadyExists):
+        store.create(scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name=name), value=value))
+    return name
 
 
 class Stalled(RuntimeError):

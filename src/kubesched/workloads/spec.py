@@ -21,6 +21,7 @@ class CreatePods:
     schedulable: bool = True  # False: barriers do not wait for these pods (skipWaitToCompletion)
     labels: dict[str, str] = field(default_factory=dict)
     spec: dict[str, Any] = field(default_factory=dict)  # more pod spec fields (affinity, constraints...)
+    priority: int | None = None  # a PriorityClass of this value (made on first use) for the pods
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,25 @@ def preferred_pod_anti_affinity(*, nodes: int = 5000, initial: int = 1000, measu
     )
 
 
+def preemption_basic(*, nodes: int = 1000, initial: int = 4000, measured: int = 1000) -> Workload:
+    """upstream's PreemptionBasic: `initial` low-priority pods (1 CPU each) fill 4-CPU nodes, then
+    each of `measured` high-priority pods (1 CPU) must preempt one of them. The low-priority pods
+    have no grace period, as pods without a kubelet to stop them."""
+    low = {"cpu": "1", "memory": "100Mi"}
+    return Workload(
+        name="preemption-basic",
+        description=f"{nodes} nodes filled with {initial} low-priority pods, {measured} high-priority pods",
+        operations=(
+            CreateNodes(nodes),
+            CreatePods(initial, requests=low, priority=1, spec={"terminationGracePeriodSeconds": 0}),
+            Barrier(),
+            CreatePods(measured, requests=low, priority=1000, collect_metrics=True),
+            Barrier(),
+        ),
+        params={"nodes": nodes, "initial": initial, "measured": measured},
+    )
+
+
 WORKLOADS = {
     "scheduling-basic": scheduling_basic,
     "unschedulable": unschedulable,
@@ -193,4 +213,5 @@ WORKLOADS = {
     "pod-anti-affinity": pod_anti_affinity,
     "pod-affinity": pod_affinity,
     "preferred-pod-anti-affinity": preferred_pod_anti_affinity,
+    "preemption-basic": preemption_basic,
 }

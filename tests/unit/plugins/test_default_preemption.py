@@ -602,11 +602,15 @@ def test_a_failed_preemption_skips_the_last_victim_and_activates_the_preemptor()
     assert not plugin.is_preempting("uid-boss")
 
 
-def test_only_assigned_pod_deletions_are_registered_and_never_requeue():
+def test_a_gated_preemptor_is_requeued_by_a_deletion_once_its_preemption_is_over():
     plugin = dp.new(None, None)
     (registration,) = plugin.events_to_register()
     assert (registration.event.resource, registration.event.action) == (ASSIGNED_POD, ActionType.DELETE)
-    assert registration.hint is not None and registration.hint(None, None, None) == QueueingHint.QUEUE_SKIP
+    preemptor = pending("p", "1", 100)
+    plugin._preempting[preemptor.uid] = None  # victims still being removed
+    assert registration.hint(preemptor.pod, None, None) == QueueingHint.QUEUE_SKIP
+    del plugin._preempting[preemptor.uid]
+    assert registration.hint(preemptor.pod, None, None) == QueueingHint.QUEUE
 
 
 def test_preempted_event_note():

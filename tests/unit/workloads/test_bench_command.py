@@ -41,3 +41,11 @@ def test_a_workload_that_cannot_finish_fails_instead_of_hanging(monkeypatch, cap
 def test_sizes_below_their_minimum_are_usage_errors(capsys):
     assert main(["bench", "scheduling-basic", "--nodes", "0"]) == 2
     assert "--nodes must be at least 1" in capsys.readouterr().out
+
+
+def test_preemption_basic_small_binds_every_preemptor(capsys):
+    assert (
+        main(["bench", "preemption-basic", "--nodes", "10", "--initial", "40", "--measured", "10", "--output", "json"])
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["scheduled"] == 10
