@@ -14,7 +14,7 @@ from rich.console import Console
 
 from kubesched.cli import options
 from kubesched.cli.cluster_up import cluster_up
-from kubesched.cli.drill import print_c3, run_c3
+from kubesched.cli.drill import print_c2, print_c3, run_c2, run_c3
 from kubesched.cli.queue import queue_command
 from kubesched.cli.report import print_minimal_report
 from kubesched.cli.runtime import tune_gc
@@ -89,7 +89,11 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--output", choices=("table", "json"), default="table")
 
     drill = sub.add_parser("drill", help="the curriculum's chaos drills, narrated (virtual time)")
-    drill.add_argument("name", choices=["c3"], help="c3: unschedulable for a reason that is not scarcity")
+    drill.add_argument(
+        "name",
+        choices=["c2", "c3"],
+        help="c2: preemption with real victims; c3: unschedulable for a reason that is not scarcity",
+    )
     drill.add_argument("--output", choices=("table", "json"), default="table")
 
     demo = sub.add_parser("demo", help="watch the from-scratch scheduler overcommit a node")
@@ -159,6 +163,13 @@ def _demo(console: Console, sinks: list[Sink]) -> int:
 
 
 def _drill(console: Console, args: argparse.Namespace) -> int:
+    if args.name == "c2":
+        if args.output == "json":
+            json.dump({"free": run_c2().to_json(), "pdb": run_c2(pdb_blocks=True).to_json()}, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            print_c2(console)
+        return 0
     if args.output == "json":
         json.dump(
             {"ignore": run_c3().to_json(), "honor": run_c3(taints_policy="Honor").to_json()}, sys.stdout, indent=2

@@ -144,6 +144,8 @@ class Decision:
 
     preemptor: PodInfo
     candidate: Candidate
+    considered: tuple[Candidate, ...] = ()  # every candidate the dry run found
+    reason: str = ""  # the criterion that chose `candidate` among them
 
     def clone(self) -> Decision:
         return self
@@ -259,14 +261,29 @@ def split_by_pdb(pods: Sequence[PodInfo], pdbs: Sequence[Budget]) -> tuple[list[
     return violating, others
 
 
+CRITERIA = (
+    "fewest PodDisruptionBudget violations",
+    "lowest most-important victim priority",
+    "lowest sum of victim priorities",
+    "fewest victims",
+    "latest start of the most important victims",
+)
+FIRST_CANDIDATE = "first candidate in dry-run order"
+
+
 def pick_one_node(candidates: Sequence[Candidate], now: float) -> Candidate:
     """The best candidate by upstream's criteria, each applied to the ties the previous one left."""
+    return pick_with_reason(candidates, now)[0]
+
+
+def pick_with_reason(candidates: Sequence[Candidate], now: float) -> tuple[Candidate, str]:
+    """`pick_one_node`, and the criterion (of `CRITERIA`) that left it alone, or `FIRST_CANDIDATE`."""
 
     def earliest_top_start(c: Candidate) -> float:
         top = max(v.priority for v in c.victims)
         return min(_start_time(v, now) for v in c.victims if v.priority == top)
 
-    criteria: tuple[Callable[[Candidate], float], ...] = (
+    scores: tuple[Callable[[Candidate], float], ...] = (
         lambda c: -c.num_pdb_violations,
         lambda c: -c.victims[0].priority,
         lambda c: -sum(v.priority + PRIORITY_SHIFT for v in c.victims),
@@ -274,12 +291,14 @@ def pick_one_node(candidates: Sequence[Candidate], now: float) -> Candidate:
         earliest_top_start,
     )
     remaining = list(candidates)
-    for score in criteria:
-        if len(remaining) == 1:
-            break
+    if len(remaining) == 1:
+        return remaining[0], "the only candidate"
+    for name, score in zip(CRITERIA, scores, strict=True):
         best = max(score(c) for c in remaining)
         remaining = [c for c in remaining if score(c) == best]
-    return remaining[0]
+        if len(remaining) == 1:
+            return remaining[0], name
+    return remaining[0], FIRST_CANDIDATE
 
 
 def fit_error_message(num_nodes: int, statuses: dict[str, Status], absent: str) -> str:
@@ -352,8 +371,8 @@ class DefaultPreemption:
                 return None, Status.error(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
         if not candidates:
             return PostFilterResult(""), Status.unschedulable(fit_error_message(len(nodes), node_statuses, NOT_HELPFUL))
-        best = pick_one_node(candidates, self.handle.clock.now())
-        state.write(DECISION_KEY, Decision(pod, best))
+        best, reason = pick_with_reason(candidates, self.handle.clock.now())
+        state.write(DECISION_KEY, Decision(pod, best, tuple(candidates), reason))
         return PostFilterResult(best.node), None
 
     def ineligible(self, pod: PodInfo, statuses: NodeToStatus) -> str:

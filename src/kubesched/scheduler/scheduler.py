@@ -433,8 +433,17 @@ class Scheduler:
         plugin = fwk.plugin(PREEMPTION)
         if not isinstance(plugin, DefaultPreemption):
             return
-        victims = [v.key for v in chosen.candidate.victims]
-        self.trace.emit("preemption.chosen", pod=chosen.preemptor.key, node=chosen.candidate.node, victims=victims)
+        self.trace.emit(
+            "preemption.chosen",
+            pod=chosen.preemptor.key,
+            node=chosen.candidate.node,
+            victims=[f"{v.key} (priority {v.priority})" for v in chosen.candidate.victims],
+            reason=chosen.reason,
+            candidates={
+                c.node: {"victims": [v.key for v in c.victims], "pdb_violations": c.num_pdb_violations}
+                for c in chosen.considered
+            },
+        )
         work = plugin.start(chosen, Actions(self, fwk))
         if work is not None:
             self._spawn(work)
@@ -518,6 +527,7 @@ class Scheduler:
         qpi.pod_info = PodInfo(current)
         if nomination is not None:
             self.queue.nominator.add(qpi.pod_info, nomination)
+            self.trace.emit("nomination.set", pod=pod.key, node=nomination)
         self.queue.add_unschedulable_if_not_present(qpi)
         self._spawn(self._report_failure(fwk, current, reason, status.message, nomination))
 

@@ -42,3 +42,46 @@ def test_the_drill_command_prints_both_runs_as_json(capsys):
     out = json.loads(capsys.readouterr().out)
     assert {p["name"]: p["message"] for p in out["ignore"]["pods"]}["web-1"] == SPREAD_STUCK
     assert all(p["node"] for p in out["honor"]["pods"] if p["name"].startswith("web-"))
+
+
+def _kinds(story, pod):
+    return [line.kind for line in story.lines if line.pod == pod]
+
+
+def test_c2_tells_the_preemption_from_choice_to_binding():
+    from kubesched.cli.drill import run_c2
+
+    story = run_c2()
+    assert story.placements["urgent"] == "node-0"
+    assert story.placements["batch-b"] is None  # the victim; batch-a, started earlier, was reprieved
+    assert story.placements["batch-a"] == "node-0" and story.placements["report"] == "node-1"
+    chosen = next(line for line in story.lines if line.kind == "preemption.chosen")
+    assert "chosen by lowest most-important victim priority" in chosen.text  # 100 on node-0 beats 200 on node-1
+    assert "node-2: 1 victim(s), 1 PDB violation(s)" in chosen.text
+    assert chosen.site.startswith("kubesched.scheduler.scheduler:")
+    assert _kinds(story, "default/urgent") == [
+        "queue.move",
+        "queue.pop",
+        "preemption.chosen",
+        "cycle.failed",
+        "nomination.set",
+        "queue.move",
+        "queue.move",  # out of unschedulablePods when its victim is gone
+        "queue.pop",
+        "cycle.selected",
+        "bind.done",
+        "kubelet.running",
+    ]
+    woke = [line.text for line in story.lines if line.pod == "default/urgent" and line.kind == "queue.move"][-1]
+    assert woke == "unschedulablePods → activeQ on AssignedPodDelete (NodeResourcesFit hint: Queue)"
+    assert _kinds(story, "default/batch-b") == ["preemption.victim", "kubelet.killed"]
+
+
+def test_c2_with_only_the_protected_node_left_violates_the_budget_and_says_so():
+    from kubesched.cli.drill import run_c2
+
+    story = run_c2(pdb_blocks=True)
+    assert story.placements["urgent"] == "node-2"
+    assert story.placements["cache-b"] is None
+    chosen = next(line for line in story.lines if line.kind == "preemption.chosen")
+    assert "chosen by the only candidate among [node-2: 1 victim(s), 1 PDB violation(s)]" in chosen.text
