@@ -12,11 +12,13 @@ import msgspec
 import yaml
 
 from kubesched.config.defaults import default_plugins
+from kubesched.config.duration import parse_duration
 from kubesched.config.types import (
     API_VERSION,
     DEFAULT_SCHEDULER_NAME,
     KIND,
     Configuration,
+    LeaderElection,
     Plugin,
     PluginSet,
     Profile,
@@ -137,6 +139,28 @@ def _validate(config: Configuration) -> None:
         )
     if config.extenders:
         raise ConfigError("extenders: Forbidden: scheduler extenders are not supported")
+    if config.leaderElection.leaderElect:
+        _validate_leader_election(config.leaderElection)
+
+
+def _validate_leader_election(le: LeaderElection) -> None:
+    seconds: dict[str, float] = {}
+    for name in ("leaseDuration", "renewDeadline", "retryPeriod"):
+        value = getattr(le, name)
+        try:
+            seconds[name] = parse_duration(value)
+        except ValueError as e:
+            raise ConfigError(f'leaderElection.{name}: Invalid value: "{value}": {e}') from None
+        if seconds[name] <= 0:
+            raise ConfigError(f'leaderElection.{name}: Invalid value: "{value}": must be greater than zero')
+    if seconds["leaseDuration"] <= seconds["renewDeadline"]:
+        raise ConfigError(
+            f'leaderElection.leaseDuration: Invalid value: "{le.renewDeadline}": '
+            "LeaseDuration must be greater than RenewDeadline"
+        )
+    for name in ("resourceLock", "resourceName", "resourceNamespace"):
+        if not getattr(le, name):
+            raise ConfigError(f'leaderElection.{name}: Invalid value: "": {name} is required')
 
 
 def merge_plugin_set(default: PluginSet, custom: PluginSet | None) -> PluginSet:
