@@ -132,6 +132,7 @@ class Scheduler:
         self._pdbs: dict[tuple[str, str], Any] = {}
         self._unscheduled: dict[str, Any] = {}  # uid -> latest unassigned pod we are responsible for
         self._bindings: set[asyncio.Task[None]] = set()
+        self.synced = False  # the informers have listed everything once
         self.attempts = 0  # scheduling attempts so far
         self.scheduled = 0  # pods bound so far
         self.attempt_results: Counter[tuple[str, str]] = Counter()  # (result, profile) -> attempts
@@ -163,6 +164,7 @@ class Scheduler:
             asyncio.ensure_future(self._inform(core_v1.Pod, pods_rv, self._relist_pods, self._on_pod_event))
         )
         self.queue.start()
+        self.synced = True
 
     async def _inform(
         self,
@@ -337,6 +339,13 @@ class Scheduler:
         for task in list(self._bindings):
             task.cancel()
         await asyncio.gather(*self._bindings, return_exceptions=True)
+
+    async def drain(self, timeout: float) -> None:
+        """Stop taking pods from the queue and give the binding cycles under way up to `timeout`
+        seconds to finish (SIGTERM)."""
+        self.queue.close()
+        if self._bindings:
+            await asyncio.wait(list(self._bindings), timeout=timeout)
 
     async def wait_for_bindings(self) -> None:
         """Until every binding cycle started so far has finished."""

@@ -1,5 +1,6 @@
 """The scheduler's own HTTP endpoints, as kube-scheduler serves them on its secure port (here over
-plain HTTP): `/healthz`, `/metrics`, and `/debug/queue`, the pending pods as the queue sees them."""
+plain HTTP): `/healthz`, `/readyz`, `/metrics`, and `/debug/queue`, the pending pods as the queue
+sees them."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ class SchedulerServer:
         self.url = ""
         self.app = web.Application()
         self.app.router.add_get("/healthz", self._healthz)
+        self.app.router.add_get("/readyz", self._readyz)
         self.app.router.add_get("/metrics", self._metrics)
         self.app.router.add_get("/debug/queue", self._queue)
         self._runner: web.AppRunner | None = None
@@ -57,6 +59,12 @@ class SchedulerServer:
 
     async def _healthz(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
+
+    async def _readyz(self, request: web.Request) -> web.Response:
+        """Ready once the informers have listed everything (the cache and queue are filled)."""
+        if self.scheduler.synced:
+            return web.Response(text="ok")
+        return web.Response(status=503, text="informers not synced")
 
     async def _metrics(self, request: web.Request) -> web.Response:
         return web.Response(body=self.scheduler.metrics.exposition(), headers={"Content-Type": CONTENT_TYPE})

@@ -141,3 +141,21 @@ profiles:
     profile = config.profiles[0]
     assert (config.percentage_of_nodes_to_score, profile.percentage_of_nodes_to_score) == (50, 20)
     assert profile.args["NodeResourcesFit"].scoring_strategy.type == "MostAllocated"
+
+
+@pytest.mark.parametrize(
+    ("election", "message"),
+    [
+        ({"leaseDuration": "10s"}, 'leaderElection.leaseDuration: Invalid value: "10s": LeaseDuration must be greater'),
+        ({"retryPeriod": "0s"}, 'leaderElection.retryPeriod: Invalid value: "0s": must be greater than zero'),
+        ({"renewDeadline": "ten"}, 'leaderElection.renewDeadline: Invalid value: "ten": time: invalid duration "ten"'),
+        ({"resourceName": ""}, 'leaderElection.resourceName: Invalid value: "": resourceName is required'),
+    ],
+)
+def test_leader_election_settings_are_validated(election, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        load_data({**HEAD, "leaderElection": election}, in_tree_registry())
+
+
+def test_leader_election_is_not_checked_when_off():
+    load_data({**HEAD, "leaderElection": {"leaderElect": False, "leaseDuration": "1s"}}, in_tree_registry())
