@@ -67,7 +67,11 @@ async def serve(
     scheduler = Scheduler(cluster, clock, config, registry, identity=holder)
     server = SchedulerServer(scheduler, options.host, options.port)
     url = await server.start()
-    say = console.print if console is not None else (lambda *a: None)
+
+    def say(text: str) -> None:
+        if console is not None:
+            console.print(text)
+
     say(f"kubesched scheduling {', '.join(scheduler.profiles)} as {holder}; endpoints at {url}")
     if ready is not None:
         ready(url)

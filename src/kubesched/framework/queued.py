@@ -23,6 +23,7 @@ class QueuedPodInfo:
     pending_plugins: set[str] = field(default_factory=set)
     gating_plugin: str = ""
     backoff_expiry: float | None = None
+    attempt_started: float = 0.0  # when its current scheduling attempt began
 
     @property
     def uid(self) -> str:

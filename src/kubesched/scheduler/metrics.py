@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -49,16 +49,62 @@ class _SchedulerCollector(Collector):
         inflight = GaugeMetricFamily("scheduler_inflight_events", "Cluster events kept for pods in flight.")
         inflight.add_metric([], queue.in_flight.events)
         yield inflight
+        preemptions = CounterMetricFamily("scheduler_preemption_attempts", "Preemption attempts (PostFilter runs).")
+        preemptions.add_metric([], sum(getattr(p, "attempts", 0) for p in s.preemption_plugins()))
+        yield preemptions
         cache = GaugeMetricFamily("scheduler_cache_size", "Nodes, pods and assumed pods in the cache.", labels=["type"])
         for kind, count in s.cache.sizes().items():
             cache.add_metric([kind], count)
         yield cache
 
 
+def _exponential(start: float, factor: float, count: int) -> list[float]:
+    return [start * factor**i for i in range(count)]
+
+
 class SchedulerMetrics:
+    """The counters and gauges above, read from the scheduler when scraped, and the histograms
+    the scheduler observes as it goes (`attempt`, `preemption`, `scheduled`)."""
+
     def __init__(self, scheduler: Scheduler) -> None:
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(_SchedulerCollector(scheduler))
+        self.attempt_duration = Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency (algorithm and binding), by result and profile.",
+            ["result", "profile"],
+            buckets=_exponential(0.001, 2, 15),
+            registry=self.registry,
+        )
+        self.preemption_victims = Histogram(
+            "scheduler_preemption_victims",
+            "Victims chosen by each successful preemption.",
+            buckets=_exponential(1, 2, 7),
+            registry=self.registry,
+        )
+        self.pod_attempts = Histogram(
+            "scheduler_pod_scheduling_attempts",
+            "Attempts a pod needed to be scheduled.",
+            buckets=_exponential(1, 2, 5),
+            registry=self.registry,
+        )
+        self.sli_duration = Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "From a pod's first entry into activeQ to its binding, by attempts.",
+            ["attempts"],
+            buckets=_exponential(0.01, 2, 20),
+            registry=self.registry,
+        )
+
+    def attempt(self, result: str, profile: str, seconds: float) -> None:
+        self.attempt_duration.labels(result, profile).observe(seconds)
+
+    def preemption(self, victims: int) -> None:
+        self.preemption_victims.observe(victims)
+
+    def scheduled(self, attempts: int, since_first_active: float) -> None:
+        self.pod_attempts.observe(attempts)
+        self.sli_duration.labels(str(attempts) if attempts < 15 else "15+").observe(since_first_active)
 
     def exposition(self) -> bytes:
         """The text format Prometheus scrapes."""

@@ -373,6 +373,7 @@ class Scheduler:
             return
         state = CycleState()
         self.attempts += 1
+        qpi.attempt_started = self.clock.now()
         self.trace.emit("cycle.start", pod=pod.key, attempt=qpi.attempts, profile=fwk.profile_name)
         outcome = self.scheduling_cycle(fwk, state, qpi)
         if outcome is None:
@@ -453,9 +454,13 @@ class Scheduler:
                 for c in chosen.considered
             },
         )
+        self.metrics.preemption(len(chosen.candidate.victims))
         work = plugin.start(chosen, Actions(self, fwk))
         if work is not None:
             self._spawn(work)
+
+    def preemption_plugins(self) -> list[DefaultPreemption]:
+        return [p for fwk in self.profiles.values() for p in fwk.instances.values() if isinstance(p, DefaultPreemption)]
 
     def filter_for(self, pod: PodInfo) -> FilterFn:
         """How to filter a node for `pod`: plainly, unless some other pod of at least its priority
@@ -491,6 +496,9 @@ class Scheduler:
         self.cache.finish_binding(assumed.uid)
         self.scheduled += 1
         self.attempt_results[("scheduled", fwk.profile_name)] += 1
+        now = self.clock.now()
+        self.metrics.attempt("scheduled", fwk.profile_name, now - qpi.attempt_started)
+        self.metrics.scheduled(qpi.attempts, now - (qpi.initial_attempt or qpi.timestamp))
         self.trace.emit("bind.done", pod=assumed.key, node=host)
         await self._event(
             fwk, assumed, "Normal", "Scheduled", "Binding", f"Successfully assigned {assumed.key} to {host}"
@@ -517,7 +525,9 @@ class Scheduler:
     def handle_failure(self, fwk: Framework, qpi: QueuedPodInfo, status: Status, diagnosis: Diagnosis | None) -> None:
         pod = qpi.pod_info
         reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
-        self.attempt_results[("unschedulable" if status.is_rejected() else "error", fwk.profile_name)] += 1
+        result = "unschedulable" if status.is_rejected() else "error"
+        self.attempt_results[(result, fwk.profile_name)] += 1
+        self.metrics.attempt(result, fwk.profile_name, self.clock.now() - qpi.attempt_started)
         qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins) if diagnosis else set()
         qpi.pending_plugins = set(diagnosis.pending_plugins) if diagnosis else set()
         self.trace.emit(

@@ -46,6 +46,14 @@ def test_a_high_priority_pod_evicts_a_victim_gracefully_and_binds_to_the_nominat
     assert h.pod("small").metadata.deletionTimestamp is None  # only what was needed
     rejected = [e for e in h.store.list(core_v1.Event).items if e.reason and e.reason.startswith("OutOf")]
     assert rejected == []  # the kubelet never had to refuse an overcommitted pod
+    metrics = h.scheduler.metrics.exposition().decode()
+    assert "scheduler_preemption_attempts_total 1.0" in metrics
+    assert "scheduler_preemption_victims_count 1.0" in metrics
+    assert 'scheduler_pod_scheduling_sli_duration_seconds_count{attempts="2"} 1.0' in metrics
+    assert (
+        'scheduler_scheduling_attempt_duration_seconds_count{profile="default-scheduler",result="unschedulable"} 1.0'
+        in metrics
+    )
 
 
 def test_preemption_never_evicts_equal_priority_pods(harness, clock):
