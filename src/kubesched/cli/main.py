@@ -14,7 +14,7 @@ from rich.console import Console
 
 from kubesched.cli import options
 from kubesched.cli.cluster_up import cluster_up
-from kubesched.cli.drill import print_c2, print_c3, run_c2, run_c3
+from kubesched.cli.drill import print_c2, print_c3, print_c4, run_c2, run_c3, run_c4
 from kubesched.cli.queue import queue_command
 from kubesched.cli.report import print_minimal_report
 from kubesched.cli.runtime import tune_gc
@@ -91,8 +91,9 @@ def _parser() -> argparse.ArgumentParser:
     drill = sub.add_parser("drill", help="the curriculum's chaos drills, narrated (virtual time)")
     drill.add_argument(
         "name",
-        choices=["c2", "c3"],
-        help="c2: preemption with real victims; c3: unschedulable for a reason that is not scarcity",
+        choices=["c2", "c3", "c4"],
+        help="c2: preemption with real victims; c3: unschedulable for a reason that is not scarcity; "
+        "c4: two schedulers, one pod",
     )
     drill.add_argument("--output", choices=("table", "json"), default="table")
 
@@ -163,6 +164,13 @@ def _demo(console: Console, sinks: list[Sink]) -> int:
 
 
 def _drill(console: Console, args: argparse.Namespace) -> int:
+    if args.name == "c4":
+        if args.output == "json":
+            json.dump({"race": run_c4().to_json(), "crash": run_c4(crash=True).to_json()}, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            print_c4(console)
+        return 0
     if args.name == "c2":
         if args.output == "json":
             json.dump({"free": run_c2().to_json(), "pdb": run_c2(pdb_blocks=True).to_json()}, sys.stdout, indent=2)

@@ -85,3 +85,22 @@ def test_c2_with_only_the_protected_node_left_violates_the_budget_and_says_so():
     assert story.placements["cache-b"] is None
     chosen = next(line for line in story.lines if line.kind == "preemption.chosen")
     assert "chosen by the only candidate among [node-2: 1 victim(s), 1 PDB violation(s)]" in chosen.text
+
+
+def test_c4_two_schedulers_race_and_each_pod_is_bound_once_with_the_loser_forgetting():
+    from kubesched.cli.drill import run_c4
+
+    race = run_c4()
+    assert all(race.bound.values()) and set(race.winners) == set(race.bound)
+    assert race.conflicts and all("is already assigned to node" in line for line in race.conflicts)
+    assert all(line.endswith("its assumed pod is forgotten") for line in race.conflicts if "kubesched lost" in line)
+    assert race.cache_agrees  # the node is not double-counted in kubesched's cache
+
+
+def test_c4_a_scheduler_killed_between_assume_and_bind_loses_nothing_after_a_restart():
+    from kubesched.cli.drill import run_c4
+
+    crash = run_c4(crash=True)
+    assert crash.assumed_at_crash  # some pods were assumed, not bound, when the process died
+    assert all(crash.bound.values())
+    assert crash.overcommitted == [] and crash.rejected_by_kubelet == 0 and crash.cache_agrees
