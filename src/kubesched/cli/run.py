@@ -86,6 +86,8 @@ async def serve(
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
 
+    if options.leader_elect and not config.configuration.delayCacheUntilActive:
+        await scheduler.start()  # a standby keeps its cache warm (and answers /readyz), as upstream's default
     try:
         if options.leader_elect:
             elector = LeaderElector(cluster, clock, lease_settings(config, holder), tracer=scheduler.trace)
@@ -102,6 +104,7 @@ async def serve(
         else:
             await lead()
     finally:
+        await scheduler.stop()  # a standby's informers, too
         await server.stop()
     if lost:
         say("[red]leader election lost[/red]")

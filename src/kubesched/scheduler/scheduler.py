@@ -319,8 +319,9 @@ class Scheduler:
     # -- the loop -------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Start the informers and schedule until cancelled."""
-        await self.start()
+        """Start the informers (unless already started) and schedule until cancelled."""
+        if not self.synced:
+            await self.start()
         try:
             while True:
                 qpi = await self.queue.pop()

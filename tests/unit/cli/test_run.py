@@ -88,7 +88,8 @@ def test_one_replica_leads_the_other_takes_over_when_it_stops_and_the_lease_is_r
         await until(lambda: bound(store, ["first"]))
         lease = store.get(coordination_v1.Lease, "kube-scheduler", namespace="default")
         assert lease.spec.holderIdentity == "a"
-        assert (await get(replicas[1][2][0] + "/readyz"))[0] == 503  # b waits: its informers never started
+        assert (await get(replicas[1][2][0] + "/readyz"))[0] == 200  # b waits with its cache warm
+        assert store.get(core_v1.Pod, "first", namespace="default").spec.nodeName  # bound once, by a
         replicas[0][1].set()  # SIGTERM to the leader: it drains and releases
         assert await asyncio.wait_for(replicas[0][3], 5) == 0
         store.create(make_pod("second").req(cpu="100m").obj)
