@@ -17,10 +17,12 @@ from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.drill import print_c2, print_c3, print_c4, run_c2, run_c3, run_c4
 from kubesched.cli.queue import queue_command
 from kubesched.cli.report import print_minimal_report
+from kubesched.cli.run import minimal_command, run_command
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import KUBESCHED, run_minimal, run_scenario
 from kubesched.config import ConfigError
 from kubesched.golden.cli import report, run_directory
+from kubesched.minimal import NAME as MINIMAL_NAME
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.server import DEFAULT_PORT
 from kubesched.trace import JsonLinesSink, Sink
@@ -41,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     mini.add_argument("--node-template", metavar="FILE", help="a Node manifest (YAML) the fake nodes copy")
     mini.add_argument("--output", choices=("table", "json"), default="table")
     mini.add_argument("--trace", metavar="FILE", help="write every trace record to FILE as JSON lines")
+    mini.add_argument("--kubeconfig", metavar="K", help="instead: schedule for this cluster until interrupted")
+    mini.add_argument("--scheduler-name", default=MINIMAL_NAME, help=f"with --kubeconfig (default {MINIMAL_NAME})")
 
     cluster = sub.add_parser("cluster", help="the embedded cluster")
     cluster_sub = cluster.add_subparsers(dest="cluster_command", required=True)
@@ -88,6 +92,17 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--per-node", action="store_true", help="use the per-node plugin methods, not the batch ones")
     bench.add_argument("--output", choices=("table", "json"), default="table")
 
+    run = sub.add_parser("run", help="schedule for a cluster (kubeconfig or in-cluster), with leader election")
+    run.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration (default: the default profile)")
+    run.add_argument("--kubeconfig", metavar="K", help="default: clientConnection.kubeconfig, in-cluster, $KUBECONFIG")
+    run.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="campaign for the Lease before scheduling (default: leaderElection.leaderElect)",
+    )
+    run.add_argument("--metrics-bind", default="0.0.0.0:10259", help="address of /healthz, /readyz, /metrics")
+
     drill = sub.add_parser("drill", help="the curriculum's chaos drills, narrated (virtual time)")
     drill.add_argument(
         "name",
@@ -114,6 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _demo(console, sinks)
         if args.command == "drill":
             return _drill(console, args)
+        if args.command == "run":
+            return run_command(console, args)
         if args.command == "golden":
             return _golden(console, args)
         if args.command == "bench":
@@ -123,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return cluster_up(console, args)
             if args.command == "queue":
                 return queue_command(console, args)
+            if args.kubeconfig:
+                return minimal_command(console, args.kubeconfig, args.scheduler_name, sinks)
             result = run_minimal(
                 nodes=options.at_least("--nodes", args.nodes, 1),
                 pods=options.at_least("--pods", args.pods, 0),

@@ -4,22 +4,31 @@ SIGTERM lets the binding cycles under way finish and releases the lease."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import os
+import signal
 import socket
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
 
-from kubesched.clock import Clock
+from kubesched.clock import Clock, RealClock
 from kubesched.cluster import Cluster
-from kubesched.config import SchedulerConfig
+from kubesched.cluster.kube import ConfigError as KubeConfigError
+from kubesched.cluster.kube import KubeCluster
+from kubesched.config import ConfigError, SchedulerConfig, default_config, load_file
 from kubesched.config.duration import parse_duration
 from kubesched.framework.registry import Registry
+from kubesched.minimal import MinimalScheduler
+from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.leader import LeaderElector, LeaseSettings
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
+from kubesched.trace import Sink, Tracer
 
 DRAIN_SECONDS = 10.0
 LEASE_LOST = 1  # the exit code when the lease is lost, as kube-scheduler exits then
@@ -70,7 +79,7 @@ async def serve(
 
     def say(text: str) -> None:
         if console is not None:
-            console.print(text)
+            console.print(text, soft_wrap=True)
 
     say(f"kubesched scheduling {', '.join(scheduler.profiles)} as {holder}; endpoints at {url}")
     if ready is not None:
@@ -110,3 +119,74 @@ async def serve(
         say("[red]leader election lost[/red]")
         return LEASE_LOST
     return 0
+
+
+def connect(kubeconfig: str | None, config: SchedulerConfig) -> KubeCluster:
+    """The cluster to schedule for: `--kubeconfig`, else the configuration's
+    `clientConnection.kubeconfig`, else in-cluster credentials when running in a pod, else
+    `$KUBECONFIG` or `~/.kube/config`; with `clientConnection`'s qps and burst."""
+    connection = config.configuration.clientConnection
+    path = kubeconfig or connection.kubeconfig or None
+    if path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return KubeCluster.in_cluster(qps=connection.qps, burst=connection.burst)
+    return KubeCluster.from_kubeconfig(path, qps=connection.qps, burst=connection.burst)
+
+
+def run_command(console: Console, args: argparse.Namespace) -> int:
+    """`kubesched run`: until SIGTERM/SIGINT (0) or a lost lease (1)."""
+    registry = in_tree_registry()
+    try:
+        config = load_file(args.config, registry) if args.config else default_config(registry)
+        host, _, port = args.metrics_bind.rpartition(":")
+        options = RunOptions(
+            leader_elect=config.configuration.leaderElection.leaderElect
+            if args.leader_elect is None
+            else args.leader_elect,
+            host=host or "0.0.0.0",
+            port=int(port),
+        )
+        cluster = connect(args.kubeconfig, config)
+    except (ConfigError, KubeConfigError, OSError, ValueError) as e:
+        console.print(f"[red]{e}[/red]")
+        return 2
+
+    async def main() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            return await serve(cluster, RealClock(), config, registry, options, stop, console=console)
+        finally:
+            await cluster.close()
+
+    return asyncio.run(main())
+
+
+def minimal_command(console: Console, kubeconfig: str, name: str, sinks: Sequence[Sink] = ()) -> int:
+    """`kubesched minimal --kubeconfig K`: the from-scratch scheduler for a real cluster, until SIGINT/SIGTERM."""
+    try:
+        cluster = KubeCluster.from_kubeconfig(kubeconfig)
+    except (KubeConfigError, OSError) as e:
+        console.print(f"[red]{e}[/red]")
+        return 2
+    clock = RealClock()
+    tracer = Tracer(clock.now)
+    for sink in sinks:
+        tracer.add_sink(sink)
+
+    async def main() -> int:
+        task = asyncio.ensure_future(MinimalScheduler(cluster, clock, name=name, tracer=tracer).run())
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+        console.print(f"the from-scratch scheduler is binding pods with schedulerName {name}", soft_wrap=True)
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        finally:
+            await cluster.close()
+        return 0
+
+    return asyncio.run(main())

@@ -142,27 +142,24 @@ class Scheduler:
     # -- informers ------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """List nodes and pods into the cache and queue, then keep watching; start the queue timers."""
-        pdbs_rv = await self._relist_pdbs()
-        namespaces_rv = await self._relist_namespaces()
-        nodes_rv = await self._relist_nodes()
-        pods_rv = await self._relist_pods()
-        self._tasks.append(
-            asyncio.ensure_future(
-                self._inform(core_v1.Namespace, namespaces_rv, self._relist_namespaces, self._on_namespace_event)
-            )
-        )
-        self._tasks.append(
-            asyncio.ensure_future(
-                self._inform(policy_v1.PodDisruptionBudget, pdbs_rv, self._relist_pdbs, self._on_pdb_event)
-            )
-        )
-        self._tasks.append(
-            asyncio.ensure_future(self._inform(core_v1.Node, nodes_rv, self._relist_nodes, self._on_node_event))
-        )
-        self._tasks.append(
-            asyncio.ensure_future(self._inform(core_v1.Pod, pods_rv, self._relist_pods, self._on_pod_event))
-        )
+        """List every watched kind into the cache and queue, then keep watching; start the queue
+        timers. An optional kind the server does not serve (PodDisruptionBudgets on an old
+        cluster, say) is traced once and left out."""
+        informers: list[tuple[type[Any], Callable[[], Awaitable[str]], Callable[[WatchEvent], None], bool]] = [
+            (policy_v1.PodDisruptionBudget, self._relist_pdbs, self._on_pdb_event, True),
+            (core_v1.Namespace, self._relist_namespaces, self._on_namespace_event, True),
+            (core_v1.Node, self._relist_nodes, self._on_node_event, False),
+            (core_v1.Pod, self._relist_pods, self._on_pod_event, False),
+        ]
+        for kind, relist, handle, optional in informers:
+            try:
+                rv = await relist()
+            except NotFound:
+                if not optional:
+                    raise
+                self.trace.emit("informer.not_served", resource=kind.__name__)
+                continue
+            self._tasks.append(asyncio.ensure_future(self._inform(kind, rv, relist, handle)))
         self.queue.start()
         self.synced = True
 

@@ -1,0 +1,152 @@
+"""JSON replies straight into lightkube's structs with msgspec, one decoder per type."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from kubesched.cluster.errors import InternalError
+
+T = TypeVar("T")
+
+encode = msgspec.json.Encoder().encode
+
+
+class ListMeta(msgspec.Struct):
+    resourceVersion: str = ""
+    continue_: str | None = msgspec.field(name="continue", default=None)
+    remainingItemCount: int | None = None
+
+
+class ListBody(msgspec.Struct, Generic[T]):
+    """Any `<Kind>List` reply, typed by its items."""
+
+    metadata: ListMeta = msgspec.field(default_factory=ListMeta)
+    items: list[T] | None = None
+
+
+class TypeMeta(msgspec.Struct):
+    """Enough of a reply to tell a `Status` from an object."""
+
+    kind: str | None = None
+
+
+class RawEvent(msgspec.Struct):
+    """One watch line; `object` is decoded once its type says what it holds."""
+
+    type: str
+    object: msgspec.Raw
+
+
+decode_type = msgspec.json.Decoder(TypeMeta).decode
+decode_dict = msgspec.json.Decoder(dict[str, Any]).decode
+decode_event_lines = msgspec.json.Decoder(RawEvent).decode_lines
+_raw_list = msgspec.json.Decoder(ListBody[msgspec.Raw])
+
+_OBJECTS: dict[type[Any], msgspec.json.Decoder[Any]] = {}
+_LISTS: dict[type[Any], msgspec.json.Decoder[Any]] = {}
+
+
+def object_decoder(cls: type[Any]) -> msgspec.json.Decoder[Any]:
+    decoder = _OBJECTS.get(cls)
+    if decoder is None:
+        decoder = _OBJECTS[cls] = msgspec.json.Decoder(cls)
+    return decoder
+
+
+def decode(data: bytes | msgspec.Raw, cls: type[Any]) -> Any:
+    """One object of `cls`. A reply that does not fit is the server's error (500), not the caller's."""
+    try:
+        try:
+            return object_decoder(cls).decode(data)
+        except msgspec.ValidationError:
+            return _lenient(data, cls)
+    except msgspec.DecodeError as e:
+        raise _malformed(cls, e) from None
+
+
+def decode_list(data: bytes, cls: type[Any]) -> ListBody[Any]:
+    """A list reply with items of `cls`; items are decoded one by one only when one needs leniency."""
+    decoder = _LISTS.get(cls)
+    if decoder is None:
+        decoder = _LISTS[cls] = msgspec.json.Decoder(ListBody[cls])  # type: ignore[valid-type]
+    try:
+        page: ListBody[Any] = decoder.decode(data)
+    except msgspec.ValidationError:
+        page = _raw_list.decode(data)
+        page.items = [decode(item, cls) for item in page.items or []]
+    except msgspec.DecodeError as e:
+        raise _malformed(cls, e) from None
+    return page
+
+
+def is_status(body: bytes) -> bool:
+    """Whether a reply is a `Status` (some deletes answer with one instead of the object)."""
+    return decode_type(body).kind == "Status"
+
+
+_NULL = re.compile(r"Expected `(\w+)`, got `null` - at `\$(.*)`")
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+_STAND_INS: dict[str, Any] = {
+    "datetime": "1970-01-01T00:00:00Z",
+    "str": "",
+    "int": 0,
+    "float": 0.0,
+    "bool": False,
+    "array": [],
+    "object": {},
+}
+_MAX_NULLS = 64
+
+
+def _lenient(data: bytes | msgspec.Raw, cls: type[Any]) -> Any:
+    """Decode an object holding `null` where lightkube's model requires a value (the API server writes
+    zero values so: an Event converted from core/v1 has `"eventTime": null`). Those fields are None
+    in the result, as on the objects the memory backend holds."""
+    plain = msgspec.json.decode(data)
+    nulls: list[list[str | int]] = []
+    while True:
+        try:
+            obj = msgspec.convert(plain, cls)
+            break
+        except msgspec.ValidationError as e:
+            match = _NULL.fullmatch(str(e))
+            steps = _steps(match[2]) if match else None
+            if match is None or steps is None or match[1] not in _STAND_INS or len(nulls) == _MAX_NULLS:
+                raise
+            node = plain
+            for step in steps[:-1]:
+                node = node[step]
+            node[steps[-1]] = _STAND_INS[match[1]]
+            nulls.append(steps)
+    for steps in nulls:
+        node = obj
+        for step in steps[:-1]:
+            node = node[step] if isinstance(step, int) else getattr(node, _attribute(node, step))
+        setattr(node, _attribute(node, str(steps[-1])), None)
+    return obj
+
+
+def _steps(path: str) -> list[str | int] | None:
+    """`.spec.containers[0].name` as ["spec", "containers", 0, "name"]; None for what is not that simple."""
+    steps: list[str | int] = []
+    end = 0
+    for match in _STEP.finditer(path):
+        if match.start() != end:
+            return None
+        steps.append(match[1] if match[1] is not None else int(match[2]))
+        end = match.end()
+    return steps if steps and end == len(path) and isinstance(steps[-1], str) else None
+
+
+def _attribute(struct: Any, json_name: str) -> str:
+    for field in msgspec.structs.fields(struct):
+        if field.encode_name == json_name:
+            return field.name
+    return json_name
+
+
+def _malformed(cls: type[Any], error: Exception) -> InternalError:
+    return InternalError(f"the server's reply is not a valid {cls.__name__}: {error}")

@@ -1,0 +1,119 @@
+"""HTTP to the API server: one aiohttp session (keep-alive), credentials, rate limit, error replies."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import aiohttp
+
+from kubesched.cluster.kube.config import ClientConfig
+from kubesched.cluster.kube.errors import ConnectionFailed, error_from_reply
+from kubesched.cluster.kube.ratelimit import TokenBucket
+
+JSON = "application/json"
+USER_AGENT = "kubesched/0.1.0"
+MAX_RETRIES = 10  # client-go retries a reply carrying Retry-After at most this often
+TOKEN_FILE_PERIOD = 60.0  # client-go re-reads a token file once a minute
+TRANSPORT_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
+
+
+class Transport:
+    """Requests to one server. Non-watch requests take a token from the rate limiter first; a 429
+    or 5xx reply with `Retry-After` is retried after that many seconds, as client-go does."""
+
+    def __init__(self, config: ClientConfig) -> None:
+        self.config = config
+        self.limiter = TokenBucket(config.qps, config.burst) if config.qps > 0 else None
+        self._session: aiohttp.ClientSession | None = None
+        self._token = config.token
+        self._token_read: float | None = None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": JSON, "User-Agent": USER_AGENT}
+        config = self.config
+        now = time.monotonic()
+        if config.token_file and (self._token_read is None or now - self._token_read > TOKEN_FILE_PERIOD):
+            self._token = Path(config.token_file).read_text().strip()
+            self._token_read = now
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        elif config.username and config.password:
+            basic = base64.b64encode(f"{config.username}:{config.password}".encode()).decode()
+            headers["Authorization"] = f"Basic {basic}"
+        return headers
+
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(ssl=self.config.ssl_context() or False)
+            self._session = aiohttp.ClientSession(connector=connector)
+        return self._session
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        content_type: str = JSON,
+    ) -> tuple[int, bytes]:
+        """(HTTP status, body) of a 2xx reply; any other reply raises its `ApiError`."""
+        headers = self._headers()
+        if body is not None:
+            headers["Content-Type"] = content_type
+        timeout = aiohttp.ClientTimeout(total=self.config.timeout)
+        url = self.config.server + path
+        retries = 0
+        while True:
+            if self.limiter is not None:
+                await self.limiter.wait()
+            try:
+                async with self.session().request(
+                    method, url, params=params, data=body, headers=headers, timeout=timeout
+                ) as response:
+                    data = await response.read()
+                    status, retry_after = response.status, response.headers.get("Retry-After", "")
+            except TRANSPORT_ERRORS as e:
+                raise ConnectionFailed(f"{method} {url}: {_describe(e)}") from e
+            if status < 400:
+                return status, data
+            if (status == 429 or status >= 500) and retry_after.isdigit() and retries < MAX_RETRIES:
+                retries += 1
+                await asyncio.sleep(int(retry_after))
+                continue
+            raise error_from_reply(status, data)
+
+    async def stream(self, path: str, params: Mapping[str, str], *, timeout: float) -> aiohttp.ClientResponse:
+        """An open streaming GET (a watch), not rate limited; the caller reads and closes it."""
+        url = self.config.server + path
+        try:
+            response = await self.session().get(
+                url,
+                params=params,
+                headers=self._headers(),
+                timeout=aiohttp.ClientTimeout(total=timeout, sock_connect=self.config.timeout),
+            )
+        except TRANSPORT_ERRORS as e:
+            raise ConnectionFailed(f"GET {url}: {_describe(e)}") from e
+        if response.status >= 400:
+            try:
+                data = await response.read()
+            except TRANSPORT_ERRORS as e:
+                raise ConnectionFailed(f"GET {url}: {_describe(e)}") from e
+            finally:
+                response.release()
+            raise error_from_reply(response.status, data)
+        return response
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

@@ -1,0 +1,148 @@
+"""`kubesched run` as a separate process against `kubesched cluster up`: it binds its own pods as
+its profile spreads them, leaves other schedulers' pods alone, reports failures to the API server,
+and with two replicas exactly one schedules until it is killed."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import lightkube
+import pytest
+from lightkube.config.kubeconfig import KubeConfig
+from lightkube.resources.coordination_v1 import Lease
+from lightkube.resources.core_v1 import Event, Pod
+
+from kubesched.apiserver.kubeconfig import write_kubeconfig
+from kubesched.cli.cluster import ClusterSpec, ClusterThread
+from kubesched.cli.scenario import make_pod
+from kubesched.sim import KubeletConfig, NodeTemplate
+
+CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: {elect}
+  leaseDuration: 2s
+  renewDeadline: 1500ms
+  retryPeriod: 200ms
+  resourceName: kubesched
+  resourceNamespace: default
+profiles:
+- schedulerName: kubesched
+"""
+
+
+def eventually(probe: Callable[[], Any], timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (result := probe()):
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+    return result
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    template = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"})
+    spec = ClusterSpec(nodes=10, template=template, port=0, kubelet=KubeletConfig(start_seconds=0.1, stop_seconds=0.1))
+    with ClusterThread(spec) as running:
+        running.kubeconfig = write_kubeconfig(tmp_path_factory.mktemp("kube") / "config", running.url)
+        yield running
+
+
+def start(cluster, tmp_path, *, elect: bool, name: str) -> subprocess.Popen[str]:
+    config = tmp_path / f"{name}.yaml"
+    config.write_text(CONFIG.format(elect=str(elect).lower()))
+    command = [sys.executable, "-m", "kubesched.cli.main", "run", "--config", str(config)]
+    command += ["--kubeconfig", str(cluster.kubeconfig), "--metrics-bind", "127.0.0.1:0"]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def endpoint(process: subprocess.Popen[str]) -> str:
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    found = re.search(r"endpoints at (http://\S+)", line)
+    assert found, line
+    return found.group(1)
+
+
+def client(cluster) -> lightkube.Client:
+    return lightkube.Client(config=KubeConfig.from_file(str(cluster.kubeconfig)))
+
+
+def test_run_binds_its_pods_evenly_leaves_others_alone_and_reports_failures(cluster, tmp_path):
+    api = client(cluster)
+    process = start(cluster, tmp_path, elect=False, name="single")
+    try:
+        endpoint(process)
+        for i in range(100):
+            api.create(make_pod(f"even-{i}", cpu="100m", scheduler="kubesched"))
+        api.create(make_pod("not-mine", cpu="100m", scheduler="someone-else"))
+        api.create(make_pod("huge", cpu="64", scheduler="kubesched"))
+
+        def placed() -> Counter[str] | None:
+            nodes = Counter(api.get(Pod, f"even-{i}").spec.nodeName for i in range(100))
+            return nodes if None not in nodes else None
+
+        assert sorted(eventually(placed).values()) == [10] * 10  # the default profile spreads them
+        assert api.get(Pod, "not-mine").spec.nodeName is None
+        message = (
+            "0/10 nodes are available: 10 Insufficient cpu. no new claims to deallocate, preemption: "
+            "0/10 nodes are available: 10 Preemption is not helpful for scheduling."
+        )
+        eventually(lambda: any(e.message == message for e in api.list(Event) if e.involvedObject.name == "huge"))
+        conditions = eventually(lambda: api.get(Pod, "huge").status.conditions)  # written after the event
+        condition = next(c for c in conditions if c.type == "PodScheduled")
+        assert (condition.status, condition.reason, condition.message) == ("False", "Unschedulable", message)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(15) == 0
+
+
+def test_two_replicas_one_leader_and_a_takeover_after_kill_9(cluster, tmp_path):
+    api = client(cluster)
+    first = start(cluster, tmp_path, elect=True, name="a")
+    endpoint(first)
+    holder = eventually(lambda: _holder(api))
+    second = start(cluster, tmp_path, elect=True, name="b")
+    try:
+        endpoint(second)
+        api.create(make_pod("led-1", cpu="100m", scheduler="kubesched"))
+        eventually(lambda: api.get(Pod, "led-1").spec.nodeName)
+        assert _holder(api) == holder
+        first.kill()  # kill -9: no release
+        first.wait(10)
+        api.create(make_pod("led-2", cpu="100m", scheduler="kubesched"))
+        eventually(lambda: api.get(Pod, "led-2").spec.nodeName, timeout=15)
+        assert _holder(api) != holder
+    finally:
+        for process in (first, second):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(15)
+
+
+def _holder(api: lightkube.Client) -> str | None:
+    try:
+        return api.get(Lease, "kubesched", namespace="default").spec.holderIdentity
+    except lightkube.ApiError:
+        return None
+
+
+def test_the_minimal_scheduler_runs_against_a_cluster_too(cluster):
+    api = client(cluster)
+    command = [sys.executable, "-m", "kubesched.cli.main", "minimal", "--kubeconfig", str(cluster.kubeconfig)]
+    process = subprocess.Popen([*command, "--scheduler-name", "mini"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and "schedulerName mini" in process.stdout.readline()
+        for i in range(3):
+            api.create(make_pod(f"mini-{i}", cpu="100m", scheduler="mini"))
+        eventually(lambda: all(api.get(Pod, f"mini-{i}").spec.nodeName for i in range(3)))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(15) == 0
