@@ -11,15 +11,13 @@ from typing import Any
 
 import msgspec
 import pytest
-from aiohttp import web
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1, events_v1
 
 from builders import make_node, make_pod
 from kubesched.apiserver.kubeconfig import write_kubeconfig
-from kubesched.apiserver.server import ApiServer
-from kubesched.cli.cluster import ClusterSpec, ClusterThread, EmbeddedCluster
+from kubesched.cli.cluster import ClusterSpec, ClusterThread
 from kubesched.clock import RealClock
 from kubesched.cluster.errors import ApiError, Conflict, Gone
 from kubesched.cluster.kube import ClientConfig, KubeCluster
@@ -28,6 +26,7 @@ from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim import KubeletConfig, make_nodes
+from restartable import Restartable
 
 TIMEOUT = 20.0
 UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -220,36 +219,6 @@ def test_a_watch_sees_added_modified_deleted_and_bookmarks(served):
 
 
 # -- an API server restart ------------------------------------------------------------------------
-
-
-class Restartable:
-    """A second API server over a running cluster's store, on the cluster's loop, that can be stopped
-    and started again on the same port (`EmbeddedCluster` keeps its own server's runner private)."""
-
-    def __init__(self, thread: ClusterThread) -> None:
-        self.thread = thread
-        self.port = 0
-        self._runner: web.AppRunner | None = None
-
-    def start(self) -> str:
-        async def start(cluster: EmbeddedCluster) -> int:
-            server = ApiServer(cluster.store, bookmark_interval=0.2)
-            self._runner = web.AppRunner(server.app, access_log=None, shutdown_timeout=0.1)
-            await self._runner.setup()
-            await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
-            return int(self._runner.addresses[0][1])
-
-        self.port = self.thread.call(start)
-        return f"http://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        runner = self._runner
-        assert runner is not None
-        self.thread.call(lambda _: runner.cleanup())
-
-    def change(self, fn) -> None:
-        """Run `fn(store)` on the cluster's loop."""
-        self.thread.call(lambda cluster: fn(cluster.store))
 
 
 @pytest.fixture

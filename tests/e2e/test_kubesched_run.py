@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -19,10 +20,12 @@ from lightkube.config.kubeconfig import KubeConfig
 from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import Event, Pod
 
+from kubesched.api.quantity import milli_value
 from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
 from kubesched.cli.scenario import make_pod
 from kubesched.sim import KubeletConfig, NodeTemplate
+from restartable import Restartable
 
 CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -146,3 +149,62 @@ def test_the_minimal_scheduler_runs_against_a_cluster_too(cluster):
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(15) == 0
+
+
+def _cpu_per_node(api: lightkube.Client) -> dict[str, int]:
+    used: dict[str, int] = {}
+    for pod in api.list(Pod, namespace="*"):
+        if pod.spec.nodeName and pod.status.phase not in ("Failed", "Succeeded"):
+            cpu = milli_value(pod.spec.containers[0].resources.requests.get("cpu", "0"))
+            used[pod.spec.nodeName] = used.get(pod.spec.nodeName, 0) + cpu
+    return used
+
+
+def test_a_scheduler_killed_in_a_burst_and_restarted_binds_every_pod_once(cluster, tmp_path):
+    api = client(cluster)
+    first = start(cluster, tmp_path, elect=False, name="burst-a")
+    endpoint(first)
+    names = [f"burst-{i}" for i in range(200)]
+    for name in names:
+        api.create(make_pod(name, cpu="100m", scheduler="kubesched"))
+    eventually(lambda: sum(1 for n in names if api.get(Pod, n).spec.nodeName) >= 20)
+    first.kill()  # kill -9 in the middle of the burst: assumed pods die with it
+    first.wait(10)
+    second = start(cluster, tmp_path, elect=False, name="burst-b")
+    try:
+        url = endpoint(second)
+        eventually(lambda: all(api.get(Pod, n).spec.nodeName for n in names), timeout=30)
+        assert all(cpu <= 4000 for cpu in _cpu_per_node(api).values())  # no node overcommitted
+        rejected = [e for e in api.list(Event) if (e.reason or "").startswith("OutOf")]
+        assert rejected == []
+        with urllib.request.urlopen(url + "/metrics") as response:
+            metrics = response.read().decode()
+        assert 'scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"}' in metrics
+        assert 'scheduler_pending_pods{queue="active"} 0.0' in metrics
+    finally:
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(15) == 0
+
+
+def test_scheduling_resumes_after_the_api_server_restarts_under_a_running_scheduler(tmp_path):
+    spec = ClusterSpec(nodes=2, port=0, kubelet=KubeletConfig(start_seconds=0.1, stop_seconds=0.1))
+    with ClusterThread(spec) as running:
+        server = Restartable(running)
+        url = server.start()
+        running.kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url)
+        api = client(running)
+        process = start(running, tmp_path, elect=False, name="restart")
+        try:
+            endpoint(process)
+            api.create(make_pod("before", cpu="100m", scheduler="kubesched"))
+            eventually(lambda: api.get(Pod, "before").spec.nodeName)
+            server.stop()
+            server.change(lambda store: store.create(make_pod("while-down", cpu="100m", scheduler="kubesched")))
+            time.sleep(1.0)
+            server.start()  # same store, same port
+            api.create(make_pod("after", cpu="100m", scheduler="kubesched"))
+            eventually(lambda: api.get(Pod, "while-down").spec.nodeName and api.get(Pod, "after").spec.nodeName, 40)
+            assert process.poll() is None  # the same scheduler process throughout
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(15) == 0
