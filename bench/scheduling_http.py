@@ -1,5 +1,5 @@
 """`scheduling-basic` through HTTP: the scheduler in this process, `kubesched cluster up` (the API
-server, its store and the fake kubelets) in another.
+server and its store, no kubelets, as scheduler_perf's nodes have none) in another.
 
 .venv/bin/python -m bench.scheduling_http [--nodes N] [--initial I] [--measured M]
 
@@ -34,6 +34,7 @@ REQUESTS = {"cpu": "100m", "memory": "500Mi"}
 
 def start_server(nodes: int, kubeconfig: Path) -> subprocess.Popen[str]:
     command = [sys.executable, "-m", "kubesched.cli.main", "cluster", "up", "--nodes", str(nodes), "--port", "0"]
+    command += ["--no-kubelets"]  # as scheduler_perf: nodes without kubelets, bound pods stay as bound
     server = subprocess.Popen([*command, "--kubeconfig", str(kubeconfig)], stdout=subprocess.PIPE, text=True)
     assert server.stdout is not None
     for line in server.stdout:

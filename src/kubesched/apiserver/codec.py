@@ -65,16 +65,28 @@ def to_object(kind: Kind, data: Any, *, strict: bool) -> tuple[Any, list[str]]:
         raise BadRequest(f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: {e}') from None
 
 
-_FIELDS: dict[type[Any], dict[str, Any]] = {}
+Shape = tuple[str, type[Any]] | None  # ("struct" | "list" | "map", the struct class) or nothing to check
+_FIELDS: dict[type[Any], dict[str, Shape]] = {}
 
 
-def _fields(cls: type[Any]) -> dict[str, Any]:
-    """A struct's field names and their types (resolved once per class)."""
+def _fields(cls: type[Any]) -> dict[str, Shape]:
+    """A struct's field names and what each holds that has fields of its own (resolved once per class)."""
     fields = _FIELDS.get(cls)
     if fields is None:
         hints = typing.get_type_hints(cls)
-        fields = _FIELDS[cls] = {name: hints.get(name, Any) for name in cls.__struct_fields__}
+        fields = _FIELDS[cls] = {name: _shape(hints.get(name, Any)) for name in cls.__struct_fields__}
     return fields
+
+
+def _shape(tp: Any) -> Shape:
+    held = _struct_of(tp)
+    if held is None:
+        return None
+    what, inner = held
+    if what == "struct":
+        return ("struct", inner)
+    inner_held = _struct_of(inner)
+    return (what, inner_held[1]) if inner_held is not None and inner_held[0] == "struct" else None
 
 
 def _struct_of(tp: Any) -> tuple[str, Any] | None:
@@ -99,6 +111,24 @@ def unknown_fields(data: Any, cls: type[Any], prefix: str = "") -> list[str]:
     found: list[str] = []
     if not isinstance(data, Mapping):
         return found
+    fields = _fields(cls)
+    for key, value in data.items():
+        if key not in fields:
+            found.append(f"{prefix}{key}")
+            continue
+        shape = fields[key]
+        if shape is None:
+            continue
+        what, inner = shape
+        if what == "struct":
+            found += unknown_fields(value, inner, f"{prefix}{key}.")
+        elif what == "list" and isinstance(value, list):
+            for i, item in enumerate(value):
+                found += unknown_fields(item, inner, f"{prefix}{key}[{i}].")
+        elif what == "map" and isinstance(value, Mapping):
+            for k, item in value.items():
+                found += unknown_fields(item, inner, f"{prefix}{key}[{k}].")
+    return found
     fields = _fields(cls)
     for key, value in data.items():
         path = f"{prefix}{key}"

@@ -33,6 +33,7 @@ class ClusterSpec:
     token: str | None = None
     tls: bool | None = None  # None: TLS exactly when a token is required (clients send tokens only over TLS)
     kubelet: KubeletConfig = field(default_factory=KubeletConfig)
+    kubelets: bool = True  # False: bound pods stay as bound (scheduler_perf's nodes run no kubelet)
     bookmark_interval: float = 5.0
     history: int = DEFAULT_HISTORY
     scheduler: bool = False  # also run kubesched's scheduler and its endpoints
@@ -66,8 +67,9 @@ class EmbeddedCluster:
 
     async def start(self) -> str:
         """Listen, start the kubelets and the scheduler if asked; returns the server URL."""
-        kubelets = FakeKubelets(MemoryCluster(self.store), self.clock, config=self.spec.kubelet)
-        self._tasks.append(asyncio.ensure_future(kubelets.run()))
+        if self.spec.kubelets:
+            kubelets = FakeKubelets(MemoryCluster(self.store), self.clock, config=self.spec.kubelet)
+            self._tasks.append(asyncio.ensure_future(kubelets.run()))
         self._tasks.append(asyncio.ensure_future(DisruptionController(MemoryCluster(self.store), self.clock).run()))
         if self._scheduler_server is not None:
             self._tasks.append(asyncio.ensure_future(self._scheduler_server.scheduler.run()))

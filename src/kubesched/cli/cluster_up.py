@@ -39,6 +39,7 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         token=token,
         history=options.at_least("--watch-history", args.watch_history, 1),
         tls=True if args.tls else None,
+        kubelets=args.kubelets,
         scheduler=args.scheduler,
         scheduler_port=options.at_least("--scheduler-port", args.scheduler_port, 0),
         scheduler_config=_scheduler_config(args),

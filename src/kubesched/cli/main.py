@@ -57,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--token-file", metavar="F", help="require the bearer token in F on every request (serves HTTPS)")
     up.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed certificate")
     up.add_argument(
+        "--kubelets",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="simulate the nodes' kubelets (default); --no-kubelets leaves bound pods as they are",
+    )
+    up.add_argument(
         "--watch-history", type=int, default=10_000, help="changes kept for watch resumption (default 10000)"
     )
     up.add_argument("--scheduler", action="store_true", help="also run kubesched's scheduler (default profile)")
