@@ -21,6 +21,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code
 from kubesched.plugins import inter_pod_affinity as ipa
 from kubesched.plugins.batch import fails
+from kubesched.plugins.inter_pod_affinity import precompute
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.algorithm import Algorithm, plain_filter
 from kubesched.scheduler.fit_error import FitError
@@ -47,12 +48,12 @@ class Handle:
 @contextlib.contextmanager
 def path(table: bool) -> Iterator[None]:
     """Force the table paths (every size is "large") or the pod-by-pod ones."""
-    saved = ipa.FEW_PODS, ipa.FEW_NODES
-    ipa.FEW_PODS = ipa.FEW_NODES = -1 if table else 1 << 30
+    saved = precompute.FEW_PODS, precompute.FEW_NODES
+    precompute.FEW_PODS = precompute.FEW_NODES = -1 if table else 1 << 30
     try:
         yield
     finally:
-        ipa.FEW_PODS, ipa.FEW_NODES = saved
+        precompute.FEW_PODS, precompute.FEW_NODES = saved
 
 
 # -- random clusters ---------------------------------------------------------------------------------
