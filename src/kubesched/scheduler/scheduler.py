@@ -4,34 +4,19 @@ scheduling cycle synchronously, and hands the binding cycle to its own asyncio t
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import socket
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lightkube.resources import core_v1, policy_v1
-
-from kubesched.api.resources import pod_requests
 from kubesched.cache import Cache, PodInfo, Snapshot
 from kubesched.clock import Clock
-from kubesched.clock.base import rfc3339
-from kubesched.cluster import DELETED, ApiError, Cluster, Gone, NotFound, WatchEvent
+from kubesched.cluster import Cluster
 from kubesched.cluster.events import EventsV1Recorder
-from kubesched.cluster.protocol import BOOKMARK
 from kubesched.config import SchedulerConfig
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import (
-    ASSIGNED_POD,
-    NODE,
-    UNSCHEDULED_POD,
-    ActionType,
-    ClusterEvent,
-    node_update_events,
-    pod_update_events,
-)
+from kubesched.framework.events import ASSIGNED_POD, ActionType, ClusterEvent
 from kubesched.framework.interface import NodeToStatus
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
@@ -48,14 +33,13 @@ from kubesched.scheduler.algorithm import (
     filter_with_nominated,
     plain_filter,
 )
+from kubesched.scheduler.failures import Failures
 from kubesched.scheduler.fit_error import Diagnosis, FitError
+from kubesched.scheduler.informers import Informers
 from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.preemption import Actions
 from kubesched.scheduler.profiles import build_frameworks
 from kubesched.trace import Tracer
-
-EVENT_NOTE_LIMIT = 1024
-NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 
 
 @dataclass
@@ -70,21 +54,7 @@ class _Handle:
     pdbs: list[Any] = field(default_factory=list)  # policy/v1 PodDisruptionBudgets, from the informer
 
 
-def _truncate(message: str) -> str:
-    data = message.encode()
-    if len(data) <= EVENT_NOTE_LIMIT:
-        return message
-    return data[: EVENT_NOTE_LIMIT - 4].decode(errors="ignore") + " ..."
-
-
-def _requests(pod: Any) -> dict[str, int]:
-    try:
-        return pod_requests(pod)
-    except ValueError:
-        return {}
-
-
-class Scheduler:
+class Scheduler(Informers, Failures):
     def __init__(
         self,
         cluster: Cluster,
@@ -138,180 +108,6 @@ class Scheduler:
         self.attempt_results: Counter[tuple[str, str]] = Counter()  # (result, profile) -> attempts
         self.metrics = SchedulerMetrics(self)
         self._tasks: list[asyncio.Task[None]] = []
-
-    # -- informers ------------------------------------------------------------------------------
-
-    async def start(self) -> None:
-        """List every watched kind into the cache and queue, then keep watching; start the queue
-        timers. An optional kind the server does not serve (PodDisruptionBudgets on an old
-        cluster, say) is traced once and left out."""
-        informers: list[tuple[type[Any], Callable[[], Awaitable[str]], Callable[[WatchEvent], None], bool]] = [
-            (policy_v1.PodDisruptionBudget, self._relist_pdbs, self._on_pdb_event, True),
-            (core_v1.Namespace, self._relist_namespaces, self._on_namespace_event, True),
-            (core_v1.Node, self._relist_nodes, self._on_node_event, False),
-            (core_v1.Pod, self._relist_pods, self._on_pod_event, False),
-        ]
-        for kind, relist, handle, optional in informers:
-            try:
-                rv = await relist()
-            except NotFound:
-                if not optional:
-                    raise
-                self.trace.emit("informer.not_served", resource=kind.__name__)
-                continue
-            self._tasks.append(asyncio.ensure_future(self._inform(kind, rv, relist, handle)))
-        self.queue.start()
-        self.synced = True
-
-    async def _inform(
-        self,
-        kind: type[Any],
-        rv: str,
-        relist: Callable[[], Awaitable[str]],
-        handle: Callable[[WatchEvent], None],
-    ) -> None:
-        """Watch from `rv`; when the watch ends, resume from the last version seen, and when the
-        API says that version is gone, relist and reconcile, as client-go's reflector does."""
-        selector = NOT_TERMINAL if kind is core_v1.Pod else ""
-        while True:
-            try:
-                async for event in self.cluster.watch(kind, resource_version=rv, field_selector=selector):
-                    if event.type != BOOKMARK:
-                        handle(event)
-                    rv = event.object.metadata.resourceVersion or rv
-            except Gone:
-                self.trace.emit("informer.relist", resource=kind.__name__, resource_version=rv)
-                rv = await relist()
-
-    async def _relist_pdbs(self) -> str:
-        listed = await self.cluster.list(policy_v1.PodDisruptionBudget)
-        self._pdbs = {(p.metadata.namespace, p.metadata.name): p for p in listed.items}
-        self.handle.pdbs = list(self._pdbs.values())
-        return listed.resource_version
-
-    def _on_pdb_event(self, event: WatchEvent) -> None:
-        meta = event.object.metadata
-        if event.type == DELETED:
-            self._pdbs.pop((meta.namespace, meta.name), None)
-        else:
-            self._pdbs[(meta.namespace, meta.name)] = event.object
-        self.handle.pdbs = list(self._pdbs.values())
-
-    async def _relist_namespaces(self) -> str:
-        listed = await self.cluster.list(core_v1.Namespace)
-        namespaces = self.handle.namespaces
-        namespaces.clear()
-        for ns in listed.items:
-            namespaces[ns.metadata.name] = dict(ns.metadata.labels or {})
-        return listed.resource_version
-
-    def _on_namespace_event(self, event: WatchEvent) -> None:
-        meta = event.object.metadata
-        if event.type == DELETED:
-            self.handle.namespaces.pop(meta.name, None)
-        else:
-            self.handle.namespaces[meta.name] = dict(meta.labels or {})
-
-    async def _relist_nodes(self) -> str:
-        listed = await self.cluster.list(core_v1.Node)
-        names = {n.metadata.name for n in listed.items}
-        for name in [n for n in self._nodes if n not in names]:
-            self.cache.remove_node(self._nodes.pop(name))
-        for node in listed.items:
-            old = self._nodes.get(node.metadata.name)
-            if old is None or old.metadata.resourceVersion != node.metadata.resourceVersion:
-                self._on_node(node, old)
-        return listed.resource_version
-
-    async def _relist_pods(self) -> str:
-        listed = await self.cluster.list(core_v1.Pod, field_selector=NOT_TERMINAL)
-        uids = {p.metadata.uid for p in listed.items}
-        gone = [p for p in self._unscheduled.values() if p.metadata.uid not in uids]
-        gone += [info.pod for info in self.cache.pods() if info.uid not in uids and not self.cache.is_assumed(info.uid)]
-        for pod in gone:
-            self._on_pod_delete(pod)
-        for pod in listed.items:
-            self._on_pod_upsert(pod)
-        return listed.resource_version
-
-    def _on_node_event(self, event: WatchEvent) -> None:
-        node = event.object
-        if event.type == DELETED:
-            self._nodes.pop(node.metadata.name, None)
-            self.cache.remove_node(node)
-        else:
-            self._on_node(node, self._nodes.get(node.metadata.name))
-
-    def _on_node(self, node: Any, old: Any | None) -> None:
-        self._nodes[node.metadata.name] = node
-        if old is None:
-            self.cache.add_node(node)
-            self.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD), None, node)
-            return
-        self.cache.update_node(old, node)
-        for event in node_update_events(old, node):
-            self.queue.move_all_to_active_or_backoff(event, old, node)
-
-    def _on_pod_event(self, event: WatchEvent) -> None:
-        if event.type == DELETED:
-            self._on_pod_delete(event.object)
-        else:
-            self._on_pod_upsert(event.object)
-
-    def _responsible(self, pod: Any) -> bool:
-        return (pod.spec.schedulerName or "") in self.profiles
-
-    def _on_pod_upsert(self, pod: Any) -> None:
-        uid = pod.metadata.uid
-        if pod.spec.nodeName:
-            was_unscheduled = self._unscheduled.pop(uid, None)
-            if was_unscheduled is not None:
-                self.queue.delete(was_unscheduled)
-            known = self.cache.pod(uid)
-            if (
-                known is not None
-                and not self.cache.is_assumed(uid)
-                and (known.pod.metadata.resourceVersion == pod.metadata.resourceVersion)
-            ):
-                return  # already known at this version (a relist)
-            if known is None or self.cache.is_assumed(uid):
-                self.cache.add_pod(pod)
-                self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.ADD), None, pod)
-            else:
-                old = known.pod
-                self.cache.update_pod(old, pod)
-                for event in pod_update_events(ASSIGNED_POD, old, pod, requests=_requests):
-                    self.queue.move_all_to_active_or_backoff(event, old, pod)
-            return
-        if not self._responsible(pod):
-            return
-        old = self._unscheduled.get(uid)
-        self._unscheduled[uid] = pod
-        if old is None:
-            self.queue.add(pod)
-        elif old.metadata.resourceVersion != pod.metadata.resourceVersion:
-            self.queue.update(old, pod, pod_update_events(UNSCHEDULED_POD, old, pod, requests=_requests))
-
-    def _on_pod_delete(self, pod: Any) -> None:
-        uid = pod.metadata.uid
-        if pod.spec.nodeName or self.cache.pod(uid) is not None:
-            known = self.cache.pod(uid)
-            if known is not None:
-                self.cache.remove_pod(known.pod)
-                self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), known.pod, None)
-            return
-        if self._unscheduled.pop(uid, None) is not None:
-            nominated = self.queue.nominator.node_of(uid) is not None
-            self.queue.delete(pod)
-            if nominated:  # the room kept for it is free again, for pods it outranked
-                priority = PodInfo(pod).priority
-                self.queue.move_all_to_active_or_backoff(
-                    ClusterEvent(ASSIGNED_POD, ActionType.DELETE), pod, None, pre_check=lambda q: q.priority <= priority
-                )
-        for fwk in self.profiles.values():
-            waiting = fwk.waiting_pods.get(uid)
-            if waiting is not None:
-                waiting.reject("", "removed")
 
     # -- the loop -------------------------------------------------------------------------------
 
@@ -517,77 +313,6 @@ class Scheduler:
         self._fail_on_node(fwk, qpi, host, status)
         if forgotten and status.is_rejected():  # after the failure, so the pod itself is not moved by it
             self.queue.move_all_to_active_or_backoff(freed, assumed.pod, None, pre_check=lambda q: q.uid != assumed.uid)
-
-    # -- failures -------------------------------------------------------------------------------
-
-    def handle_failure(self, fwk: Framework, qpi: QueuedPodInfo, status: Status, diagnosis: Diagnosis | None) -> None:
-        pod = qpi.pod_info
-        reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
-        result = "unschedulable" if status.is_rejected() else "error"
-        self.attempt_results[(result, fwk.profile_name)] += 1
-        self.metrics.attempt(result, fwk.profile_name, self.clock.now() - qpi.attempt_started)
-        qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins) if diagnosis else set()
-        qpi.pending_plugins = set(diagnosis.pending_plugins) if diagnosis else set()
-        self.trace.emit(
-            "cycle.failed",
-            pod=pod.key,
-            reason=reason,
-            message=status.message,
-            plugins=sorted(qpi.unschedulable_plugins | qpi.pending_plugins),
-        )
-        current = self._unscheduled.get(pod.uid)
-        if current is None or current.spec.nodeName:
-            self.queue.done(pod.uid)
-            return
-        nominated = diagnosis.post_filter_result if diagnosis else None
-        nomination = nominated.nominated_node_name if nominated is not None and nominated.mode == "override" else None
-        qpi.pod_info = PodInfo(current)
-        if nomination is not None:
-            self.queue.nominator.add(qpi.pod_info, nomination)
-            self.trace.emit("nomination.set", pod=pod.key, node=nomination)
-        self.queue.add_unschedulable_if_not_present(qpi)
-        self._spawn(self._report_failure(fwk, current, reason, status.message, nomination))
-
-    async def _report_failure(
-        self, fwk: Framework, pod: Any, reason: str, message: str, nomination: str | None = None
-    ) -> None:
-        """The FailedScheduling event, then the PodScheduled condition (and the nomination a
-        PostFilter made or cleared) in one status patch, unless nothing would change."""
-        await self._event(fwk, PodInfo(pod), "Warning", "FailedScheduling", "Scheduling", _truncate(message))
-        condition = {
-            "type": "PodScheduled",
-            "status": "False",
-            "reason": reason,
-            "message": message,
-            "lastTransitionTime": rfc3339(self.clock.now()),
-        }
-        existing = (
-            next((c for c in (pod.status.conditions or []) if c.type == "PodScheduled"), None) if pod.status else None
-        )
-        status: dict[str, Any] = {"conditions": [condition]}
-        if nomination is not None:
-            status["nominatedNodeName"] = nomination or None
-        unchanged = existing is not None and (existing.status, existing.reason, existing.message) == (
-            "False",
-            reason,
-            message,
-        )
-        current_nomination = (pod.status.nominatedNodeName if pod.status else None) or ""
-        if unchanged and (nomination is None or nomination == current_nomination):
-            return
-        with contextlib.suppress(ApiError):
-            await self.cluster.patch(
-                core_v1.Pod,
-                pod.metadata.name,
-                {"status": status},
-                namespace=pod.metadata.namespace,
-                subresource="status",
-                patch_type="strategic",
-            )
-
-    async def _event(self, fwk: Framework, pod: PodInfo, type_: str, reason: str, action: str, note: str) -> None:
-        with contextlib.suppress(NotFound):
-            await self.recorders[fwk.profile_name].record(pod.pod, type_, reason, action, note)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)

@@ -1,0 +1,181 @@
+"""5.C2: preemption with real victims, narrated from the trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lightkube.models import core_v1 as m
+from lightkube.models import meta_v1
+from lightkube.models import policy_v1 as pm
+from lightkube.resources import core_v1, policy_v1, scheduling_v1
+from rich.console import Console
+from rich.markup import escape
+
+from kubesched.cli.scenario import run_alongside
+from kubesched.clock import VirtualClock
+from kubesched.cluster import NotFound
+from kubesched.cluster.memory import MemoryCluster, MemoryStore
+from kubesched.config import default_config
+from kubesched.plugins.registry import in_tree_registry
+from kubesched.scheduler import Scheduler
+from kubesched.sim import DisruptionController, FakeKubelets, KubeletConfig, NodeTemplate
+from kubesched.trace import Tracer
+from kubesched.workloads.runner import make_pod
+
+NARRATED = {
+    "queue.move",
+    "queue.pop",
+    "cycle.failed",
+    "preemption.chosen",
+    "nomination.set",
+    "preemption.victim",
+    "kubelet.killed",
+    "cycle.selected",
+    "bind.done",
+    "kubelet.running",
+}
+
+
+@dataclass
+class Line:
+    """One step of the story: virtual seconds since the preemptor arrived, the code that did it."""
+
+    time: float
+    site: str
+    kind: str
+    pod: str
+    text: str
+
+
+@dataclass
+class PreemptionStory:
+    placements: dict[str, str | None]  # pod -> node (None: gone or pending)
+    lines: list[Line]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"placements": self.placements, "lines": [line.__dict__ for line in self.lines]}
+
+
+def _say(kind: str, pod: str, details: dict[str, Any], node: str | None) -> str:
+    d = details
+    if kind == "queue.move":
+        why = f" ({d['plugin']} hint: {d['hint']})" if d.get("plugin") else ""
+        return f"{d.get('from') or 'new'} → {d['to']} on {d['event']}{why}"
+    if kind == "queue.pop":
+        return f"popped for attempt {d['attempts']}"
+    if kind == "cycle.failed":
+        return f"attempt failed: {d['message']}"
+    if kind == "preemption.chosen":
+        others = ", ".join(
+            f"{n}: {len(c['victims'])} victim(s), {c['pdb_violations']} PDB violation(s)"
+            for n, c in d["candidates"].items()
+        )
+        return f"preempts on {node}: victims {', '.join(d['victims'])}; chosen by {d['reason']} among [{others}]"
+    if kind == "nomination.set":
+        return f"status.nominatedNodeName = {node}: a claim on the node, not the node"
+    if kind == "preemption.victim":
+        return f"victim of {d['preemptor']}: DisruptionTarget condition, deleted gracefully"
+    if kind == "kubelet.killed":
+        return f"the kubelet on {node} stopped it (grace {d['grace']} s)"
+    if kind == "cycle.selected":
+        return f"fits {node} now"
+    if kind == "bind.done":
+        return f"bound to {node}"
+    return f"running on {node}"
+
+
+def run_c2(*, pdb_blocks: bool = False) -> PreemptionStory:
+    """Three full 4-CPU nodes, then `urgent` (priority 1000, 2 CPUs). node-0 runs two batch pods
+    (priority 100), node-1 a report (priority 200), node-2 two cache pods (priority 100) under a
+    PodDisruptionBudget that allows no disruption. With `pdb_blocks`, node-0 and node-1 run pods
+    as important as `urgent`, so node-2 is the only place preemption can make room."""
+    clock = VirtualClock()
+    tracer = Tracer(clock.now, keep=True)
+    store = MemoryStore(clock=clock, seed=2, tracer=tracer)
+    cluster = MemoryCluster(store)
+    template = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
+    for i in range(3):
+        store.create(template.make(f"node-{i}", i))
+    for name, value in (("batch", 100), ("reports", 200), ("critical", 1000)):
+        store.create(scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name=name), value=value))
+    budget = policy_v1.PodDisruptionBudget(
+        metadata=meta_v1.ObjectMeta(name="cache", namespace="default"),
+        spec=pm.PodDisruptionBudgetSpec(minAvailable=2, selector=meta_v1.LabelSelector(matchLabels={"app": "cache"})),
+    )
+    store.create(budget)
+    low = "critical" if pdb_blocks else "batch"
+    running = [
+        ("batch-a", "node-0", "1500m", low, {}),
+        ("batch-b", "node-0", "1500m", low, {}),
+        ("report", "node-1", "3", "critical" if pdb_blocks else "reports", {}),
+        ("cache-a", "node-2", "1500m", "batch", {"app": "cache"}),
+        ("cache-b", "node-2", "1500m", "batch", {"app": "cache"}),
+    ]
+    registry = in_tree_registry()
+    scheduler = Scheduler(cluster, clock, default_config(registry), registry, tracer=tracer, seed=2, identity="drill")
+    kubelets = FakeKubelets(cluster, clock, config=KubeletConfig(stop_seconds=2), tracer=tracer)
+    arrived = 0.0
+
+    async def main() -> None:
+        nonlocal arrived
+        await clock.sleep(0.1)
+        for name, node, cpu, cls, labels in running:  # placed one second apart: distinct start times
+            pod = make_pod(name, {"cpu": cpu}, labels, priorityClassName=cls, terminationGracePeriodSeconds=5)
+            created: Any = await cluster.create(pod)
+            await cluster.bind(
+                core_v1.Binding(
+                    metadata=meta_v1.ObjectMeta(name=name, namespace="default", uid=created.metadata.uid),
+                    target=m.ObjectReference(kind="Node", name=node),
+                )
+            )
+            await clock.sleep(1.0)
+        await clock.sleep(2.0)
+        arrived = clock.now()
+        await cluster.create(make_pod("urgent", {"cpu": "2"}, priorityClassName="critical"))
+        await clock.sleep(30.0)
+
+    parts = [scheduler, kubelets, DisruptionController(cluster, clock)]
+    run_alongside(clock, parts, main)
+    told = {"default/urgent"} | {
+        str(v).split(" ")[0] for r in tracer.records if r.kind == "preemption.chosen" for v in r.details["victims"]
+    }
+    lines = [
+        Line(round(r.time - arrived, 3), r.site, r.kind, r.pod or "", _say(r.kind, r.pod or "", r.details, r.node))
+        for r in tracer.records
+        if r.time >= arrived and r.kind in NARRATED and r.pod in told
+    ]
+    placements = {}
+    for name in [*(p[0] for p in running), "urgent"]:
+        try:
+            stored: Any = store.get(core_v1.Pod, name, namespace="default")
+            placements[name] = stored.spec.nodeName
+        except NotFound:
+            placements[name] = None
+    return PreemptionStory(placements, lines)
+
+
+def _print_story(console: Console, story: PreemptionStory) -> None:
+    for line in story.lines:
+        text = escape(line.text)
+        console.print(f"[dim]t+{line.time:7.3f}s[/dim] [cyan]{line.pod:<16}[/cyan] {text}  [dim]{line.site}[/dim]")
+    gone = sorted(name for name, node in story.placements.items() if node is None)
+    console.print(f"\nAt the end: urgent on {story.placements['urgent']}; gone: {', '.join(gone) or 'none'}.\n")
+
+
+def print_c2(console: Console) -> None:
+    console.rule("[bold]5.C2 — preemption with real victims")
+    console.print(
+        "node-0: batch-a, batch-b (priority 100, 1.5 CPU each); node-1: report (priority 200, 3 CPU); "
+        "node-2: cache-a, cache-b (priority 100) under a PDB allowing no disruption. All nodes are full "
+        "(4 CPU). `urgent` (priority 1000) asks for 2 CPU.\n"
+    )
+    _print_story(console, run_c2())
+    console.rule("[bold]The same, when only the PDB-protected node can make room")
+    console.print(
+        "node-0 and node-1 now run pods as important as `urgent`: they cannot be victims. "
+        "kube-scheduler prefers victims whose eviction no PodDisruptionBudget forbids, but a budget does "
+        "not stop preemption: with no other candidate it evicts anyway, and the trace says how many "
+        "violations the chosen node cost.\n"
+    )
+    _print_story(console, run_c2(pdb_blocks=True))

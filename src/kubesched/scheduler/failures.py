@@ -1,0 +1,117 @@
+"""The scheduler's failure handling: requeueing, the FailedScheduling event and the PodScheduled condition."""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lightkube.resources import core_v1
+
+from kubesched.cache import PodInfo
+from kubesched.clock.base import rfc3339
+from kubesched.cluster import ApiError, NotFound
+
+if TYPE_CHECKING:
+    from kubesched.clock import Clock
+    from kubesched.cluster import Cluster
+    from kubesched.cluster.events import EventsV1Recorder
+    from kubesched.framework.runtime import Framework
+    from kubesched.framework.status import Status
+    from kubesched.queue import QueuedPodInfo, SchedulingQueue
+    from kubesched.scheduler.fit_error import Diagnosis
+    from kubesched.scheduler.metrics import SchedulerMetrics
+    from kubesched.trace import Tracer
+
+EVENT_NOTE_LIMIT = 1024
+
+
+def _truncate(message: str) -> str:
+    data = message.encode()
+    if len(data) <= EVENT_NOTE_LIMIT:
+        return message
+    return data[: EVENT_NOTE_LIMIT - 4].decode(errors="ignore") + " ..."
+
+
+class Failures:
+    """The failure reporting of `Scheduler`, mixed into it."""
+
+    cluster: Cluster
+    clock: Clock
+    trace: Tracer
+    queue: SchedulingQueue
+    metrics: SchedulerMetrics
+    recorders: dict[str, EventsV1Recorder]
+    attempt_results: Counter[tuple[str, str]]
+    _unscheduled: dict[str, Any]
+    _spawn: Callable[[Any], None]
+
+    def handle_failure(self, fwk: Framework, qpi: QueuedPodInfo, status: Status, diagnosis: Diagnosis | None) -> None:
+        pod = qpi.pod_info
+        reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
+        result = "unschedulable" if status.is_rejected() else "error"
+        self.attempt_results[(result, fwk.profile_name)] += 1
+        self.metrics.attempt(result, fwk.profile_name, self.clock.now() - qpi.attempt_started)
+        qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins) if diagnosis else set()
+        qpi.pending_plugins = set(diagnosis.pending_plugins) if diagnosis else set()
+        self.trace.emit(
+            "cycle.failed",
+            pod=pod.key,
+            reason=reason,
+            message=status.message,
+            plugins=sorted(qpi.unschedulable_plugins | qpi.pending_plugins),
+        )
+        current = self._unscheduled.get(pod.uid)
+        if current is None or current.spec.nodeName:
+            self.queue.done(pod.uid)
+            return
+        nominated = diagnosis.post_filter_result if diagnosis else None
+        nomination = nominated.nominated_node_name if nominated is not None and nominated.mode == "override" else None
+        qpi.pod_info = PodInfo(current)
+        if nomination is not None:
+            self.queue.nominator.add(qpi.pod_info, nomination)
+            self.trace.emit("nomination.set", pod=pod.key, node=nomination)
+        self.queue.add_unschedulable_if_not_present(qpi)
+        self._spawn(self._report_failure(fwk, current, reason, status.message, nomination))
+
+    async def _report_failure(
+        self, fwk: Framework, pod: Any, reason: str, message: str, nomination: str | None = None
+    ) -> None:
+        """The FailedScheduling event, then the PodScheduled condition (and the nomination a
+        PostFilter made or cleared) in one status patch, unless nothing would change."""
+        await self._event(fwk, PodInfo(pod), "Warning", "FailedScheduling", "Scheduling", _truncate(message))
+        condition = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": reason,
+            "message": message,
+            "lastTransitionTime": rfc3339(self.clock.now()),
+        }
+        existing = (
+            next((c for c in (pod.status.conditions or []) if c.type == "PodScheduled"), None) if pod.status else None
+        )
+        status: dict[str, Any] = {"conditions": [condition]}
+        if nomination is not None:
+            status["nominatedNodeName"] = nomination or None
+        unchanged = existing is not None and (existing.status, existing.reason, existing.message) == (
+            "False",
+            reason,
+            message,
+        )
+        current_nomination = (pod.status.nominatedNodeName if pod.status else None) or ""
+        if unchanged and (nomination is None or nomination == current_nomination):
+            return
+        with contextlib.suppress(ApiError):
+            await self.cluster.patch(
+                core_v1.Pod,
+                pod.metadata.name,
+                {"status": status},
+                namespace=pod.metadata.namespace,
+                subresource="status",
+                patch_type="strategic",
+            )
+
+    async def _event(self, fwk: Framework, pod: PodInfo, type_: str, reason: str, action: str, note: str) -> None:
+        with contextlib.suppress(NotFound):
+            await self.recorders[fwk.profile_name].record(pod.pod, type_, reason, action, note)

@@ -1,0 +1,228 @@
+"""The scheduler's informers: Nodes, Pods, Namespaces and PodDisruptionBudgets, listed and watched into its cache."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from lightkube.resources import core_v1, policy_v1
+
+from kubesched.api.resources import pod_requests
+from kubesched.cache import PodInfo
+from kubesched.cluster import DELETED, Gone, NotFound, WatchEvent
+from kubesched.cluster.protocol import BOOKMARK
+from kubesched.framework.events import (
+    ASSIGNED_POD,
+    NODE,
+    UNSCHEDULED_POD,
+    ActionType,
+    ClusterEvent,
+    node_update_events,
+    pod_update_events,
+)
+
+if TYPE_CHECKING:
+    from kubesched.cache import Cache
+    from kubesched.cluster import Cluster
+    from kubesched.framework.runtime import Framework
+    from kubesched.queue import SchedulingQueue
+    from kubesched.scheduler.scheduler import _Handle
+    from kubesched.trace import Tracer
+
+NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+def _requests(pod: Any) -> dict[str, int]:
+    try:
+        return pod_requests(pod)
+    except ValueError:
+        return {}
+
+
+class Informers:
+    """The informer side of `Scheduler`, mixed into it."""
+
+    cluster: Cluster
+    trace: Tracer
+    cache: Cache
+    queue: SchedulingQueue
+    handle: _Handle
+    profiles: dict[str, Framework]
+    _nodes: dict[str, Any]
+    _pdbs: dict[tuple[str, str], Any]
+    _unscheduled: dict[str, Any]
+    _tasks: list[asyncio.Task[None]]
+    synced: bool
+
+    async def start(self) -> None:
+        """List every watched kind into the cache and queue, then keep watching; start the queue
+        timers. An optional kind the server does not serve (PodDisruptionBudgets on an old
+        cluster, say) is traced once and left out."""
+        informers: list[tuple[type[Any], Callable[[], Awaitable[str]], Callable[[WatchEvent], None], bool]] = [
+            (policy_v1.PodDisruptionBudget, self._relist_pdbs, self._on_pdb_event, True),
+            (core_v1.Namespace, self._relist_namespaces, self._on_namespace_event, True),
+            (core_v1.Node, self._relist_nodes, self._on_node_event, False),
+            (core_v1.Pod, self._relist_pods, self._on_pod_event, False),
+        ]
+        for kind, relist, handle, optional in informers:
+            try:
+                rv = await relist()
+            except NotFound:
+                if not optional:
+                    raise
+                self.trace.emit("informer.not_served", resource=kind.__name__)
+                continue
+            self._tasks.append(asyncio.ensure_future(self._inform(kind, rv, relist, handle)))
+        self.queue.start()
+        self.synced = True
+
+    async def _inform(
+        self,
+        kind: type[Any],
+        rv: str,
+        relist: Callable[[], Awaitable[str]],
+        handle: Callable[[WatchEvent], None],
+    ) -> None:
+        """Watch from `rv`; when the watch ends, resume from the last version seen, and when the
+        API says that version is gone, relist and reconcile, as client-go's reflector does."""
+        selector = NOT_TERMINAL if kind is core_v1.Pod else ""
+        while True:
+            try:
+                async for event in self.cluster.watch(kind, resource_version=rv, field_selector=selector):
+                    if event.type != BOOKMARK:
+                        handle(event)
+                    rv = event.object.metadata.resourceVersion or rv
+            except Gone:
+                self.trace.emit("informer.relist", resource=kind.__name__, resource_version=rv)
+                rv = await relist()
+
+    async def _relist_pdbs(self) -> str:
+        listed = await self.cluster.list(policy_v1.PodDisruptionBudget)
+        self._pdbs = {(p.metadata.namespace, p.metadata.name): p for p in listed.items}
+        self.handle.pdbs = list(self._pdbs.values())
+        return listed.resource_version
+
+    def _on_pdb_event(self, event: WatchEvent) -> None:
+        meta = event.object.metadata
+        if event.type == DELETED:
+            self._pdbs.pop((meta.namespace, meta.name), None)
+        else:
+            self._pdbs[(meta.namespace, meta.name)] = event.object
+        self.handle.pdbs = list(self._pdbs.values())
+
+    async def _relist_namespaces(self) -> str:
+        listed = await self.cluster.list(core_v1.Namespace)
+        namespaces = self.handle.namespaces
+        namespaces.clear()
+        for ns in listed.items:
+            namespaces[ns.metadata.name] = dict(ns.metadata.labels or {})
+        return listed.resource_version
+
+    def _on_namespace_event(self, event: WatchEvent) -> None:
+        meta = event.object.metadata
+        if event.type == DELETED:
+            self.handle.namespaces.pop(meta.name, None)
+        else:
+            self.handle.namespaces[meta.name] = dict(meta.labels or {})
+
+    async def _relist_nodes(self) -> str:
+        listed = await self.cluster.list(core_v1.Node)
+        names = {n.metadata.name for n in listed.items}
+        for name in [n for n in self._nodes if n not in names]:
+            self.cache.remove_node(self._nodes.pop(name))
+        for node in listed.items:
+            old = self._nodes.get(node.metadata.name)
+            if old is None or old.metadata.resourceVersion != node.metadata.resourceVersion:
+                self._on_node(node, old)
+        return listed.resource_version
+
+    async def _relist_pods(self) -> str:
+        listed = await self.cluster.list(core_v1.Pod, field_selector=NOT_TERMINAL)
+        uids = {p.metadata.uid for p in listed.items}
+        gone = [p for p in self._unscheduled.values() if p.metadata.uid not in uids]
+        gone += [info.pod for info in self.cache.pods() if info.uid not in uids and not self.cache.is_assumed(info.uid)]
+        for pod in gone:
+            self._on_pod_delete(pod)
+        for pod in listed.items:
+            self._on_pod_upsert(pod)
+        return listed.resource_version
+
+    def _on_node_event(self, event: WatchEvent) -> None:
+        node = event.object
+        if event.type == DELETED:
+            self._nodes.pop(node.metadata.name, None)
+            self.cache.remove_node(node)
+        else:
+            self._on_node(node, self._nodes.get(node.metadata.name))
+
+    def _on_node(self, node: Any, old: Any | None) -> None:
+        self._nodes[node.metadata.name] = node
+        if old is None:
+            self.cache.add_node(node)
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD), None, node)
+            return
+        self.cache.update_node(old, node)
+        for event in node_update_events(old, node):
+            self.queue.move_all_to_active_or_backoff(event, old, node)
+
+    def _on_pod_event(self, event: WatchEvent) -> None:
+        if event.type == DELETED:
+            self._on_pod_delete(event.object)
+        else:
+            self._on_pod_upsert(event.object)
+
+    def _responsible(self, pod: Any) -> bool:
+        return (pod.spec.schedulerName or "") in self.profiles
+
+    def _on_pod_upsert(self, pod: Any) -> None:
+        uid = pod.metadata.uid
+        if pod.spec.nodeName:
+            was_unscheduled = self._unscheduled.pop(uid, None)
+            if was_unscheduled is not None:
+                self.queue.delete(was_unscheduled)
+            known = self.cache.pod(uid)
+            if (
+                known is not None
+                and not self.cache.is_assumed(uid)
+                and (known.pod.metadata.resourceVersion == pod.metadata.resourceVersion)
+            ):
+                return  # already known at this version (a relist)
+            if known is None or self.cache.is_assumed(uid):
+                self.cache.add_pod(pod)
+                self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.ADD), None, pod)
+            else:
+                old = known.pod
+                self.cache.update_pod(old, pod)
+                for event in pod_update_events(ASSIGNED_POD, old, pod, requests=_requests):
+                    self.queue.move_all_to_active_or_backoff(event, old, pod)
+            return
+        if not self._responsible(pod):
+            return
+        old = self._unscheduled.get(uid)
+        self._unscheduled[uid] = pod
+        if old is None:
+            self.queue.add(pod)
+        elif old.metadata.resourceVersion != pod.metadata.resourceVersion:
+            self.queue.update(old, pod, pod_update_events(UNSCHEDULED_POD, old, pod, requests=_requests))
+
+    def _on_pod_delete(self, pod: Any) -> None:
+        uid = pod.metadata.uid
+        if pod.spec.nodeName or self.cache.pod(uid) is not None:
+            known = self.cache.pod(uid)
+            if known is not None:
+                self.cache.remove_pod(known.pod)
+                self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), known.pod, None)
+            return
+        if self._unscheduled.pop(uid, None) is not None:
+            nominated = self.queue.nominator.node_of(uid) is not None
+            self.queue.delete(pod)
+            if nominated:  # the room kept for it is free again, for pods it outranked
+                priority = PodInfo(pod).priority
+                self.queue.move_all_to_active_or_backoff(
+                    ClusterEvent(ASSIGNED_POD, ActionType.DELETE), pod, None, pre_check=lambda q: q.priority <= priority
+                )
+        for fwk in self.profiles.values():
+            waiting = fwk.waiting_pods.get(uid)
+            if waiting is not None:
+                waiting.reject("", "removed")
