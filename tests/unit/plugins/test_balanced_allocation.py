@@ -3,9 +3,7 @@ arguments, and golden cases."""
 
 from __future__ import annotations
 
-import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -13,13 +11,13 @@ import pytest
 import yaml
 from lightkube.resources import core_v1
 
+from golden_corpus import CORPUS as GOLDEN
+from golden_corpus import golden_nodes, golden_pod
 from kubesched.cache import NodeInfo, PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import SKIP
 from kubesched.plugins import balanced_allocation as ba
 from kubesched.plugins.resource_scoring import ArgsError, ResourceSpec, balance
-
-GOLDEN = Path("/work/shared/golden")
 
 
 def pod(name: str = "p", requests: dict[str, str] | None = None, **spec: Any) -> PodInfo:
@@ -164,32 +162,6 @@ def test_args_validation(args: dict[str, Any], message: str) -> None:
 
 
 # -- golden cases ---------------------------------------------------------------------------------
-
-
-def golden_pod(compact: dict[str, Any]) -> PodInfo:
-    """A compact golden pod as the API server stores it (requests default to limits)."""
-    spec = copy.deepcopy(compact.get("spec") or {})
-    containers = spec.setdefault("containers", [{"name": "c", "image": "registry.k8s.io/pause:3.10"}])
-    first = containers[0].setdefault("resources", {})
-    for key in ("requests", "limits"):
-        first[key] = {**(first.get(key) or {}), **(compact.get(key) or {})}
-    for c in [*spec.get("initContainers", []), *containers]:
-        res = c.get("resources") or {}
-        res["requests"] = {**(res.get("limits") or {}), **(res.get("requests") or {})}
-        c["resources"] = res
-    spec["nodeName"] = compact.get("nodeName")
-    meta = {"name": compact["name"], "namespace": compact.get("namespace", "default"), "uid": compact["name"]}
-    return PodInfo(msgspec.convert({"metadata": meta, "spec": spec}, core_v1.Pod))
-
-
-def golden_nodes(data: dict[str, Any]) -> dict[str, NodeInfo]:
-    nodes: dict[str, NodeInfo] = {}
-    for n in data.get("nodes") or []:
-        status = {"allocatable": {"pods": "110", **(n.get("allocatable") or {})}}
-        nodes[n["name"]] = NodeInfo(msgspec.convert({"metadata": {"name": n["name"]}, "status": status}, core_v1.Node))
-    for p in data.get("pods") or []:
-        nodes[p["nodeName"]].add_pod(golden_pod(p))
-    return nodes
 
 
 def golden_cases() -> list[str]:

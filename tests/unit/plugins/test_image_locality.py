@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -12,12 +11,12 @@ import pytest
 import yaml
 from lightkube.resources import core_v1
 
+from golden_corpus import CORPUS as GOLDEN
 from kubesched.cache import ImageState, NodeInfo, PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.plugins import image_locality as il
 
 MB = 1024 * 1024
-GOLDEN = Path("/work/shared/golden")
 
 
 def pod(*images: str, init: tuple[str, ...] = (), volumes: tuple[str, ...] = ()) -> PodInfo:

@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -9,6 +8,7 @@ from lightkube.models import core_v1, meta_v1
 from lightkube.resources import core_v1 as res
 
 from builders import make_node, make_pod
+from golden_corpus import CORPUS as GOLDEN
 from kubesched.api.tolerations import tolerates
 from kubesched.cache import NodeInfo, PodInfo
 from kubesched.framework.cycle_state import CycleState
@@ -268,7 +268,6 @@ def test_events():
 
 # -- golden cases: filter verdicts of the node filters ---------------------------------------------
 
-GOLDEN = Path("/work/shared/golden")
 KUBELET_LABELS = {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
 DEFAULT_TOLERATIONS = [
     core_v1.Toleration(key=key, operator="Exists", effect="NoExecute", tolerationSeconds=300)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -12,6 +10,8 @@ import pytest
 import yaml
 from lightkube.resources import core_v1
 
+from golden_corpus import CORPUS as GOLDEN
+from golden_corpus import golden_nodes, golden_pod
 from kubesched.cache import NodeInfo, PodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, POD, ActionType
@@ -21,7 +21,6 @@ from kubesched.plugins.resource_scoring import ArgsError, UtilizationShapePoint,
 
 Mi = 1024 * 1024
 Gi = 1024 * Mi
-GOLDEN = Path("/work/shared/golden")
 
 
 def pod(name: str = "p", requests: dict[str, str] | None = None, **spec: Any) -> PodInfo:
@@ -495,32 +494,6 @@ AFTER_FIT = {
     "DynamicResources",
     "NodeDeclaredFeatures",
 }
-
-
-def golden_pod(compact: dict[str, Any]) -> PodInfo:
-    """A compact golden pod as the API server stores it (requests default to limits)."""
-    spec = copy.deepcopy(compact.get("spec") or {})
-    containers = spec.setdefault("containers", [{"name": "c", "image": "registry.k8s.io/pause:3.10"}])
-    first = containers[0].setdefault("resources", {})
-    for key in ("requests", "limits"):
-        first[key] = {**(first.get(key) or {}), **(compact.get(key) or {})}
-    for c in [*spec.get("initContainers", []), *containers]:
-        res = c.get("resources") or {}
-        res["requests"] = {**(res.get("limits") or {}), **(res.get("requests") or {})}
-        c["resources"] = res
-    spec["nodeName"] = compact.get("nodeName")
-    meta = {"name": compact["name"], "namespace": compact.get("namespace", "default"), "uid": compact["name"]}
-    return PodInfo(msgspec.convert({"metadata": meta, "spec": spec}, core_v1.Pod))
-
-
-def golden_nodes(data: dict[str, Any]) -> dict[str, NodeInfo]:
-    nodes: dict[str, NodeInfo] = {}
-    for n in data.get("nodes") or []:
-        status = {"allocatable": {"pods": "110", **(n.get("allocatable") or {})}}
-        nodes[n["name"]] = NodeInfo(msgspec.convert({"metadata": {"name": n["name"]}, "status": status}, core_v1.Node))
-    for p in data.get("pods") or []:
-        nodes[p["nodeName"]].add_pod(golden_pod(p))
-    return nodes
 
 
 def golden_fit_args(data: dict[str, Any]) -> fit.Args | None:
