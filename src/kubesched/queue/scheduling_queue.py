@@ -301,8 +301,7 @@ class SchedulingQueue:
     ) -> None:
         """A cluster event: requeue the unschedulable pods whose rejecting plugins' hints say it
         may help (all of them for a wildcard event); remember it for the pods in flight."""
-        interested = [name for name, p in self.profiles.items() if p.interested(event)]
-        if not interested and not event.is_wildcard():
+        if not event.is_wildcard() and not any(p.interested(event) for p in self.profiles.values()):
             return
         for members in list(self.unschedulable.groups.values()):
             sample = next(iter(members.values()))

@@ -25,7 +25,8 @@ class Diagnosis:
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
     post_filter_result: PostFilterResult | None = None  # what PostFilter achieved (a nomination)
-    # How many recorded nodes have each (often shared) status object: id -> [status, count]
+    # How many recorded nodes have each (often shared) status object: id -> [status, count]; nodes
+    # get their statuses through `record` and `record_many`, which keep it.
     tally: dict[int, list[Any]] = field(default_factory=dict)
 
     def _count(self, status: Status, times: int) -> None:
@@ -82,10 +83,7 @@ class FitError(Exception):
         else:
             histogram: Counter[str] = Counter()
             statuses = d.node_to_status
-            tally = list(d.tally.values())
-            if sum(times for _, times in tally) != len(statuses):  # statuses set directly: count them
-                tally = [[s, 1] for s in statuses.statuses.values()]
-            for status, times in tally:
+            for status, times in d.tally.values():
                 for reason in status.reasons:
                     histogram[reason] += times
             absent = self.num_all_nodes - len(statuses)

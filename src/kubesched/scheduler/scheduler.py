@@ -17,7 +17,6 @@ from kubesched.cluster.events import EventsV1Recorder
 from kubesched.config import SchedulerConfig
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD, ActionType, ClusterEvent
-from kubesched.framework.interface import NodeToStatus
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
@@ -267,8 +266,8 @@ class Scheduler(Informers, Failures):
     def _fail_on_node(self, fwk: Framework, qpi: QueuedPodInfo, host: str, status: Status) -> None:
         """A Reserve/Permit/WaitOnPermit failure: a rejection reads as a FitError over one node."""
         if status.is_rejected():
-            diagnosis = Diagnosis(node_to_status=NodeToStatus({host: status}))
-            diagnosis.add_plugin(status)
+            diagnosis = Diagnosis()
+            diagnosis.record(host, status)
             fit = FitError(qpi.key, 1, diagnosis)
             self.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), diagnosis)
         else:
