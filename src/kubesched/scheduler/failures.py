@@ -80,7 +80,7 @@ class Failures:
     ) -> None:
         """The FailedScheduling event, then the PodScheduled condition (and the nomination a
         PostFilter made or cleared) in one status patch, unless nothing would change."""
-        await self._event(fwk, PodInfo(pod), "Warning", "FailedScheduling", "Scheduling", _truncate(message))
+        await self._event(fwk, pod, "Warning", "FailedScheduling", "Scheduling", _truncate(message))
         condition = {
             "type": "PodScheduled",
             "status": "False",
@@ -112,6 +112,7 @@ class Failures:
                 patch_type="strategic",
             )
 
-    async def _event(self, fwk: Framework, pod: PodInfo, type_: str, reason: str, action: str, note: str) -> None:
+    async def _event(self, fwk: Framework, pod: Any, type_: str, reason: str, action: str, note: str) -> None:
+        """Record an event about `pod` (the API object) as the profile's scheduler."""
         with contextlib.suppress(NotFound):
-            await self.recorders[fwk.profile_name].record(pod.pod, type_, reason, action, note)
+            await self.recorders[fwk.profile_name].record(pod, type_, reason, action, note)

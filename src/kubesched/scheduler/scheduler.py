@@ -157,7 +157,7 @@ class Scheduler(Informers, Failures):
             self.queue.done(pod.uid)
             self._spawn(
                 self._event(
-                    fwk, pod, "Warning", "FailedScheduling", "Scheduling", f"skip schedule deleting pod: {pod.key}"
+                    fwk, pod.pod, "Warning", "FailedScheduling", "Scheduling", f"skip schedule deleting pod: {pod.key}"
                 )
             )
             return
@@ -294,7 +294,7 @@ class Scheduler(Informers, Failures):
         self.metrics.scheduled(qpi.attempts, now - (qpi.initial_attempt or qpi.timestamp))
         self.trace.emit("bind.done", pod=assumed.key, node=host)
         await self._event(
-            fwk, assumed, "Normal", "Scheduled", "Binding", f"Successfully assigned {assumed.key} to {host}"
+            fwk, assumed.pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {assumed.key} to {host}"
         )
         fwk.run_post_bind(state, assumed, host)
 
