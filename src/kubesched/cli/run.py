@@ -138,6 +138,8 @@ def run_command(console: Console, args: argparse.Namespace) -> int:
     try:
         config = load_file(args.config, registry) if args.config else default_config(registry)
         host, _, port = args.metrics_bind.rpartition(":")
+        if not port.isdigit() or int(port) > 65535:
+            raise ValueError(f"--metrics-bind: expected HOST:PORT, got {args.metrics_bind!r}")
         options = RunOptions(
             leader_elect=config.configuration.leaderElection.leaderElect
             if args.leader_elect is None

@@ -99,3 +99,16 @@ def test_one_replica_leads_the_other_takes_over_when_it_stops_and_the_lease_is_r
         assert await asyncio.wait_for(replicas[1][3], 5) == 0
 
     asyncio.run(main())
+
+
+def test_bad_run_options_are_clear_errors_before_anything_starts(tmp_path, capsys):
+    from kubesched.cli.main import main
+
+    assert main(["run", "--metrics-bind", "abc"]) == 2
+    assert "--metrics-bind: expected HOST:PORT, got 'abc'" in capsys.readouterr().out
+    bad = tmp_path / "config.yaml"
+    bad.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nbogus: 1\n")
+    assert main(["run", "--config", str(bad)]) == 2
+    assert "bogus" in capsys.readouterr().out
+    assert main(["run", "--kubeconfig", str(tmp_path / "missing")]) == 2
+    assert "missing" in capsys.readouterr().out
