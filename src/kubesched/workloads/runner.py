@@ -104,24 +104,12 @@ async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool
                 created += op.count
             if op.collect_metrics:
                 began = time.perf_counter()
-                last = start_bound
-                stalled = 0.0
-                while scheduler.scheduled < created:
-                    await asyncio.sleep(SAMPLE_SECONDS)
-                    result.samples.append(float(scheduler.scheduled - last))
-                    stalled = stalled + SAMPLE_SECONDS if scheduler.scheduled == last else 0.0
-                    _check_progress(stalled, created - scheduler.scheduled)
-                    last = scheduler.scheduled
+                await _until_scheduled(scheduler, created, SAMPLE_SECONDS, result.samples)
                 result.seconds = time.perf_counter() - began
                 result.scheduled = scheduler.scheduled - start_bound
                 result.samples = result.samples[1:]
         elif isinstance(op, Barrier):
-            stalled, seen = 0.0, scheduler.scheduled
-            while scheduler.scheduled < created:
-                await asyncio.sleep(0.05)
-                stalled = stalled + 0.05 if scheduler.scheduled == seen else 0.0
-                _check_progress(stalled, created - scheduler.scheduled)
-                seen = scheduler.scheduled
+            await _until_scheduled(scheduler, created, 0.05)
         elif isinstance(op, Settle):
             await _settle(scheduler)
     task.cancel()
@@ -142,9 +130,21 @@ class Stalled(RuntimeError):
     """Pods that should be scheduled are not, and nothing has moved for a while."""
 
 
-def _check_progress(stalled: float, waiting: int) -> None:
-    if stalled >= STALL_SECONDS:
-        raise Stalled(f"{waiting} pods still unscheduled after {STALL_SECONDS:g} s without progress")
+async def _until_scheduled(
+    scheduler: Scheduler, target: int, period: float, samples: list[float] | None = None
+) -> None:
+    """Until `target` pods are bound, looking every `period` seconds (and appending the pods bound
+    in each period to `samples`); Stalled when none is bound for STALL_SECONDS."""
+    stalled, seen = 0.0, scheduler.scheduled
+    while scheduler.scheduled < target:
+        await asyncio.sleep(period)
+        if samples is not None:
+            samples.append(float(scheduler.scheduled - seen))
+        stalled = stalled + period if scheduler.scheduled == seen else 0.0
+        if stalled >= STALL_SECONDS:
+            waiting = target - scheduler.scheduled
+            raise Stalled(f"{waiting} pods still unscheduled after {STALL_SECONDS:g} s without progress")
+        seen = scheduler.scheduled
 
 
 async def _settle(scheduler: Scheduler) -> None:
