@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import msgspec
 
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.framework.interface import MAX_NODE_SCORE, NodeToStatus, PostFilterResult, PreFilterResult
-from kubesched.framework.status import SKIP, Status
+from kubesched.framework.interface import MAX_NODE_SCORE, NodeToStatus, PostFilterResult
+from kubesched.framework.status import Status
 from kubesched.plugins.args import decode_args
-from kubesched.plugins.batch import Bool, Int, zeros
+from kubesched.plugins.batch import Int, zeros
 from kubesched.plugins.normalize import default_normalize_array, default_normalize_score
+from kubesched.plugins.skipping import SkippingFilter
 
 if TYPE_CHECKING:
     from kubesched.cache import NodeInfo, PodInfo
@@ -45,7 +46,7 @@ class DynamicResourcesArgs(msgspec.Struct, omit_defaults=True):
     bindingTimeout: str | None = None
 
 
-class DynamicResources:
+class DynamicResources(SkippingFilter):
     name: ClassVar[str] = NAME
 
     def __init__(self, args: DynamicResourcesArgs | None = None) -> None:
@@ -53,17 +54,6 @@ class DynamicResources:
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         return None
-
-    def pre_filter(
-        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
-    ) -> tuple[PreFilterResult | None, Status | None]:
-        return None, SKIP
-
-    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        return None
-
-    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
-        return None  # Filter passes every node
 
     def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus

@@ -17,10 +17,10 @@ import msgspec
 
 from kubesched.api.errors import FieldError
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.status import SKIP, Status
 from kubesched.plugins.args import decode_args
-from kubesched.plugins.batch import Bool, Int, zeros
+from kubesched.plugins.batch import Int, zeros
+from kubesched.plugins.skipping import SkippingFilter
 
 if TYPE_CHECKING:
     from kubesched.cache import NodeInfo, PodInfo
@@ -51,24 +51,7 @@ def _events(*pairs: tuple[str, ActionType]) -> list[ClusterEventWithHint]:
     return [ClusterEventWithHint(ClusterEvent(resource, action)) for resource, action in pairs]
 
 
-class _VolumeFilter:
-    """PreFilter → Skip and a passing Filter: what a volume plugin does for a pod without volumes."""
-
-    name: ClassVar[str]
-
-    def pre_filter(
-        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
-    ) -> tuple[PreFilterResult | None, Status | None]:
-        return None, SKIP
-
-    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        return None
-
-    def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
-        return None  # Filter passes every node
-
-
-class VolumeRestrictions(_VolumeFilter):
+class VolumeRestrictions(SkippingFilter):
     """Disk conflicts between pods on a node and ReadWriteOncePod claims already in use."""
 
     name: ClassVar[str] = VOLUME_RESTRICTIONS
@@ -77,7 +60,7 @@ class VolumeRestrictions(_VolumeFilter):
         return _events((POD, ActionType.DELETE), (NODE, ActionType.ADD), (PERSISTENT_VOLUME_CLAIM, ActionType.ADD))
 
 
-class NodeVolumeLimits(_VolumeFilter):
+class NodeVolumeLimits(SkippingFilter):
     """Per-node limits on attachable CSI volumes."""
 
     name: ClassVar[str] = NODE_VOLUME_LIMITS
@@ -91,7 +74,7 @@ class NodeVolumeLimits(_VolumeFilter):
         )
 
 
-class VolumeZone(_VolumeFilter):
+class VolumeZone(SkippingFilter):
     """Zone labels of the PersistentVolumes a pod's claims are bound to."""
 
     name: ClassVar[str] = VOLUME_ZONE
@@ -124,7 +107,7 @@ def validate_volume_binding_args(args: VolumeBindingArgs) -> None:
         )
 
 
-class VolumeBinding(_VolumeFilter):
+class VolumeBinding(SkippingFilter):
     """Binding of a pod's unbound claims to PersistentVolumes (or their provisioning) at PreBind."""
 
     name: ClassVar[str] = VOLUME_BINDING
