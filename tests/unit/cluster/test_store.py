@@ -1,5 +1,7 @@
 """The memory store behaves as a Kubernetes API server does for the scheduler's purposes."""
 
+import random
+
 import pytest
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1, scheduling_v1
@@ -63,6 +65,29 @@ class TestCreate:
 
         assert names(1) == names(1)
         assert all(n.startswith("web-") and len(n) == 9 for n in names(1))
+
+    @pytest.mark.parametrize(("taken", "created"), [(2, "web-ddddd"), (7, "web-kkkkk"), (8, None)])
+    def test_a_generated_name_taken_is_drawn_again_eight_draws_in_all(self, store, taken, created):
+        letters = "bcdfghjklm"
+
+        class Scripted(random.Random):
+            """Draw i is the i-th letter five times."""
+
+            draws = iter("".join(letter * 5 for letter in letters))
+
+            def choice(self, seq):
+                return next(self.draws)
+
+        for letter in letters[:taken]:
+            store.create(make_pod(f"web-{letter * 5}").obj)
+        store._rng = Scripted(0)
+        pod = make_pod("").obj
+        pod.metadata = meta_v1.ObjectMeta(generateName="web-", namespace="default")
+        if created is None:
+            with pytest.raises(AlreadyExists, match='pods "web-kkkkk" already exists'):
+                store.create(pod)
+        else:
+            assert store.create(pod).metadata.name == created
 
 
 class TestValidation:

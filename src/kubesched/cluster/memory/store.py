@@ -60,6 +60,7 @@ DEFAULT_WATCH_LATENCY = 0.005
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 DEFAULT_HISTORY = 10_000
 _NAME_SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+GENERATE_NAME_ATTEMPTS = 8  # the API server's tries at a free generated name
 _UUID_CLEAR = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
 _UUID_V4 = (0x4000 << 64) | (0x8000 << 48)
 
@@ -223,7 +224,7 @@ class MemoryStore:
                 raise NotFound(f'namespaces "{ns}" not found', kind="namespaces", name=ns)
         name = meta.name
         if not name and meta.generateName:
-            name = meta.generateName + "".join(self._rng.choice(_NAME_SUFFIX_CHARS) for _ in range(5))
+            name = self._generate_name(kind.cls, ns or "", meta.generateName)
         meta.name = name
         meta.namespace = ns
         meta.uid = self._new_uid()
@@ -246,6 +247,16 @@ class MemoryStore:
                 f'{kind.qualified} "{name}" already exists', kind=kind.plural, name=name or "", group=kind.group
             )
         return self._commit(kind, key, ADDED, obj, None)
+
+    def _generate_name(self, cls: type[Any], namespace: str, prefix: str) -> str:
+        """`prefix` and a random suffix; a suffix already taken is drawn again, up to
+        `GENERATE_NAME_ATTEMPTS` draws in all (after which the create fails with AlreadyExists)."""
+        objects = self._objects[cls]
+        for _ in range(GENERATE_NAME_ATTEMPTS):
+            name = prefix + "".join(self._rng.choice(_NAME_SUFFIX_CHARS) for _ in range(5))
+            if (namespace, name) not in objects:
+                break
+        return name
 
     def restore(self, obj: R) -> R:
         """Store an object exactly as given — UID, timestamps and status included — as when loading
