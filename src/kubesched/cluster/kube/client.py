@@ -8,7 +8,6 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar, cast
 
-import aiohttp
 from lightkube.core.resource import NamespacedResource
 from lightkube.resources import core_v1
 
@@ -17,6 +16,7 @@ from kubesched.cluster.errors import BadRequest, Invalid, NotFound
 from kubesched.cluster.kube.codec import decode, decode_dict, decode_list, encode, is_status
 from kubesched.cluster.kube.config import DEFAULT_BURST, DEFAULT_QPS, ClientConfig
 from kubesched.cluster.kube.errors import NotServed, error_from_status
+from kubesched.cluster.kube.http1 import Response
 from kubesched.cluster.kube.transport import Transport
 from kubesched.cluster.kube.watch import Backoff, KubeWatch
 from kubesched.cluster.protocol import ListResult
@@ -171,7 +171,7 @@ class KubeCluster:
         path = api.path(namespace)
         params = {**_selectors(label_selector, field_selector), "watch": "1", "allowWatchBookmarks": "true"}
 
-        async def open_(rv: str) -> aiohttp.ClientResponse:
+        async def open_(rv: str) -> Response:
             timeout = self.min_watch_timeout * (1.0 + self._rng.random())
             query = {**params, "resourceVersion": rv, "timeoutSeconds": str(int(timeout))}
             try:

@@ -1,4 +1,4 @@
-"""HTTP to the API server: one aiohttp session (keep-alive), credentials, rate limit, error replies."""
+"""HTTP to the API server: pooled keep-alive connections, credentials, rate limit, error replies."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-import aiohttp
-
+from kubesched.cluster.kube import http1
 from kubesched.cluster.kube.config import ClientConfig
 from kubesched.cluster.kube.errors import ConnectionFailed, error_from_reply
+from kubesched.cluster.kube.http1 import Response
 from kubesched.cluster.kube.ratelimit import TokenBucket
 
 JSON = "application/json"
 USER_AGENT = "kubesched/0.1.0"
 MAX_RETRIES = 10  # client-go retries a reply carrying Retry-After at most this often
 TOKEN_FILE_PERIOD = 60.0  # client-go re-reads a token file once a minute
-TRANSPORT_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
+TRANSPORT_ERRORS = http1.ERRORS
 
 
 class Transport:
@@ -28,7 +28,7 @@ class Transport:
     def __init__(self, config: ClientConfig) -> None:
         self.config = config
         self.limiter = TokenBucket(config.qps, config.burst) if config.qps > 0 else None
-        self._session: aiohttp.ClientSession | None = None
+        self._pool: http1.Pool | None = None
         self._token = config.token
         self._token_read: float | None = None
 
@@ -46,11 +46,10 @@ class Transport:
             headers["Authorization"] = f"Basic {basic}"
         return headers
 
-    def session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(ssl=self.config.ssl_context() or False)
-            self._session = aiohttp.ClientSession(connector=connector)
-        return self._session
+    def pool(self) -> http1.Pool:
+        if self._pool is None:
+            self._pool = http1.Pool(self.config.server, self.config.ssl_context())
+        return self._pool
 
     async def request(
         self,
@@ -65,20 +64,18 @@ class Transport:
         headers = self._headers()
         if body is not None:
             headers["Content-Type"] = content_type
-        timeout = aiohttp.ClientTimeout(total=self.config.timeout)
-        url = self.config.server + path
         retries = 0
         while True:
             if self.limiter is not None:
                 await self.limiter.wait()
             try:
-                async with self.session().request(
-                    method, url, params=params, data=body, headers=headers, timeout=timeout
-                ) as response:
-                    data = await response.read()
-                    status, retry_after = response.status, response.headers.get("Retry-After", "")
+                response = await self.pool().request(
+                    method, path, params=params, headers=headers, body=body, timeout=self.config.timeout
+                )
             except TRANSPORT_ERRORS as e:
-                raise ConnectionFailed(f"{method} {url}: {_describe(e)}") from e
+                raise ConnectionFailed(f"{method} {self.config.server}{path}: {_describe(e)}") from e
+            status, data = response.status, await response.read()
+            retry_after = response.headers.get("retry-after", "")
             if status < 400:
                 return status, data
             if (status == 429 or status >= 500) and retry_after.isdigit() and retries < MAX_RETRIES:
@@ -87,32 +84,26 @@ class Transport:
                 continue
             raise error_from_reply(status, data)
 
-    async def stream(self, path: str, params: Mapping[str, str], *, timeout: float) -> aiohttp.ClientResponse:
+    async def stream(self, path: str, params: Mapping[str, str], *, timeout: float) -> Response:
         """An open streaming GET (a watch), not rate limited; the caller reads and closes it."""
-        url = self.config.server + path
         try:
-            response = await self.session().get(
-                url,
-                params=params,
-                headers=self._headers(),
-                timeout=aiohttp.ClientTimeout(total=timeout, sock_connect=self.config.timeout),
+            response = await self.pool().stream(
+                path, params=params, headers=self._headers(), connect_timeout=self.config.timeout, timeout=timeout
             )
+            if response.status >= 400:
+                try:
+                    data = await response.read()
+                finally:
+                    response.close()
+                raise error_from_reply(response.status, data)
         except TRANSPORT_ERRORS as e:
-            raise ConnectionFailed(f"GET {url}: {_describe(e)}") from e
-        if response.status >= 400:
-            try:
-                data = await response.read()
-            except TRANSPORT_ERRORS as e:
-                raise ConnectionFailed(f"GET {url}: {_describe(e)}") from e
-            finally:
-                response.release()
-            raise error_from_reply(response.status, data)
+            raise ConnectionFailed(f"GET {self.config.server}{path}: {_describe(e)}") from e
         return response
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
 
 def _describe(error: BaseException) -> str:

@@ -10,18 +10,18 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import aiohttp
 import msgspec
 
 from kubesched.cluster.errors import ApiError, InternalError, TooManyRequests
 from kubesched.cluster.kube.codec import decode, decode_event_lines
 from kubesched.cluster.kube.errors import ServiceUnavailable, error_from_reply
+from kubesched.cluster.kube.http1 import Response
 from kubesched.cluster.kube.transport import TRANSPORT_ERRORS
 from kubesched.cluster.protocol import ADDED, ERROR, ListResult, WatchEvent
 
 log = logging.getLogger(__name__)
 
-Opener = Callable[[str], Awaitable[aiohttp.ClientResponse]]
+Opener = Callable[[str], Awaitable[Response]]
 Lister = Callable[[], Awaitable[ListResult]]
 SHORT_WATCH = 1.0  # a watch closed this soon without an event is a failure (client-go's "very short watch")
 
@@ -77,7 +77,7 @@ class KubeWatch:
         self._backoff = backoff
         self._what = what
         self._ready: deque[WatchEvent] = deque()
-        self._response: aiohttp.ClientResponse | None = None
+        self._response: Response | None = None
         self._buffer = bytearray()
         self._opened = 0.0
         self._received = 0
@@ -138,9 +138,9 @@ class KubeWatch:
                 return
             self._retry_later(str(e))
 
-    async def _read(self, response: aiohttp.ClientResponse) -> None:
+    async def _read(self, response: Response) -> None:
         try:
-            chunk = await response.content.readany()
+            chunk = await response.readany()
         except TRANSPORT_ERRORS as e:
             if not self.stopped:
                 self._retry_later(f"the connection was lost ({type(e).__name__}: {e})")
