@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import hmac
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -43,7 +42,6 @@ log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 3 * 1024 * 1024  # the API server's default request body limit
 JSON = "application/json"
 PROTOBUF_V2 = "application/com.github.proto-openapi.spec.v2"
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def respond(body: Any, status: int = 200) -> web.Response:
@@ -87,15 +85,18 @@ class ApiServer:
         self.token = token
         self.bookmark_interval = bookmark_interval
         self.address = "127.0.0.1:0"
-        self.app = web.Application(client_max_size=max_body, middlewares=[self._errors, self._auth])
-        self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        self.app = web.Application(client_max_size=max_body)
+        self.app.router.add_route("*", "/{tail:.*}", self._serve)
 
-    # -- middleware --------------------------------------------------------------------------
-
-    @web.middleware
-    async def _errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+    async def _serve(self, request: web.Request) -> web.StreamResponse:
+        """Authenticate, dispatch, and turn any failure into its `Status` reply."""
         try:
-            return await handler(request)
+            if self.token is not None:
+                header = request.headers.get("Authorization", "")
+                scheme, _, given = header.partition(" ")
+                if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token.encode()):
+                    raise Unauthorized("Unauthorized")
+            return await self._dispatch(request)
         except ApiError as e:
             return status_response(e)
         except web.HTTPRequestEntityTooLarge:
@@ -105,15 +106,6 @@ class ApiServer:
         except Exception as e:
             log.exception("internal error serving %s %s", request.method, request.path)
             return status_response(InternalError(f"Internal error occurred: {type(e).__name__}: {e}"))
-
-    @web.middleware
-    async def _auth(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        if self.token is not None:
-            header = request.headers.get("Authorization", "")
-            scheme, _, given = header.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token.encode()):
-                raise Unauthorized("Unauthorized")
-        return await handler(request)
 
     # -- dispatch ----------------------------------------------------------------------------
 
