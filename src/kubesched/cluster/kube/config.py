@@ -9,9 +9,14 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import msgspec
+import yaml
 from lightkube.config.kubeconfig import DEFAULT_KUBECONFIG, KubeConfig, SingleConfig
 from lightkube.core.exceptions import ConfigError
+
+from kubesched.cluster.kube.execauth import EXEC_EXTENSION, ExecConfig
 
 SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 DEFAULT_QPS = 50.0  # KubeSchedulerConfiguration clientConnection.qps
@@ -34,6 +39,7 @@ class ClientConfig:
     password: str | None = None
     client_cert: bytes | None = None
     client_key: bytes | None = None
+    exec: ExecConfig | None = None
     qps: float = DEFAULT_QPS
     burst: int = DEFAULT_BURST
     timeout: float = 60.0  # seconds for one non-watch request
@@ -45,7 +51,10 @@ class ClientConfig:
         if path is None:
             candidates = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
             path = next((p for p in candidates if Path(p).expanduser().is_file()), DEFAULT_KUBECONFIG)
-        single = KubeConfig.from_file(path).get(context)
+        try:
+            single = KubeConfig.from_file(path).get(context)
+        except (msgspec.ValidationError, yaml.YAMLError, AttributeError, KeyError, TypeError) as e:
+            raise ConfigError(f"invalid kubeconfig {path}: {e}") from None
         if single is None:  # `get` returns None only when given a default
             raise ConfigError("no context selected")
         return cls._from_single(single)
@@ -59,8 +68,6 @@ class ClientConfig:
                 return base64.b64decode(inline)
             return Path(single.abs_file(file)).read_bytes() if file else None
 
-        if user is not None and user.exec is not None:
-            raise ConfigError("exec credential plugins are not supported; use a token or a client certificate")
         if user is not None and user.auth_provider:
             raise ConfigError("auth-provider is not supported; use a token or a client certificate")
         return cls(
@@ -73,6 +80,7 @@ class ClientConfig:
             password=user.password if user else None,
             client_cert=data(user.client_cert_data, user.client_cert) if user else None,
             client_key=data(user.client_key_data, user.client_key) if user else None,
+            exec=_exec_config(single) if user is not None and user.exec is not None else None,
         )
 
     @classmethod
@@ -99,20 +107,40 @@ class ClientConfig:
             token_file=str(token_file),
         )
 
-    def ssl_context(self) -> ssl.SSLContext | None:
-        """The TLS context for an https server (None for http)."""
+    def ssl_context(self, client_cert: bytes | None = None, client_key: bytes | None = None) -> ssl.SSLContext | None:
+        """The TLS context for an https server (None for http), with the given client certificate
+        (an exec plugin's) or else the configured one."""
         if not self.server.startswith("https:"):
             return None
         context = ssl.create_default_context(cadata=self.ca_data.decode() if self.ca_data else None)
         if self.insecure:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
-        if self.client_cert and self.client_key:
+        if client_cert is None or client_key is None:
+            client_cert, client_key = self.client_cert, self.client_key
+        if client_cert and client_key:
             # `ssl` loads certificates only from files: a private directory (0700), removed at once.
             with tempfile.TemporaryDirectory() as tmp:
                 cert_file, key_file = Path(tmp, "tls.crt"), Path(tmp, "tls.key")
-                cert_file.write_bytes(self.client_cert)
+                cert_file.write_bytes(client_cert)
                 key_file.touch(0o600)
-                key_file.write_bytes(self.client_key)
+                key_file.write_bytes(client_key)
                 context.load_cert_chain(cert_file, key_file)
         return context
+
+
+def _exec_config(single: SingleConfig) -> ExecConfig:
+    """The user's `exec` stanza as written in the file (lightkube keeps only some of its fields),
+    with the cluster's `client.authentication.k8s.io/exec` extension for plugins that ask for it."""
+    if single.fname is None:
+        raise ConfigError("an exec credential plugin needs its kubeconfig file")
+    document = yaml.safe_load(single.fname.read_text()) or {}
+
+    def entry(section: str, name: str | None) -> dict[str, Any]:
+        return next((e.get(section[:-1]) or {} for e in document.get(section) or [] if e.get("name") == name), {})
+
+    user, cluster = single.context.user or "", entry("clusters", single.context.cluster)
+    extension = next(
+        (e.get("extension") for e in cluster.get("extensions") or [] if e.get("name") == EXEC_EXTENSION), None
+    )
+    return ExecConfig.from_stanza(entry("users", user).get("exec") or {}, user, single.fname.parent, extension)

@@ -11,6 +11,7 @@ from pathlib import Path
 from kubesched.cluster.kube import http1
 from kubesched.cluster.kube.config import ClientConfig
 from kubesched.cluster.kube.errors import ConnectionFailed, error_from_reply
+from kubesched.cluster.kube.execauth import CredentialError, Credentials, ExecCredentials, cluster_info
 from kubesched.cluster.kube.http1 import Response
 from kubesched.cluster.kube.ratelimit import TokenBucket
 
@@ -29,11 +30,20 @@ class Transport:
         self.config = config
         self.limiter = TokenBucket(config.qps, config.burst) if config.qps > 0 else None
         self._pool: http1.Pool | None = None
+        self._pool_cert: tuple[bytes | None, bytes | None] = (None, None)
+        self._exec: ExecCredentials | None = None
+        if config.exec is not None:
+            info = cluster_info(config.server, config.ca_data, config.insecure, config.exec.cluster_config)
+            self._exec = ExecCredentials(config.exec, info)
         self._token = config.token
         self._token_read: float | None = None
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, credentials: Credentials | None = None) -> dict[str, str]:
         headers = {"Accept": JSON, "User-Agent": USER_AGENT}
+        if credentials is not None:
+            if credentials.token:
+                headers["Authorization"] = f"Bearer {credentials.token}"
+            return headers
         config = self.config
         now = time.monotonic()
         if config.token_file and (self._token_read is None or now - self._token_read > TOKEN_FILE_PERIOD):
@@ -48,8 +58,24 @@ class Transport:
 
     def pool(self) -> http1.Pool:
         if self._pool is None:
-            self._pool = http1.Pool(self.config.server, self.config.ssl_context())
+            self._pool = http1.Pool(self.config.server, self.config.ssl_context(*self._pool_cert))
         return self._pool
+
+    async def _credentials(self, exec_: ExecCredentials) -> Credentials:
+        """The exec plugin's credentials; a new client certificate means new connections."""
+        credentials = exec_.cached()
+        if credentials is None:
+            try:
+                credentials = await exec_.get()
+            except CredentialError as e:
+                raise ConnectionFailed(f"getting credentials: {e}") from None
+        cert = (credentials.client_cert, credentials.client_key)
+        if cert != self._pool_cert:
+            self._pool_cert = cert
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
+        return credentials
 
     async def request(
         self,
@@ -61,13 +87,14 @@ class Transport:
         content_type: str = JSON,
     ) -> tuple[int, bytes]:
         """(HTTP status, body) of a 2xx reply; any other reply raises its `ApiError`."""
-        headers = self._headers()
-        if body is not None:
-            headers["Content-Type"] = content_type
         retries = 0
         while True:
             if self.limiter is not None:
                 await self.limiter.wait()
+            credentials = None if self._exec is None else await self._credentials(self._exec)
+            headers = self._headers(credentials)
+            if body is not None:
+                headers["Content-Type"] = content_type
             try:
                 response = await self.pool().request(
                     method, path, params=params, headers=headers, body=body, timeout=self.config.timeout
@@ -78,6 +105,8 @@ class Transport:
             retry_after = response.headers.get("retry-after", "")
             if status < 400:
                 return status, data
+            if status == 401 and credentials is not None and self._exec is not None:
+                self._exec.rejected(credentials)
             if (status == 429 or status >= 500) and retry_after.isdigit() and retries < MAX_RETRIES:
                 retries += 1
                 await asyncio.sleep(int(retry_after))
@@ -86,11 +115,18 @@ class Transport:
 
     async def stream(self, path: str, params: Mapping[str, str], *, timeout: float) -> Response:
         """An open streaming GET (a watch), not rate limited; the caller reads and closes it."""
+        credentials = None if self._exec is None else await self._credentials(self._exec)
         try:
             response = await self.pool().stream(
-                path, params=params, headers=self._headers(), connect_timeout=self.config.timeout, timeout=timeout
+                path,
+                params=params,
+                headers=self._headers(credentials),
+                connect_timeout=self.config.timeout,
+                timeout=timeout,
             )
             if response.status >= 400:
+                if response.status == 401 and credentials is not None and self._exec is not None:
+                    self._exec.rejected(credentials)
                 try:
                     data = await response.read()
                 finally:

@@ -118,14 +118,9 @@ def test_kubeconfig_env_picks_the_first_existing_file(tmp_path, monkeypatch):
     assert KubeCluster.from_kubeconfig(qps=5, burst=7).config.burst == 7
 
 
-def test_exec_plugins_are_refused_clearly(tmp_path):
-    path = write(
-        tmp_path,
-        {"c": {"server": "https://c:6443"}},
-        {"u": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws"}}},
-        {"main": {"cluster": "c", "user": "u"}},
-    )
-    with pytest.raises(ConfigError, match="exec credential plugins are not supported"):
+def test_a_malformed_kubeconfig_is_a_config_error_naming_the_file(tmp_path):
+    path = write(tmp_path, {"c": {"server": "https://c:6443"}}, {"u": {"token": ["not", "a", "string"]}}, {})
+    with pytest.raises(ConfigError, match=f"invalid kubeconfig {path}: .*token"):
         ClientConfig.from_kubeconfig(path)
 
 
