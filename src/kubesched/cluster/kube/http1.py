@@ -113,6 +113,7 @@ class _Connection(asyncio.Protocol):
         self._head: asyncio.Future[Response] | None = None
         self._response: Response | None = None
         self.lost = False
+        self.served = 0  # responses completed on this connection
 
     # -- asyncio.Protocol --------------------------------------------------------------------
 
@@ -148,6 +149,7 @@ class _Connection(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         response, self._response, self._head = self._response, None, None
+        self.served += 1
         if response is not None:
             response._finish()
         if self._parser.should_keep_alive() and not self.lost:
@@ -215,16 +217,29 @@ class Pool:
         timeout: float,
     ) -> Response:
         """The complete response (body buffered) within `timeout` seconds, waiting for a free
-        connection included."""
+        connection included. A GET that finds its kept-alive connection closed by the server
+        before any reply is sent again on another."""
+        head = self._head(method, path, params, headers, body)
         async with asyncio.timeout(timeout), self._slots:
-            connection = await self._connection()
-            try:
-                response = await connection.send(self._head(method, path, params, headers, body), body)
-                await response.read()
-            except BaseException:
-                connection.close()
-                raise
-            return response
+            while True:
+                connection = await self._connection()
+                reused = connection.served > 0
+                try:
+                    response = await connection.send(head, body)
+                except ConnectionError:
+                    connection.close()
+                    if reused and method == "GET":
+                        continue
+                    raise
+                except BaseException:
+                    connection.close()
+                    raise
+                try:
+                    await response.read()
+                except BaseException:
+                    connection.close()
+                    raise
+                return response
 
     async def stream(
         self,

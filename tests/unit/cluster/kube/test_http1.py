@@ -231,3 +231,47 @@ def test_tls_with_the_server_certificate_as_ca():
 def test_a_server_address_that_is_not_http_is_refused(url):
     with pytest.raises(ValueError, match="not an http"):
         Pool(url, None)
+
+
+@pytest.mark.parametrize(("method", "retried"), [("GET", True), ("POST", False)])
+def test_a_kept_alive_connection_closed_under_a_get_is_retried_once_elsewhere(method, retried):
+    """The server answers the first request on each connection and closes the connection when a
+    second one arrives, as a server closing an idle connection just as it is reused."""
+    connections = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(writer)
+        with contextlib.suppress(asyncio.IncompleteReadError):
+            await serve_requests(reader, writer)
+
+    async def serve_requests(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        answered = 0
+        while head := await reader.readuntil(b"\r\n\r\n"):
+            length = next((int(h.split(b":")[1]) for h in head.split(b"\r\n") if h.startswith(b"Content-Length")), 0)
+            await reader.readexactly(length)
+            if answered:
+                writer.close()
+                return
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            answered += 1
+
+    async def main():
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        pool = Pool(url, None)
+        try:
+            await pool.request(method, "/one", headers=HEADERS, body=None if method == "GET" else b"{}", timeout=5)
+            second = await pool.request(
+                method, "/two", headers=HEADERS, body=None if method == "GET" else b"{}", timeout=5
+            )
+            return await second.read()
+        finally:
+            pool.close()
+            server.close()
+
+    if retried:
+        assert run(main()) == b"ok"
+    else:
+        with pytest.raises(ConnectionError):
+            run(main())
+    assert len(connections) == (2 if retried else 1)
