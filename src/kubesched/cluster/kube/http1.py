@@ -1,6 +1,6 @@
 """HTTP/1.1 to one server over pooled keep-alive connections, responses parsed by httptools.
 
-A request costs the client about a quarter of what a general-purpose HTTP client spends on it,
+A request costs the client a fraction of the CPU a general-purpose HTTP client spends on it,
 which matters when every scheduled pod takes a Binding and an Event. Bodies are sent with a
 Content-Length; responses may be sized or chunked. A response body is buffered as it arrives;
 a streamed one (a watch) is read piece by piece and pauses the socket while too much is unread.

@@ -77,6 +77,11 @@ class Transport:
                 self._pool = None
         return credentials
 
+    def _check_rejection(self, status: int, credentials: Credentials | None) -> None:
+        """A 401 to an exec plugin's credentials has the plugin run again for the next request."""
+        if status == 401 and credentials is not None and self._exec is not None:
+            self._exec.rejected(credentials)
+
     async def request(
         self,
         method: str,
@@ -105,8 +110,7 @@ class Transport:
             retry_after = response.headers.get("retry-after", "")
             if status < 400:
                 return status, data
-            if status == 401 and credentials is not None and self._exec is not None:
-                self._exec.rejected(credentials)
+            self._check_rejection(status, credentials)
             if (status == 429 or status >= 500) and retry_after.isdigit() and retries < MAX_RETRIES:
                 retries += 1
                 await asyncio.sleep(int(retry_after))
@@ -125,8 +129,7 @@ class Transport:
                 timeout=timeout,
             )
             if response.status >= 400:
-                if response.status == 401 and credentials is not None and self._exec is not None:
-                    self._exec.rejected(credentials)
+                self._check_rejection(response.status, credentials)
                 try:
                     data = await response.read()
                 finally:
