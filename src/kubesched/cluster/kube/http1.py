@@ -12,6 +12,7 @@ import asyncio
 import ssl
 from collections import deque
 from collections.abc import Mapping
+from typing import cast
 from urllib.parse import urlencode, urlsplit
 
 import httptools
@@ -118,8 +119,7 @@ class _Connection(asyncio.Protocol):
     # -- asyncio.Protocol --------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        self._transport = cast(asyncio.Transport, transport)  # also uvloop's, not a subclass
 
     def data_received(self, data: bytes) -> None:
         try:
