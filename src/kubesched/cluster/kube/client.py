@@ -144,12 +144,15 @@ class KubeCluster:
         limit: int = 0,
         continue_token: str | None = None,
     ) -> ListResult:
-        api = api_of(kind)
         params = _selectors(label_selector, field_selector)
         if limit:
             params["limit"] = str(limit)
         if continue_token:
             params["continue"] = continue_token
+        return await self._list(kind, namespace, params)
+
+    async def _list(self, kind: type[Any], namespace: str | None, params: dict[str, str]) -> ListResult:
+        api = api_of(kind)
         _, body = await self._request(api, "GET", api.path(namespace), params=params)
         page = decode_list(body, kind)
         meta = page.metadata
@@ -180,8 +183,10 @@ class KubeCluster:
                 raise await self._unserved(api, e) from None
 
         async def list_() -> ListResult:
-            return await self.list(
-                kind, namespace=namespace, label_selector=label_selector, field_selector=field_selector
+            # resourceVersion 0 (any): a kube-apiserver answers from its watch cache, as it does
+            # client-go's reflectors, instead of reading everything from etcd
+            return await self._list(
+                kind, namespace, {**_selectors(label_selector, field_selector), "resourceVersion": "0"}
             )
 
         watch = KubeWatch(

@@ -54,6 +54,7 @@ class Script:
         self.connections = list(connections)
         self.listing = listing
         self.queries: list[dict[str, str]] = []
+        self.list_queries: list[dict[str, str]] = []
         self.app = web.Application()
         self.app.router.add_route("GET", "/{tail:.*}", self.handle)
 
@@ -61,6 +62,7 @@ class Script:
         if request.path == "/api/v1":
             return web.json_response({"resources": [{"name": "pods"}]})
         if request.query.get("watch") != "1":
+            self.list_queries.append(dict(request.query))
             return web.json_response(self.listing)
         self.queries.append(dict(request.query))
         steps = self.connections.pop(0) if self.connections else [HANG]
@@ -201,6 +203,7 @@ def test_without_a_version_it_lists_then_watches_from_the_list(serve, client_for
     script = Script([line("DELETED", "a", 11), HANG], listing=listing)
     seen, _, _ = collect(serve, client_for, script, 3)
     assert seen == [("ADDED", "a", "4"), ("ADDED", "b", "9"), ("DELETED", "a", "11")]
+    assert script.list_queries == [{"resourceVersion": "0"}]  # any version: a server may answer from its cache
     assert script.versions() == ["10"]
 
 
