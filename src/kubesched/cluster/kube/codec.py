@@ -7,11 +7,12 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
+from kubesched.cluster.codec import decoder, encode
 from kubesched.cluster.errors import InternalError
 
-T = TypeVar("T")
+__all__ = ["decode", "decode_dict", "decode_event_lines", "decode_list", "decode_type", "encode", "is_status"]
 
-encode = msgspec.json.Encoder().encode
+T = TypeVar("T")
 
 
 class ListMeta(msgspec.Struct):
@@ -45,22 +46,12 @@ decode_dict = msgspec.json.Decoder(dict[str, Any]).decode
 decode_event_lines = msgspec.json.Decoder(RawEvent).decode_lines
 _raw_list = msgspec.json.Decoder(ListBody[msgspec.Raw])
 
-_OBJECTS: dict[type[Any], msgspec.json.Decoder[Any]] = {}
-_LISTS: dict[type[Any], msgspec.json.Decoder[Any]] = {}
-
-
-def object_decoder(cls: type[Any]) -> msgspec.json.Decoder[Any]:
-    decoder = _OBJECTS.get(cls)
-    if decoder is None:
-        decoder = _OBJECTS[cls] = msgspec.json.Decoder(cls)
-    return decoder
-
 
 def decode(data: bytes | msgspec.Raw, cls: type[Any]) -> Any:
     """One object of `cls`. A reply that does not fit is the server's error (500), not the caller's."""
     try:
         try:
-            return object_decoder(cls).decode(data)
+            return decoder(cls).decode(data)
         except msgspec.ValidationError:
             return _lenient(data, cls)
     except msgspec.DecodeError as e:
@@ -69,11 +60,8 @@ def decode(data: bytes | msgspec.Raw, cls: type[Any]) -> Any:
 
 def decode_list(data: bytes, cls: type[Any]) -> ListBody[Any]:
     """A list reply with items of `cls`; items are decoded one by one only when one needs leniency."""
-    decoder = _LISTS.get(cls)
-    if decoder is None:
-        decoder = _LISTS[cls] = msgspec.json.Decoder(ListBody[cls])  # type: ignore[valid-type]
     try:
-        page: ListBody[Any] = decoder.decode(data)
+        page: ListBody[Any] = decoder(ListBody[cls]).decode(data)  # type: ignore[valid-type]
     except msgspec.ValidationError:
         page = _raw_list.decode(data)
         page.items = [decode(item, cls) for item in page.items or []]

@@ -25,6 +25,7 @@ from lightkube.resources import core_v1, scheduling_v1
 from kubesched.api.errors import FieldError
 from kubesched.api.selectors import parse_field_selector, parse_label_selector
 from kubesched.clock import Clock
+from kubesched.cluster.codec import decoder, encode
 from kubesched.cluster.errors import (
     STALE_OBJECT,
     AlreadyExists,
@@ -73,23 +74,10 @@ class Change(NamedTuple):
     old: Any | None
 
 
-_DECODERS: dict[type[Any], msgspec.json.Decoder[Any]] = {}
-
-
-def _decoder(cls: type[Any]) -> msgspec.json.Decoder[Any]:
-    decoder = _DECODERS.get(cls)
-    if decoder is None:
-        decoder = _DECODERS[cls] = msgspec.json.Decoder(cls)
-    return decoder
-
-
-_encode = msgspec.json.Encoder().encode
-
-
 def copy_object(obj: R) -> R:
     """A deep copy through the wire codec (far cheaper than `copy.deepcopy`)."""
     cls: type[Any] = type(obj)
-    result: R = _decoder(cls).decode(_encode(obj))
+    result: R = decoder(cls).decode(encode(obj))
     return result
 
 

@@ -1,0 +1,20 @@
+"""msgspec's JSON codec for lightkube's structs: one encoder, and one decoder per type, shared by
+the memory store's copies and the HTTP client's replies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+encode = msgspec.json.Encoder().encode
+
+_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+def decoder(cls: Any) -> msgspec.json.Decoder[Any]:
+    """The decoder for `cls` (a struct type or a generic alias of one), made once."""
+    found = _DECODERS.get(cls)
+    if found is None:
+        found = _DECODERS[cls] = msgspec.json.Decoder(cls)
+    return found
