@@ -51,16 +51,20 @@ class ClientConfig:
         if path is None:
             candidates = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
             path = next((p for p in candidates if Path(p).expanduser().is_file()), DEFAULT_KUBECONFIG)
+        file = Path(path).expanduser()
+        if not file.is_file():
+            raise ConfigError(f"Configuration file {path} not found")
         try:
-            single = KubeConfig.from_file(path).get(context)
+            document = yaml.safe_load(file.read_text())
+            single = KubeConfig.from_dict(document, fname=file).get(context)
         except (msgspec.ValidationError, yaml.YAMLError, AttributeError, KeyError, TypeError) as e:
             raise ConfigError(f"invalid kubeconfig {path}: {e}") from None
         if single is None:  # `get` returns None only when given a default
             raise ConfigError("no context selected")
-        return cls._from_single(single)
+        return cls._from_single(single, document)
 
     @classmethod
-    def _from_single(cls, single: SingleConfig) -> ClientConfig:
+    def _from_single(cls, single: SingleConfig, document: dict[str, Any]) -> ClientConfig:
         cluster, user = single.cluster, single.user
 
         def data(inline: str | None, file: str | None) -> bytes | None:
@@ -80,7 +84,7 @@ class ClientConfig:
             password=user.password if user else None,
             client_cert=data(user.client_cert_data, user.client_cert) if user else None,
             client_key=data(user.client_key_data, user.client_key) if user else None,
-            exec=_exec_config(single) if user is not None and user.exec is not None else None,
+            exec=_exec_config(single, document) if user is not None and user.exec is not None else None,
         )
 
     @classmethod
@@ -129,12 +133,11 @@ class ClientConfig:
         return context
 
 
-def _exec_config(single: SingleConfig) -> ExecConfig:
-    """The user's `exec` stanza as written in the file (lightkube keeps only some of its fields),
-    with the cluster's `client.authentication.k8s.io/exec` extension for plugins that ask for it."""
-    if single.fname is None:
-        raise ConfigError("an exec credential plugin needs its kubeconfig file")
-    document = yaml.safe_load(single.fname.read_text()) or {}
+def _exec_config(single: SingleConfig, document: dict[str, Any]) -> ExecConfig:
+    """The user's `exec` stanza as written in the kubeconfig `document` (lightkube keeps only some
+    of its fields), with the cluster's `client.authentication.k8s.io/exec` extension for plugins
+    that ask for it. A relative command is relative to the kubeconfig's directory."""
+    base = single.fname.parent if single.fname is not None else None
 
     def entry(section: str, name: str | None) -> dict[str, Any]:
         return next((e.get(section[:-1]) or {} for e in document.get(section) or [] if e.get("name") == name), {})
@@ -143,4 +146,4 @@ def _exec_config(single: SingleConfig) -> ExecConfig:
     extension = next(
         (e.get("extension") for e in cluster.get("extensions") or [] if e.get("name") == EXEC_EXTENSION), None
     )
-    return ExecConfig.from_stanza(entry("users", user).get("exec") or {}, user, single.fname.parent, extension)
+    return ExecConfig.from_stanza(entry("users", user).get("exec") or {}, user, base, extension)
