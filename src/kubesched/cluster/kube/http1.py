@@ -217,29 +217,15 @@ class Pool:
         timeout: float,
     ) -> Response:
         """The complete response (body buffered) within `timeout` seconds, waiting for a free
-        connection included. A GET that finds its kept-alive connection closed by the server
-        before any reply is sent again on another."""
-        head = self._head(method, path, params, headers, body)
+        connection included."""
         async with asyncio.timeout(timeout), self._slots:
-            while True:
-                connection = await self._connection()
-                reused = connection.served > 0
-                try:
-                    response = await connection.send(head, body)
-                except ConnectionError:
-                    connection.close()
-                    if reused and method == "GET":
-                        continue
-                    raise
-                except BaseException:
-                    connection.close()
-                    raise
-                try:
-                    await response.read()
-                except BaseException:
-                    connection.close()
-                    raise
-                return response
+            connection, response = await self._exchange(method, self._head(method, path, params, headers, body), body)
+            try:
+                await response.read()
+            except BaseException:
+                connection.close()
+                raise
+            return response
 
     async def stream(
         self,
@@ -253,12 +239,7 @@ class Pool:
         """A GET whose body is read as it comes; its connection is cut after `timeout` seconds.
         Streams do not count against `MAX_CONNECTIONS`."""
         async with asyncio.timeout(connect_timeout):
-            connection = await self._connection()
-            try:
-                response = await connection.send(self._head("GET", path, params, headers, None), None)
-            except BaseException:
-                connection.close()
-                raise
+            connection, response = await self._exchange("GET", self._head("GET", path, params, headers, None), None)
         response.streaming = True
         if not response._done:
             response.deadline = asyncio.get_running_loop().call_later(timeout, connection.close)
@@ -269,6 +250,24 @@ class Pool:
             connection.close()
         self._idle.clear()
         self._busy.clear()
+
+    async def _exchange(self, method: str, head: bytes, body: bytes | None) -> tuple[_Connection, Response]:
+        """Send a request; its connection and the response once its headers are in. A GET that
+        finds its kept-alive connection closed by the server before any reply is sent again on
+        another (other methods are not, as the server may have acted on them)."""
+        while True:
+            connection = await self._connection()
+            reused = connection.served > 0
+            try:
+                return connection, await connection.send(head, body)
+            except ConnectionError:
+                connection.close()
+                if reused and method == "GET":
+                    continue
+                raise
+            except BaseException:
+                connection.close()
+                raise
 
     def _head(
         self, method: str, path: str, params: Mapping[str, str] | None, headers: Mapping[str, str], body: bytes | None
