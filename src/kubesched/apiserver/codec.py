@@ -16,12 +16,6 @@ JSON_TYPES = ("application/json", "")
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
 ACCEPTED_BODY_TYPES = "application/json, application/yaml"
 
-_encoder = msgspec.json.Encoder()
-
-
-def encode(obj: Any) -> bytes:
-    return _encoder.encode(obj)
-
 
 def media_type(content_type: str) -> str:
     return content_type.split(";", 1)[0].strip().lower()

@@ -19,9 +19,10 @@ from lightkube.models import policy_v1 as policy_models
 from lightkube.resources import core_v1
 
 from kubesched.apiserver import discovery, openapi, tables
-from kubesched.apiserver.codec import encode, media_type, parse_body, to_object
+from kubesched.apiserver.codec import media_type, parse_body, to_object
 from kubesched.apiserver.routing import Target, parse
 from kubesched.apiserver.watchstream import stream_watch
+from kubesched.cluster.codec import encode
 from kubesched.cluster.errors import (
     ApiError,
     BadRequest,

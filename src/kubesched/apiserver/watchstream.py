@@ -9,8 +9,8 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.apiserver import tables
-from kubesched.apiserver.codec import encode
 from kubesched.apiserver.routing import Target
+from kubesched.cluster.codec import encode
 from kubesched.cluster.errors import BadRequest, Gone
 from kubesched.cluster.memory import MemoryStore, MemoryWatch
 from kubesched.cluster.protocol import BOOKMARK, ERROR, WatchEvent

@@ -1,5 +1,5 @@
 """msgspec's JSON codec for lightkube's structs: one encoder, and one decoder per type, shared by
-the memory store's copies and the HTTP client's replies."""
+the memory store, the API server and the HTTP client."""
 
 from __future__ import annotations
 

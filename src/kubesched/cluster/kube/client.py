@@ -12,8 +12,9 @@ from lightkube.core.resource import NamespacedResource
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import REQUIRED, FieldError
+from kubesched.cluster.codec import encode
 from kubesched.cluster.errors import BadRequest, Invalid, NotFound
-from kubesched.cluster.kube.codec import decode, decode_dict, decode_list, encode, is_status
+from kubesched.cluster.kube.codec import decode, decode_dict, decode_list, is_status
 from kubesched.cluster.kube.config import DEFAULT_BURST, DEFAULT_QPS, ClientConfig
 from kubesched.cluster.kube.errors import NotServed, error_from_status
 from kubesched.cluster.kube.http1 import Response

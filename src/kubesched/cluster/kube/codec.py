@@ -7,10 +7,8 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from kubesched.cluster.codec import decoder, encode
+from kubesched.cluster.codec import decoder
 from kubesched.cluster.errors import InternalError
-
-__all__ = ["decode", "decode_dict", "decode_event_lines", "decode_list", "decode_type", "encode", "is_status"]
 
 T = TypeVar("T")
 

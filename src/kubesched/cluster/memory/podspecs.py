@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import msgspec
 from lightkube.models import core_v1 as m
 
 from kubesched.api.errors import FieldError
+from kubesched.cluster.codec import decoder, encode
 from kubesched.cluster.memory.defaults import default_pod_spec, qos_class
 from kubesched.cluster.memory.validation import pod_spec_errors
 
-_encode = msgspec.json.Encoder().encode
-_decode_spec = msgspec.json.Decoder(m.PodSpec).decode
+_decode_spec = decoder(m.PodSpec).decode
 
 
 class PreparedSpec(NamedTuple):
@@ -33,12 +32,12 @@ class PodSpecCache:
 
     def prepare(self, spec: Any) -> PreparedSpec:
         """A defaulted copy of `spec` with its validation errors (the input is not changed)."""
-        raw = _encode(spec)
+        raw = encode(spec)
         entry = self._entries.get(raw)
         if entry is None:
             fresh = _decode_spec(raw)
             default_pod_spec(fresh)
-            entry = (_encode(fresh), tuple(pod_spec_errors(fresh)), qos_class(fresh))
+            entry = (encode(fresh), tuple(pod_spec_errors(fresh)), qos_class(fresh))
             if len(self._entries) >= self._size:
                 del self._entries[next(iter(self._entries))]
             self._entries[raw] = entry
