@@ -80,7 +80,8 @@ class LeaderElector:
         sleeper.cancel()
 
     async def _renew_within_deadline(self) -> bool:
-        """Renew, retrying every retry period, until the renew deadline from the last renewal."""
+        """Renew, retrying every retry period, for at most the renew deadline (counted from the
+        first try, as client-go's renew loop counts it)."""
         deadline = self._clock.now() + self.settings.renew_deadline
         while True:
             if await self._try_acquire_or_renew():
