@@ -20,28 +20,15 @@ from lightkube.models import core_v1 as m
 from kubesched.cache import Cache, PodInfo, Snapshot
 from kubesched.config import default_config
 from kubesched.framework.cycle_state import CycleState
-from kubesched.plugins import default_preemption
+from kubesched.plugin.testing import FrozenClock, services
 from kubesched.plugins.registry import in_tree_registry
-from kubesched.queue.nominator import Nominator
-from kubesched.scheduler.algorithm import Algorithm, filter_with_nominated, plain_filter
+from kubesched.scheduler.algorithm import Algorithm, plain_filter
 from kubesched.scheduler.fit_error import FitError
 from kubesched.scheduler.profiles import build_frameworks
 from kubesched.sim import NodeTemplate
 from kubesched.workloads.runner import make_pod
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-class _Clock:
-    def now(self) -> float:
-        return (START + timedelta(hours=1)).timestamp()
-
-
-class _Handle:
-    def __init__(self, snapshot: Snapshot) -> None:
-        self.snapshot, self.clock, self.cluster = snapshot, _Clock(), None
-        self.namespaces: dict[str, dict[str, str]] = {"default": {}}
-        self.pdbs: list[object] = []
 
 
 def _cluster(nodes: int, per_node: int) -> Cache:
@@ -77,10 +64,9 @@ def main() -> None:
     args = parser.parse_args()
     cache, snapshot = _cluster(args.nodes, args.per_node), Snapshot()
     registry = in_tree_registry()
-    fwk = build_frameworks(default_config(registry), registry, _Handle(snapshot), None)["default-scheduler"]
-    plugin = fwk.plugin(default_preemption.NAME)
-    assert isinstance(plugin, default_preemption.DefaultPreemption)
-    plugin.attach(fwk, filter_with_nominated(Nominator().pods_for_node))
+    clock = FrozenClock((START + timedelta(hours=1)).timestamp())
+    svc = services(snapshot=snapshot, clock=clock, namespaces={"default": {}})
+    fwk = build_frameworks(default_config(registry), registry, svc)["default-scheduler"]
     algorithm = Algorithm(cache, snapshot, percentage=0)
     print(f"{args.nodes} nodes, {args.nodes * args.per_node} running pods; PostFilter per attempt:")
     for label, pod in (

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
+
+from kubesched.cache import Snapshot
+from kubesched.plugin import Handle
+from kubesched.plugin.testing import standalone_handle
 
 
 class PodBuilder:
@@ -74,3 +79,44 @@ def binding(pod: Any, node: str, *, uid: str | None = None) -> core_v1.Binding:
         metadata=meta_v1.ObjectMeta(name=pod.metadata.name, namespace=pod.metadata.namespace, uid=uid),
         target=m.ObjectReference(kind="Node", name=node),
     )
+
+
+def plugin_handle(snapshot: Any = None, *, services: Sequence[Any] = (), **kw: Any) -> Handle:
+    """A handle for a plugin built on its own: the snapshot, Services for PodTopologySpread's
+    system defaulting, and any keyword of `kubesched.plugin.testing.services`."""
+    objects = {core_v1.Service: list(services)} if services else None
+    return standalone_handle(snapshot=snapshot, objects=objects, **kw)
+
+
+def without_table(snapshot: Snapshot) -> Snapshot:
+    """The same nodes with no NodeTable, so that plugins take their per-node path."""
+    plain = Snapshot()
+    plain.node_info_list = list(snapshot.node_info_list)
+    plain.node_info_map = dict(snapshot.node_info_map)
+    return plain
+
+
+def web_service(namespace: str = "default") -> core_v1.Service:
+    """A Service selecting `app: web`."""
+    return core_v1.Service(
+        metadata=meta_v1.ObjectMeta(name="web", namespace=namespace), spec=m.ServiceSpec(selector={"app": "web"})
+    )
+
+
+def profile_framework(
+    snapshot: Snapshot,
+    config: dict[str, Any] | None = None,
+    *,
+    registry: Any = None,
+    profile: str = "default-scheduler",
+) -> Any:
+    """One profile's framework from a KubeSchedulerConfiguration (`config`: its top-level fields),
+    over `snapshot`, with the in-tree plugins (or `registry`)."""
+    from kubesched.config import load_data
+    from kubesched.plugin.testing import services
+    from kubesched.plugins.registry import in_tree_registry
+    from kubesched.scheduler.profiles import build_frameworks
+
+    registry = registry or in_tree_registry()
+    raw = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **(config or {})}
+    return build_frameworks(load_data(raw, registry), registry, services(snapshot=snapshot))[profile]

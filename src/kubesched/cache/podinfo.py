@@ -14,7 +14,7 @@ from kubesched.cache.resource import Resource
 HostPort = tuple[str, str, int]  # (hostIP, protocol, hostPort)
 
 
-def _host_ports(pod: Any) -> list[HostPort]:
+def host_ports(pod: Any) -> list[HostPort]:
     """Host ports of the app containers and of restartable (sidecar) init containers."""
     ports: list[HostPort] = []
     sidecars = [c for c in pod.spec.initContainers or () if c.restartPolicy == "Always"]
@@ -56,7 +56,7 @@ class PodInfo:
         requests, self.non_zero_cpu, self.non_zero_memory = pod_request_summary(pod)
         self.requests = Resource.from_amounts(requests)
         self.priority = pod_priority(pod)
-        self.host_ports = _host_ports(pod)
+        self.host_ports = host_ports(pod)
         self._required_affinity: RequiredNodeAffinity | None = None
 
     @property

@@ -1,4 +1,4 @@
-"""The scheduling framework: extension points, statuses, cycle state, the registry and the runtime."""
+"""The scheduling framework: extension points, statuses, cycle state, the handle, the registry and the runtime."""
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
@@ -7,15 +7,16 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
     QueueingHint,
 )
+from kubesched.framework.handle import Handle, Listers, Services
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
-    Handle,
+    ExtensionPoint,
     NodeToStatus,
     PostFilterResult,
     PreFilterResult,
 )
-from kubesched.framework.registry import Registry
+from kubesched.framework.registry import PluginSpec, Registry
 from kubesched.framework.runtime import Framework, FrameworkError, PluginScores, ProfilePlugins
 from kubesched.framework.status import SKIP, Code, Status, StatusError
 
@@ -28,16 +29,20 @@ __all__ = [
     "ClusterEventWithHint",
     "Code",
     "CycleState",
+    "ExtensionPoint",
     "Framework",
     "FrameworkError",
     "Handle",
+    "Listers",
     "NodeToStatus",
     "PluginScores",
+    "PluginSpec",
     "PostFilterResult",
     "PreFilterResult",
     "ProfilePlugins",
     "QueueingHint",
     "Registry",
+    "Services",
     "Status",
     "StatusError",
 ]

@@ -1,37 +1,56 @@
-"""The plugin registry: plugin names to factories (and the type of their arguments)."""
+"""The plugin registry: plugin names to factories, the type of their arguments, and where they come from."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kubesched.framework.interface import Handle
+if TYPE_CHECKING:
+    from kubesched.framework.handle import Handle
 
-Factory = Callable[[Any, Handle], Any]  # (args, handle) -> plugin
+Factory = Callable[[Any, "Handle"], Any]  # (decoded args or None, handle) -> plugin
+IN_TREE = "in-tree"
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """What a plugin package exports for one plugin: its factory and the type of its arguments
+    (a msgspec Struct or a dataclass with upstream-style camelCase names; None: no arguments)."""
+
+    factory: Factory
+    args_type: type[Any] | None = None
 
 
 @dataclass(frozen=True)
 class Registration:
     factory: Factory
-    args_type: type[Any] | None = None  # a msgspec Struct with upstream's field names, or None for no args
+    args_type: type[Any] | None = None
+    source: str = IN_TREE  # "in-tree", "<distribution> <version>" or "--plugin <module:attr>"
+
+
+class RegistryError(ValueError):
+    """Two plugins by one name."""
 
 
 class Registry:
-    """Maps plugin names to how to build them. Registering a name twice is an error."""
+    """Maps plugin names to how to build them. Registering a name twice is an error naming both sources."""
 
     def __init__(self) -> None:
         self._entries: dict[str, Registration] = {}
 
-    def register(self, name: str, factory: Factory, args_type: type[Any] | None = None) -> None:
-        if name in self._entries:
-            raise ValueError(f"a plugin named {name} already exists")
-        self._entries[name] = Registration(factory, args_type)
+    def register(
+        self, name: str, factory: Factory, args_type: type[Any] | None = None, *, source: str = IN_TREE
+    ) -> None:
+        existing = self._entries.get(name)
+        if existing is not None:
+            raise RegistryError(f'a plugin named "{name}" already exists ({existing.source}; again from {source})')
+        self._entries[name] = Registration(factory, args_type, source)
 
     def merge(self, other: Registry) -> None:
         """Add every plugin of `other` (out-of-tree plugins); a clash is an error."""
         for name, entry in other._entries.items():
-            self.register(name, entry.factory, entry.args_type)
+            self.register(name, entry.factory, entry.args_type, source=entry.source)
 
     def get(self, name: str) -> Registration | None:
         return self._entries.get(name)

@@ -11,62 +11,56 @@ import numpy.typing as npt
 
 from kubesched.cache import NodeInfo, PodInfo
 from kubesched.cache.table import NodeTable
-from kubesched.clock import Clock
+from kubesched.framework.conformance import ConformanceError, check, declared_points, declares
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, WILDCARD_EVENT, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.handle import Handle, Services
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MAX_PERMIT_TIMEOUT,
     MIN_NODE_SCORE,
-    Handle,
+    MULTI_POINT,
+    POINT_PROTOCOLS,
+    REJECTING_POINTS,
+    BindPlugin,
+    EnqueueExtensions,
+    ExtensionPoint,
+    FailureSignatures,
+    FilterBatchPlugin,
+    FilterPlugin,
+    HintKeys,
     NodeToStatus,
+    NormalizeScoreBatch,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
     PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
+    QueueSortKey,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScoreBatchPlugin,
+    ScoreExtensions,
+    ScorePlugin,
 )
+from kubesched.framework.queued import QueuedPodInfo
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import SKIP, Code, Status, StatusError
 from kubesched.framework.waiting import WaitingPod, WaitingPods
 
 IntArray = npt.NDArray[np.int64]
-
-EXTENSION_POINTS = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
-# The method that marks a plugin as implementing each extension point.
-METHODS = {
-    "preEnqueue": "pre_enqueue",
-    "queueSort": "less",
-    "preFilter": "pre_filter",
-    "filter": "filter",
-    "postFilter": "post_filter",
-    "preScore": "pre_score",
-    "score": "score",
-    "reserve": "reserve",
-    "permit": "permit",
-    "preBind": "pre_bind",
-    "bind": "bind",
-    "postBind": "post_bind",
-}
-# Points whose plugins can reject a pod, and so are asked which events may requeue it.
-REJECTING_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
+EXTENSION_POINTS = tuple(ExtensionPoint)
 
 
 class FrameworkError(ValueError):
-    """A profile that cannot be built (no bind plugin, two queue sorts, an unknown plugin...)."""
-
-
-MULTI_POINT = "multiPoint"
+    """A profile that cannot be built (no bind plugin, two queue sorts, an unknown plugin, a plugin
+    that does not conform to what it declares or whose factory fails...)."""
 
 
 @dataclass
@@ -90,6 +84,42 @@ class PluginScores:
     weight: int
 
 
+@dataclass
+class Points:
+    """The plugins enrolled at each extension point, in the order they run."""
+
+    pre_enqueue: list[PreEnqueuePlugin] = field(default_factory=list)
+    queue_sort: list[QueueSortPlugin] = field(default_factory=list)
+    pre_filter: list[PreFilterPlugin] = field(default_factory=list)
+    filter: list[FilterPlugin] = field(default_factory=list)
+    post_filter: list[PostFilterPlugin] = field(default_factory=list)
+    pre_score: list[PreScorePlugin] = field(default_factory=list)
+    score: list[ScorePlugin] = field(default_factory=list)
+    reserve: list[ReservePlugin] = field(default_factory=list)
+    permit: list[PermitPlugin] = field(default_factory=list)
+    pre_bind: list[PreBindPlugin] = field(default_factory=list)
+    bind: list[BindPlugin] = field(default_factory=list)
+    post_bind: list[PostBindPlugin] = field(default_factory=list)
+
+    def at(self, point: ExtensionPoint) -> list[Any]:
+        return getattr(self, _FIELDS[point])  # type: ignore[no-any-return]
+
+
+_FIELDS = {
+    ExtensionPoint.PRE_ENQUEUE: "pre_enqueue",
+    ExtensionPoint.QUEUE_SORT: "queue_sort",
+    ExtensionPoint.PRE_FILTER: "pre_filter",
+    ExtensionPoint.FILTER: "filter",
+    ExtensionPoint.POST_FILTER: "post_filter",
+    ExtensionPoint.PRE_SCORE: "pre_score",
+    ExtensionPoint.SCORE: "score",
+    ExtensionPoint.RESERVE: "reserve",
+    ExtensionPoint.PERMIT: "permit",
+    ExtensionPoint.PRE_BIND: "pre_bind",
+    ExtensionPoint.BIND: "bind",
+    ExtensionPoint.POST_BIND: "post_bind",
+}
+
 ALL_EVENTS = ClusterEventWithHint(WILDCARD_EVENT)
 
 
@@ -104,10 +134,18 @@ def _with_taint_updates(registered: list[ClusterEventWithHint]) -> list[ClusterE
     return [*registered, ClusterEventWithHint(ClusterEvent(NODE, ActionType.UPDATE_NODE_TAINT))]
 
 
-def filter_status(plugin: Any, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+def _raised(e: Exception) -> Status:
+    """What a plugin that raised is taken to have returned."""
+    return Status.error(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
+
+
+def filter_status(plugin: FilterPlugin, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
     """One Filter plugin's verdict on one node, as the framework records it (plugin name set,
     a non-rejection turned into an Error)."""
-    status: Status | None = plugin.filter(state, pod, node)
+    try:
+        status = plugin.filter(state, pod, node)
+    except Exception as e:
+        status = _raised(e)
     if status is None or status.code == Code.SUCCESS:
         return None
     if not status.is_rejected():
@@ -127,52 +165,71 @@ class Framework:
         profile_name: str,
         plugins: ProfilePlugins,
         registry: Registry,
-        handle: Handle,
+        services: Services,
         *,
-        clock: Clock,
         percentage_of_nodes_to_score: int | None = None,
     ) -> None:
         self.profile_name = profile_name
-        self.handle = handle
-        self.clock = clock
+        self.services = services
+        self.clock = services.clock
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.waiting_pods = WaitingPods()
-        self.instances: dict[str, Any] = {}
+        self.handle = Handle(services, profile_name=profile_name, framework=self)
+        self.instances: dict[str, Plugin] = {}
         for entries in plugins.enabled.values():
             for name, _ in entries:
-                if name in self.instances:
-                    continue
-                entry = registry.get(name)
-                if entry is None:
-                    raise FrameworkError(f'plugin "{name}" does not exist')
-                self.instances[name] = entry.factory(plugins.args.get(name), handle)
+                if name not in self.instances:
+                    self.instances[name] = self._build(name, plugins.args.get(name), registry)
         self.weights: dict[str, int] = {}
-        self.points: dict[str, list[Any]] = {}
+        self.points = Points()
         for point in EXTENSION_POINTS:
-            self.points[point] = self._expand(point, plugins)
-        if len(self.points["queueSort"]) != 1:
+            self.points.at(point).extend(self._expand(point, plugins))
+        if len(self.points.queue_sort) != 1:
             raise FrameworkError(
                 f'only one queue sort plugin required for profile with scheduler name "{profile_name}", '
-                f"but got {len(self.points['queueSort'])}"
+                f"but got {len(self.points.queue_sort)}"
             )
-        if not self.points["bind"]:
+        if not self.points.bind:
             raise FrameworkError(f'at least one bind plugin is needed for profile with scheduler name "{profile_name}"')
-        self.weights = {p.name: self.weights.get(p.name) or 1 for p in self.points["score"]}
-        self._scores_in_batch = all(hasattr(p, "score_batch") for p in self.points["score"])
+        self.weights = {p.name: self.weights.get(p.name) or 1 for p in self.points.score}
+        self._batch_filter = {p.name for p in self.points.filter if declares(p, FilterBatchPlugin)}
+        self._batch_score = {p.name for p in self.points.score if declares(p, ScoreBatchPlugin)}
+        self._scores_in_batch = len(self._batch_score) == len(self.points.score)
+        self._events = self._events_to_register()
 
-    def _expand(self, point: str, plugins: ProfilePlugins) -> list[Any]:
+    def _build(self, name: str, args: Any, registry: Registry) -> Plugin:
+        entry = registry.get(name)
+        if entry is None:
+            raise FrameworkError(f'plugin "{name}" does not exist')
+        try:
+            plugin: Plugin = entry.factory(args, self.handle)
+        except Exception as e:
+            raise FrameworkError(f'plugin "{name}": its factory failed: {type(e).__name__}: {e}') from None
+        try:
+            check(plugin, name)
+        except ConformanceError as e:
+            raise FrameworkError(str(e)) from None
+        if plugin.name != name:
+            raise FrameworkError(f'plugin "{name}": its factory built a plugin named "{plugin.name}"')
+        return plugin
+
+    def _expand(self, point: ExtensionPoint, plugins: ProfilePlugins) -> list[Plugin]:
         """The plugins at one extension point: those enabled there explicitly, merged with the
-        multiPoint plugins that implement it (upstream's order: explicit overrides of multiPoint
+        multiPoint plugins that declare it (upstream's order: explicit overrides of multiPoint
         plugins, then multiPoint plugins, then the other explicit ones)."""
-        method = METHODS[point]
+        proto = POINT_PROTOCOLS[point]
         explicit: list[str] = []
         for name, weight in plugins.enabled.get(point, []):
-            if not hasattr(self.instances[name], method):
-                raise FrameworkError(f'plugin "{name}" does not extend {point} plugin')
+            if not declares(self.instances[name], proto):
+                declared = ", ".join(declared_points(self.instances[name])) or "none"
+                raise FrameworkError(
+                    f'plugin "{name}" does not extend {point} plugin (its class does not declare '
+                    f"{proto.__name__}; it declares: {declared})"
+                )
             if name in explicit:
                 raise FrameworkError(f'plugin "{name}" already registered as "{point}"')
             explicit.append(name)
-            if point == "score":
+            if point == ExtensionPoint.SCORE:
                 self.weights[name] = weight or 1
         disabled = plugins.disabled.get(point, set())
         if "*" in disabled:
@@ -180,7 +237,7 @@ class Framework:
         overrides: list[str] = []
         multi: list[str] = []
         for name, weight in plugins.enabled.get(MULTI_POINT, []):
-            if not hasattr(self.instances[name], method) or name in disabled:
+            if not declares(self.instances[name], proto) or name in disabled:
                 continue
             if name in explicit:
                 overrides.append(name)
@@ -188,43 +245,69 @@ class Framework:
             if name in multi:
                 raise FrameworkError(f'plugin "{name}" already registered as "{point}"')
             multi.append(name)
-            if point == "score":
+            if point == ExtensionPoint.SCORE:
                 self.weights[name] = weight or 1
         first = [n for n in explicit if n in overrides]  # in the explicit list's order
         rest = [n for n in explicit if n not in overrides]
         return [self.instances[n] for n in (*first, *multi, *rest)]
 
+    def _crashed(self, plugin: Plugin, point: str, e: Exception) -> Status:
+        """A plugin raised: count it, trace it, and treat it as an Error status."""
+        self.services.metrics.plugin_exception(plugin.name, point)
+        self.services.tracer.emit("plugin.raised", plugin=plugin.name, point=point, error=f"{type(e).__name__}: {e}")
+        return _raised(e)
+
     # -- queue side -------------------------------------------------------------------------------
 
     @property
-    def queue_sort(self) -> Any:
-        return self.points["queueSort"][0]
+    def queue_sort(self) -> QueueSortPlugin:
+        return self.points.queue_sort[0]
+
+    @property
+    def queue_sort_key(self) -> Callable[[QueuedPodInfo], Any] | None:
+        """The QueueSort plugin's `sort_key`, if it declares `QueueSortKey`."""
+        plugin = self.queue_sort
+        return plugin.sort_key if declares(plugin, QueueSortKey) else None
 
     def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
-        for plugin in self.points["preEnqueue"]:
-            status: Status | None = plugin.pre_enqueue(pod)
+        for plugin in self.points.pre_enqueue:
+            try:
+                status = plugin.pre_enqueue(pod)
+            except Exception as e:
+                status = self._crashed(plugin, ExtensionPoint.PRE_ENQUEUE, e)
             if status is not None and status.code != Code.SUCCESS:
                 return status.with_plugin(plugin.name)
         return None
 
-    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
-        """Per plugin that can reject a pod: the events that may requeue it (default: every event)."""
+    def _events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
         out: dict[str, list[ClusterEventWithHint]] = {}
         for point in REJECTING_POINTS:
-            for plugin in self.points[point]:
+            for plugin in self.points.at(point):
                 if plugin.name in out:
                     continue
-                register = getattr(plugin, "events_to_register", None)
-                out[plugin.name] = _with_taint_updates(list(register())) if register else [ALL_EVENTS]
+                if not declares(plugin, EnqueueExtensions):
+                    out[plugin.name] = [ALL_EVENTS]
+                    continue
+                try:
+                    registered = list(plugin.events_to_register())
+                except Exception as e:
+                    raise FrameworkError(
+                        f'plugin "{plugin.name}": events_to_register failed: {type(e).__name__}: {e}'
+                    ) from None
+                out[plugin.name] = _with_taint_updates(registered)
         return out
 
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Per plugin that can reject a pod: the events that may requeue it (default: every event)."""
+        return dict(self._events)
+
     def hint_keys(self) -> dict[str, Callable[[Any], Hashable]]:
-        """Per plugin that can reject a pod and defines `hint_key`: that function."""
+        """Per plugin that can reject a pod and declares `HintKeys`: its `hint_key`."""
         return {
             plugin.name: plugin.hint_key
             for point in REJECTING_POINTS
-            for plugin in self.points[point]
-            if hasattr(plugin, "hint_key")
+            for plugin in self.points.at(point)
+            if declares(plugin, HintKeys)
         }
 
     # -- scheduling cycle -----------------------------------------------------------------------
@@ -236,8 +319,11 @@ class Framework:
         result: PreFilterResult | None = None
         verdict: Status | None = None
         narrowing: list[str] = []
-        for plugin in self.points["preFilter"]:
-            res, status = plugin.pre_filter(state, pod, nodes)
+        for plugin in self.points.pre_filter:
+            try:
+                res, status = plugin.pre_filter(state, pod, nodes)
+            except Exception as e:
+                res, status = None, self._crashed(plugin, ExtensionPoint.PRE_FILTER, e)
             if status is not None and status.code == Code.SKIP:
                 state.skip_filter_plugins.add(plugin.name)
                 continue
@@ -263,7 +349,7 @@ class Framework:
     def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         """The node's verdict: the first plugin that does not pass decides."""
         skip = state.skip_filter_plugins
-        for plugin in self.points["filter"]:
+        for plugin in self.points.filter:
             if skip and plugin.name in skip:
                 continue
             status = filter_status(plugin, state, pod, node)
@@ -271,22 +357,47 @@ class Framework:
                 return status
         return None
 
-    def batch_filters(self, state: CycleState) -> list[Any] | None:
-        """The Filter plugins this cycle runs, if every one of them has a batch method."""
-        plugins = [p for p in self.points["filter"] if p.name not in state.skip_filter_plugins]
-        return plugins if all(hasattr(p, "filter_batch") for p in plugins) else None
+    def run_filter_with_nominated_pods(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        """Filter accounting for the pods nominated to the node with at least the pod's priority:
+        first with them added (through the PreFilter AddPod extensions), then, if that passes and
+        some were added, again without them (a rule that passed only thanks to them must not count)."""
+        nominated = self.services.nominator.pods_for_node(node.name)
+        others = [p for p in nominated if p.priority >= pod.priority and p.uid != pod.uid]
+        if not others:
+            return self.run_filter(state, pod, node)
+        node_with, state_with = node.clone(), state.clone()
+        for other in others:
+            node_with.add_pod(other)
+            status = self.run_add_pod(state_with, pod, other, node_with)
+            if status is not None:
+                return status
+        status = self.run_filter(state_with, pod, node_with)
+        if status is not None:
+            return status
+        return self.run_filter(state, pod, node)
 
-    @staticmethod
+    def batch_filters(self, state: CycleState) -> list[FilterBatchPlugin] | None:
+        """The Filter plugins this cycle runs, if every one of them has a batch method."""
+        skip = state.skip_filter_plugins
+        plugins = [p for p in self.points.filter if p.name not in skip]
+        batch = [p for p in plugins if declares(p, FilterBatchPlugin)]
+        return batch if len(batch) == len(plugins) else None
+
     def run_filter_batch(
-        plugins: Sequence[Any], state: CycleState, pod: PodInfo, table: NodeTable, rows: IntArray
+        self, plugins: Sequence[FilterBatchPlugin], state: CycleState, pod: PodInfo, table: NodeTable, rows: IntArray
     ) -> IntArray | None:
         """For each row, the index in `plugins` of the first plugin it fails, or -1; None when
         every row passes. Each plugin sees only the rows that passed the plugins before it, as in
-        the per-node loop."""
+        the per-node loop. A plugin that raises fails every row it was given."""
         first: IntArray | None = None
         alive: IntArray | None = None  # positions still passing, once some row has failed
         for k, plugin in enumerate(plugins):
-            failed = plugin.filter_batch(state, pod, table, rows if alive is None else rows[alive])
+            subset = rows if alive is None else rows[alive]
+            try:
+                failed = plugin.filter_batch(state, pod, table, subset)
+            except Exception as e:
+                self._crashed(plugin, ExtensionPoint.FILTER, e)
+                failed = np.ones(len(subset), dtype=np.bool_)
             if failed is None:
                 continue
             if first is None or alive is None:
@@ -298,24 +409,39 @@ class Framework:
                 break
         return first
 
+    @staticmethod
+    def failure_signatures(
+        plugin: FilterBatchPlugin, state: CycleState, pod: PodInfo, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        """The plugin's failure signatures for failing rows, if it declares them."""
+        if not declares(plugin, FailureSignatures):
+            return None
+        return plugin.failure_signatures(state, pod, table, rows)
+
     def run_add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status | None:
         """Every PreFilter plugin's AddPod extension (those not skipped this cycle)."""
-        return self._run_pre_filter_extension("add_pod", "AddPod", state, pod, pod_to_add, node)
+        for plugin in self.points.pre_filter:
+            if not declares(plugin, PreFilterExtensions) or plugin.name in state.skip_filter_plugins:
+                continue
+            try:
+                status = plugin.add_pod(state, pod, pod_to_add, node)
+            except Exception as e:
+                status = self._crashed(plugin, ExtensionPoint.PRE_FILTER, e)
+            if status is not None and status.code != Code.SUCCESS:
+                return _error('running AddPod on PreFilter plugin "{plugin}": {message}', plugin.name, status)
+        return None
 
     def run_remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo) -> Status | None:
         """Every PreFilter plugin's RemovePod extension (those not skipped this cycle)."""
-        return self._run_pre_filter_extension("remove_pod", "RemovePod", state, pod, pod_to_remove, node)
-
-    def _run_pre_filter_extension(
-        self, method: str, label: str, state: CycleState, pod: PodInfo, other: PodInfo, node: NodeInfo
-    ) -> Status | None:
-        for plugin in self.points["preFilter"]:
-            ext = getattr(plugin, method, None)
-            if ext is None or plugin.name in state.skip_filter_plugins:
+        for plugin in self.points.pre_filter:
+            if not declares(plugin, PreFilterExtensions) or plugin.name in state.skip_filter_plugins:
                 continue
-            status: Status | None = ext(state, pod, other, node)
+            try:
+                status = plugin.remove_pod(state, pod, pod_to_remove, node)
+            except Exception as e:
+                status = self._crashed(plugin, ExtensionPoint.PRE_FILTER, e)
             if status is not None and status.code != Code.SUCCESS:
-                return _error(f'running {label} on PreFilter plugin "{{plugin}}": {{message}}', plugin.name, status)
+                return _error('running RemovePod on PreFilter plugin "{plugin}": {message}', plugin.name, status)
         return None
 
     def run_post_filter(
@@ -324,10 +450,13 @@ class Framework:
         result: PostFilterResult | None = None
         reasons: list[str] = []
         rejector = ""
-        for plugin in self.points["postFilter"]:
+        for plugin in self.points.post_filter:
             res: PostFilterResult | None
             status: Status | None
-            res, status = plugin.post_filter(state, pod, statuses)
+            try:
+                res, status = plugin.post_filter(state, pod, statuses)
+            except Exception as e:
+                res, status = None, self._crashed(plugin, ExtensionPoint.POST_FILTER, e)
             if status is None or status.code == Code.SUCCESS:
                 return res, status
             if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -341,8 +470,11 @@ class Framework:
         return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
 
     def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
-        for plugin in self.points["preScore"]:
-            status: Status | None = plugin.pre_score(state, pod, nodes)
+        for plugin in self.points.pre_score:
+            try:
+                status = plugin.pre_score(state, pod, nodes)
+            except Exception as e:
+                status = self._crashed(plugin, ExtensionPoint.PRE_SCORE, e)
             if status is not None and status.code == Code.SKIP:
                 state.skip_score_plugins.add(plugin.name)
             elif status is not None and status.code != Code.SUCCESS:
@@ -363,14 +495,15 @@ class Framework:
         that scores this cycle, scores and normalization are computed over the table's columns."""
         count = len(nodes)
         skip = state.skip_score_plugins
-        active = [p for p in self.points["score"] if p.name not in skip] if skip else self.points["score"]
-        batch = table is not None and (self._scores_in_batch or all(hasattr(p, "score_batch") for p in active))
+        active = [p for p in self.points.score if p.name not in skip] if skip else self.points.score
+        batch = table is not None and (self._scores_in_batch or all(p.name in self._batch_score for p in active))
         if batch and rows is None and table is not None:
             rows = np.fromiter((table.index[n.name] for n in nodes), dtype=np.int64, count=count)
+        zeros = np.zeros(count, dtype=np.int64)
         raws: list[IntArray] = []
         for plugin in active:
             try:
-                if batch:
+                if batch and table is not None and rows is not None and declares(plugin, ScoreBatchPlugin):
                     raw = plugin.score_batch(state, pod, table, rows)
                     if raw.dtype != np.int64:
                         raw = raw.astype(np.int64)
@@ -378,25 +511,34 @@ class Framework:
                     raw = np.fromiter((plugin.score(state, pod, n) for n in nodes), dtype=np.int64, count=count)
             except StatusError as e:
                 message = f'running Score plugins: plugin "{plugin.name}" failed with: {e.status.message}'
-                return np.zeros(count, dtype=np.int64), [], Status(Code.ERROR, message, plugin=plugin.name)
+                return zeros, [], Status(Code.ERROR, message, plugin=plugin.name)
+            except Exception as e:
+                status = self._crashed(plugin, ExtensionPoint.SCORE, e)
+                message = f'running Score plugins: plugin "{plugin.name}" failed with: {status.message}'
+                return zeros, [], Status(Code.ERROR, message, plugin=plugin.name)
             raws.append(raw)
         normalized: list[IntArray] = []
         for plugin, raw in zip(active, raws, strict=True):
             scores = raw
-            if batch and hasattr(plugin, "normalize_score_batch"):
-                scores = plugin.normalize_score_batch(state, pod, raw)
-            elif hasattr(plugin, "normalize_score"):
-                values = raw.tolist()
-                status = plugin.normalize_score(state, pod, values)
-                if status is not None and status.code != Code.SUCCESS:
-                    message = (
-                        f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {status.message}'
-                    )
-                    return np.zeros(count, dtype=np.int64), [], Status(Code.ERROR, message, plugin=plugin.name)
-                scores = np.asarray(values, dtype=np.int64)
+            try:
+                if batch and declares(plugin, NormalizeScoreBatch):
+                    scores = plugin.normalize_score_batch(state, pod, raw)
+                elif declares(plugin, ScoreExtensions):
+                    values = raw.tolist()
+                    verdict = plugin.normalize_score(state, pod, values)
+                    if verdict is not None and verdict.code != Code.SUCCESS:
+                        message = (
+                            f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {verdict.message}'
+                        )
+                        return zeros, [], Status(Code.ERROR, message, plugin=plugin.name)
+                    scores = np.asarray(values, dtype=np.int64)
+            except Exception as e:
+                status = self._crashed(plugin, ExtensionPoint.SCORE, e)
+                message = f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {status.message}'
+                return zeros, [], Status(Code.ERROR, message, plugin=plugin.name)
             normalized.append(scores)
         if not active:
-            return np.zeros(count, dtype=np.int64), [], None
+            return zeros, [], None
         matrix = np.stack(normalized)
         if count and (matrix.max() > MAX_NODE_SCORE or matrix.min() < MIN_NODE_SCORE):
             for plugin, scores in zip(active, normalized, strict=True):
@@ -406,15 +548,18 @@ class Framework:
                         f'plugin "{plugin.name}" returns an invalid score {int(scores[out[0]])}, it should in the '
                         f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                     )
-                    return np.zeros(count, dtype=np.int64), [], Status(Code.ERROR, message, plugin=plugin.name)
+                    return zeros, [], Status(Code.ERROR, message, plugin=plugin.name)
         weights = [self.weights[p.name] for p in active]
         totals: IntArray = np.asarray(weights, dtype=np.int64) @ matrix
         parts = zip(active, raws, normalized, weights, strict=True)
         return totals, [PluginScores(p.name, raw, scores, w) for p, raw, scores, w in parts], None
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        for plugin in self.points["reserve"]:
-            status: Status | None = plugin.reserve(state, pod, node_name)
+        for plugin in self.points.reserve:
+            try:
+                status = plugin.reserve(state, pod, node_name)
+            except Exception as e:
+                status = self._crashed(plugin, ExtensionPoint.RESERVE, e)
             if status is not None and status.code != Code.SUCCESS:
                 if status.is_rejected():
                     return status.with_plugin(plugin.name)
@@ -422,14 +567,20 @@ class Framework:
         return None
 
     def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
-        for plugin in reversed(self.points["reserve"]):
-            plugin.unreserve(state, pod, node_name)
+        for plugin in reversed(self.points.reserve):
+            try:
+                plugin.unreserve(state, pod, node_name)
+            except Exception as e:
+                self._crashed(plugin, ExtensionPoint.RESERVE, e)
 
     def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         waits: dict[str, float] = {}
-        for plugin in self.points["permit"]:
+        for plugin in self.points.permit:
             status: Status | None
-            status, timeout = plugin.permit(state, pod, node_name)
+            try:
+                status, timeout = plugin.permit(state, pod, node_name)
+            except Exception as e:
+                status, timeout = self._crashed(plugin, ExtensionPoint.PERMIT, e), 0.0
             if status is None or status.code == Code.SUCCESS:
                 continue
             if status.is_rejected():
@@ -458,8 +609,11 @@ class Framework:
         return Status(Code.ERROR, f"waiting on permit for pod: {status.message}", plugin=status.plugin)
 
     async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        for plugin in self.points["preBind"]:
-            status: Status | None = await plugin.pre_bind(state, pod, node_name)
+        for plugin in self.points.pre_bind:
+            try:
+                status = await plugin.pre_bind(state, pod, node_name)
+            except Exception as e:
+                status = self._crashed(plugin, ExtensionPoint.PRE_BIND, e)
             if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
                 if status.is_rejected():
                     return status.with_plugin(plugin.name)
@@ -467,8 +621,11 @@ class Framework:
         return None
 
     async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        for plugin in self.points["bind"]:
-            status: Status | None = await plugin.bind(state, pod, node_name)
+        for plugin in self.points.bind:
+            try:
+                status = await plugin.bind(state, pod, node_name)
+            except Exception as e:
+                status = self._crashed(plugin, ExtensionPoint.BIND, e)
             if status is not None and status.code == Code.SKIP:
                 continue
             if status is None or status.code == Code.SUCCESS:
@@ -479,22 +636,25 @@ class Framework:
         return SKIP
 
     def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
-        for plugin in self.points["postBind"]:
-            plugin.post_bind(state, pod, node_name)
+        for plugin in self.points.post_bind:
+            try:
+                plugin.post_bind(state, pod, node_name)
+            except Exception as e:
+                self._crashed(plugin, ExtensionPoint.POST_BIND, e)
 
     # -- introspection ----------------------------------------------------------------------------
 
-    def plugin(self, name: str) -> Any | None:
+    def plugin(self, name: str) -> Plugin | None:
         return self.instances.get(name)
 
-    def names(self, point: str) -> list[str]:
-        return [p.name for p in self.points[point]]
+    def names(self, point: ExtensionPoint | str) -> list[str]:
+        return [p.name for p in self.points.at(ExtensionPoint(point))]
 
     def score_weights(self) -> Mapping[str, int]:
         return dict(self.weights)
 
     def has_post_filter(self) -> bool:
-        return bool(self.points["postFilter"])
+        return bool(self.points.post_filter)
 
     def has_score(self) -> bool:
-        return bool(self.points["score"])
+        return bool(self.points.score)

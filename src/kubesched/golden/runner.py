@@ -11,11 +11,11 @@ from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import load_data
 from kubesched.config.defaults import NOT_YET_IMPLEMENTED
+from kubesched.framework import preemption
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code, Status
 from kubesched.golden.loader import EPOCH, Case, load_case
-from kubesched.plugins import default_preemption
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.algorithm import Algorithm, ScheduleResult, SchedulingError
 from kubesched.scheduler.fit_error import FitError, num_feasible_nodes_to_find
@@ -132,7 +132,7 @@ async def _run(case: Case, clock: VirtualClock, registry: Registry) -> dict[str,
         result = scheduler.find_host(fwk, state, pod)
     except FitError as fit:
         _failure(out, fit.message(), fit.diagnosis.post_filter_msg, fit)
-        _preemption(out, default_preemption.decision(state))
+        _preemption(out, preemption.decision(state))
         return out
     except SchedulingError as e:
         _failure(out, e.status.message, "", None, code=str(e.status.code))
@@ -141,13 +141,13 @@ async def _run(case: Case, clock: VirtualClock, registry: Registry) -> dict[str,
     return out
 
 
-def _preemption(out: dict[str, Any], decision: default_preemption.Decision | None) -> None:
+def _preemption(out: dict[str, Any], decision: preemption.Decision | None) -> None:
     """The nominated node and victims of a successful preemption, and the event each victim would get."""
     if decision is None:
         return
     node, victims = decision.candidate.node, decision.candidate.victims
     out["preemption"] = {"nominatedNodeName": node, "victims": sorted(v.key for v in victims)}
-    note = default_preemption.preempted_message(decision.preemptor, node)
+    note = preemption.preempted_message(decision.preemptor, node)
     out["events"] = sorted([*out["events"], *(f"Normal Preempted {note}" for _ in victims)])
 
 

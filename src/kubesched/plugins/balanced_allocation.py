@@ -19,11 +19,21 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api.errors import FieldError
-from kubesched.cache import NodeInfo, PodInfo
-from kubesched.cache.resource import CPU, MEMORY
-from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.status import SKIP, Status
-from kubesched.plugins.batch import Int, score_per_node, zeros
+from kubesched.plugin import (
+    CPU,
+    MEMORY,
+    SKIP,
+    CycleState,
+    Handle,
+    Int,
+    NodeInfo,
+    PodInfo,
+    PreScorePlugin,
+    ScoreBatchPlugin,
+    Status,
+    score_per_node,
+    zeros,
+)
 from kubesched.plugins.resource_scoring import (
     MAX_NODE_SCORE,
     ResourceSpec,
@@ -44,7 +54,7 @@ from kubesched.plugins.resource_scoring import (
 )
 
 if TYPE_CHECKING:
-    from kubesched.cache.table import NodeTable
+    from kubesched.plugin import NodeTable
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -105,10 +115,10 @@ def _first_two(fractions: FloatArray, included: npt.NDArray[np.bool_]) -> tuple[
     return np.take_along_axis(fractions, first, axis=0)[0], np.take_along_axis(fractions, second, axis=0)[0]
 
 
-class NodeResourcesBalancedAllocation:
+class NodeResourcesBalancedAllocation(PreScorePlugin, ScoreBatchPlugin):
     name: ClassVar[str] = NAME
 
-    def __init__(self, args: Args, handle: Any) -> None:
+    def __init__(self, args: Args, handle: Handle) -> None:
         self.handle = handle
         self.resources = [r.name for r in (args.resources or defaulted_resources([]))]
 
@@ -204,7 +214,7 @@ class NodeResourcesBalancedAllocation:
         return out
 
 
-def new(args: Args | None, handle: Any) -> NodeResourcesBalancedAllocation:
+def new(args: Args | None, handle: Handle) -> NodeResourcesBalancedAllocation:
     """Build the plugin from its (possibly absent) arguments, defaulted and validated."""
     full = (args or Args()).defaulted()
     full.validate()

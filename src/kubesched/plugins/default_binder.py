@@ -8,13 +8,10 @@ from lightkube.models.core_v1 import ObjectReference
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Binding
 
-from kubesched.cluster.errors import ApiError
-from kubesched.framework.status import Status
+from kubesched.plugin import ApiError, BindPlugin, Status
 
 if TYPE_CHECKING:
-    from kubesched.cache import PodInfo
-    from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.interface import Handle
+    from kubesched.plugin import CycleState, Handle, PodInfo
 
 NAME = "DefaultBinder"
 
@@ -28,7 +25,7 @@ def make_binding(pod: PodInfo, node_name: str) -> Binding:
     )
 
 
-class DefaultBinder:
+class DefaultBinder(BindPlugin):
     name: ClassVar[str] = NAME
 
     def __init__(self, handle: Handle) -> None:

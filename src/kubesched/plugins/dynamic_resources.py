@@ -14,19 +14,33 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.framework.interface import MAX_NODE_SCORE, NodeToStatus, PostFilterResult
-from kubesched.framework.status import Status
-from kubesched.plugins.args import decode_args
-from kubesched.plugins.batch import Int, zeros
-from kubesched.plugins.normalize import default_normalize_array, default_normalize_score
+from kubesched.plugin import (
+    MAX_NODE_SCORE,
+    NODE,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    Int,
+    NodeToStatus,
+    NormalizeScoreBatch,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    ReservePlugin,
+    ScoreBatchPlugin,
+    Status,
+    decode_args,
+    default_normalize_array,
+    default_normalize_score,
+    zeros,
+)
 from kubesched.plugins.skipping import SkippingFilter
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo, PodInfo
-    from kubesched.cache.table import NodeTable
-    from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.interface import Handle
+    from kubesched.plugin import CycleState, Handle, NodeInfo, NodeTable, PodInfo
 
 NAME = "DynamicResources"
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
@@ -46,7 +60,16 @@ class DynamicResourcesArgs(msgspec.Struct, omit_defaults=True):
     bindingTimeout: str | None = None
 
 
-class DynamicResources(SkippingFilter):
+class DynamicResources(
+    SkippingFilter,
+    PreEnqueuePlugin,
+    PostFilterPlugin,
+    ScoreBatchPlugin,
+    NormalizeScoreBatch,
+    ReservePlugin,
+    PreBindPlugin,
+    EnqueueExtensions,
+):
     name: ClassVar[str] = NAME
 
     def __init__(self, args: DynamicResourcesArgs | None = None) -> None:

@@ -12,14 +12,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.cache import NodeInfo, PodInfo, normalized_image_name
-from kubesched.cache.nodeinfo import ImageState
-from kubesched.framework.cycle_state import CycleState
-from kubesched.plugins.batch import Int, score_per_node
+from kubesched.plugin import (
+    CycleState,
+    Handle,
+    ImageState,
+    Int,
+    NodeInfo,
+    PodInfo,
+    ScoreBatchPlugin,
+    normalized_image_name,
+    score_per_node,
+)
 from kubesched.plugins.resource_scoring import MAX_NODE_SCORE
 
 if TYPE_CHECKING:
-    from kubesched.cache.table import NodeTable
+    from kubesched.plugin import NodeTable
 
 NAME = "ImageLocality"
 MB = 1024 * 1024
@@ -50,10 +57,10 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
     return MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
 
 
-class ImageLocality:
+class ImageLocality(ScoreBatchPlugin):
     name: ClassVar[str] = NAME
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Handle) -> None:
         self.handle = handle
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
@@ -73,6 +80,6 @@ class ImageLocality:
         return score_per_node(self.score, state, pod, table, rows, flag="images")
 
 
-def new(args: None, handle: Any) -> ImageLocality:
+def new(args: None, handle: Handle) -> ImageLocality:
     """ImageLocality takes no arguments."""
     return ImageLocality(handle)

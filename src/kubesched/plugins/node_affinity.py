@@ -22,18 +22,34 @@ from kubesched.api.selectors import (
     compile_node_selector,
     node_selector_map_matches,
 )
-from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.interface import MAX_NODE_SCORE, PreFilterResult
-from kubesched.framework.status import SKIP, Status, StatusError
-from kubesched.plugins.args import decode_args
-from kubesched.plugins.batch import Bool, Int, filter_per_node, score_per_node
-from kubesched.plugins.normalize import default_normalize_array, default_normalize_score
+from kubesched.plugin import (
+    MAX_NODE_SCORE,
+    NODE,
+    SKIP,
+    ActionType,
+    Bool,
+    ClusterEvent,
+    ClusterEventWithHint,
+    FilterBatchPlugin,
+    HintKeys,
+    Int,
+    NormalizeScoreBatch,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueingHint,
+    ScoreBatchPlugin,
+    Status,
+    StatusError,
+    decode_args,
+    default_normalize_array,
+    default_normalize_score,
+    filter_per_node,
+    score_per_node,
+)
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo, PodInfo
-    from kubesched.cache.table import NodeTable
-    from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.interface import Handle
+    from kubesched.plugin import CycleState, Handle, NodeInfo, NodeTable, PodInfo
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -221,7 +237,7 @@ class _PreScoreState:
 # -- the plugin ---------------------------------------------------------------------------------
 
 
-class NodeAffinity:
+class NodeAffinity(PreFilterPlugin, FilterBatchPlugin, PreScorePlugin, ScoreBatchPlugin, NormalizeScoreBatch, HintKeys):
     name: ClassVar[str] = NAME
 
     def __init__(self, args: NodeAffinityArgs | None = None) -> None:

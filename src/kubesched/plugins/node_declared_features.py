@@ -9,16 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.plugin import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions
 from kubesched.plugins.skipping import SkippingFilter
 
 if TYPE_CHECKING:
-    from kubesched.framework.interface import Handle
+    from kubesched.plugin import Handle
 
 NAME = "NodeDeclaredFeatures"
 
 
-class NodeDeclaredFeatures(SkippingFilter):
+class NodeDeclaredFeatures(SkippingFilter, EnqueueExtensions):
     name: ClassVar[str] = NAME
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:

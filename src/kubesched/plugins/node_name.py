@@ -5,21 +5,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.framework.status import Status
-from kubesched.plugins.batch import Bool, Int
+from kubesched.plugin import (
+    NODE,
+    ActionType,
+    Bool,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    FilterBatchPlugin,
+    Int,
+    Status,
+)
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo, PodInfo
-    from kubesched.cache.table import NodeTable
-    from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.interface import Handle
+    from kubesched.plugin import CycleState, Handle, NodeInfo, NodeTable, PodInfo
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"
 
 
-class NodeName:
+class NodeName(FilterBatchPlugin, EnqueueExtensions):
     name: ClassVar[str] = NAME
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:

@@ -10,19 +10,28 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.cache import NodeInfo
-from kubesched.cache.podinfo import _host_ports as host_ports
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.interface import PreFilterResult
-from kubesched.framework.status import SKIP, Status
-from kubesched.plugins.batch import Bool, Int, filter_per_node
+from kubesched.plugin import (
+    NODE,
+    POD,
+    SKIP,
+    ActionType,
+    Bool,
+    ClusterEvent,
+    ClusterEventWithHint,
+    FilterBatchPlugin,
+    HintKeys,
+    Int,
+    NodeInfo,
+    PreFilterPlugin,
+    PreFilterResult,
+    QueueingHint,
+    Status,
+    filter_per_node,
+    host_ports,
+)
 
 if TYPE_CHECKING:
-    from kubesched.cache import PodInfo
-    from kubesched.cache.podinfo import HostPort
-    from kubesched.cache.table import NodeTable
-    from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.interface import Handle
+    from kubesched.plugin import CycleState, Handle, HostPort, NodeTable, PodInfo
 
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
@@ -44,7 +53,7 @@ def fits_ports(wanted: Sequence[HostPort], node: NodeInfo) -> bool:
     return not any(port > 0 and node.port_conflicts((ip, proto, port)) for ip, proto, port in wanted)
 
 
-class NodePorts:
+class NodePorts(PreFilterPlugin, FilterBatchPlugin, HintKeys):
     name: ClassVar[str] = NAME
 
     def pre_filter(

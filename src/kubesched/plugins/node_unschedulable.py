@@ -9,15 +9,22 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from lightkube.models import core_v1
 
 from kubesched.api.tolerations import NO_SCHEDULE, tolerates
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.status import Status
-from kubesched.plugins.batch import Bool, Int
+from kubesched.plugin import (
+    NODE,
+    POD,
+    ActionType,
+    Bool,
+    ClusterEvent,
+    ClusterEventWithHint,
+    FilterBatchPlugin,
+    HintKeys,
+    Int,
+    QueueingHint,
+    Status,
+)
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo, PodInfo
-    from kubesched.cache.table import NodeTable
-    from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.interface import Handle
+    from kubesched.plugin import CycleState, Handle, NodeInfo, NodeTable, PodInfo
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -36,7 +43,7 @@ def _cordoned(node: Any) -> bool:
     return node.spec is not None and bool(node.spec.unschedulable)
 
 
-class NodeUnschedulable:
+class NodeUnschedulable(FilterBatchPlugin, HintKeys):
     name: ClassVar[str] = NAME
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:

@@ -30,13 +30,35 @@ import numpy as np
 
 from kubesched.api.errors import FieldError
 from kubesched.api.resources import pod_requests
-from kubesched.cache import NodeInfo, PodInfo
-from kubesched.cache.resource import CPU, EPHEMERAL_STORAGE, MEMORY, Resource
-from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.interface import PreFilterResult
-from kubesched.framework.status import Code, Status
-from kubesched.plugins.batch import Bool, Int, filter_per_node, score_per_node, zeros
+from kubesched.plugin import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    NODE,
+    POD,
+    ActionType,
+    Bool,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    FailureSignatures,
+    Handle,
+    HintKeys,
+    Int,
+    NodeInfo,
+    PodInfo,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueingHint,
+    Resource,
+    ScoreBatchPlugin,
+    Status,
+    filter_per_node,
+    score_per_node,
+    zeros,
+)
 from kubesched.plugins.resource_scoring import (
     LEAST_ALLOCATED,
     MAX_NODE_SCORE,
@@ -70,7 +92,7 @@ from kubesched.plugins.resource_scoring import (
 )
 
 if TYPE_CHECKING:
-    from kubesched.cache.table import NodeTable
+    from kubesched.plugin import NodeTable
 
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -308,10 +330,10 @@ class _PreScoreState:
 # -- the plugin -------------------------------------------------------------------------------------
 
 
-class NodeResourcesFit:
+class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, ScoreBatchPlugin, HintKeys):
     name: ClassVar[str] = NAME
 
-    def __init__(self, args: Args, handle: Any) -> None:
+    def __init__(self, args: Args, handle: Handle) -> None:
         self.handle = handle
         self._hint_nodes: dict[int, tuple[Any, NodeInfo]] = {}
         self._hint_pods: dict[int, tuple[Any, Resource]] = {}
@@ -547,7 +569,7 @@ class NodeResourcesFit:
         return self.array_scorer(requested, allocatable, included, weights)
 
 
-def new(args: Args | None, handle: Any) -> NodeResourcesFit:
+def new(args: Args | None, handle: Handle) -> NodeResourcesFit:
     """Build the plugin from its (possibly absent) arguments, defaulted and validated."""
     full = (args or Args()).defaulted()
     full.validate()

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from kubesched.plugin import QueueSortKey
+
 if TYPE_CHECKING:
-    from kubesched.framework.interface import Handle
-    from kubesched.framework.queued import QueuedPodInfo
+    from kubesched.plugin import Handle, QueuedPodInfo
 
 NAME = "PrioritySort"
 
 
-class PrioritySort:
+class PrioritySort(QueueSortKey):
     """Orders activeQ by pod priority (`spec.priority`, 0 when unset), descending; pods of equal
     priority keep the order in which they were queued (earlier `timestamp` first)."""
 

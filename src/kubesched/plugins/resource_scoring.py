@@ -21,12 +21,10 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api.errors import FieldError
-from kubesched.cache import NodeInfo, PodInfo
-from kubesched.cache.resource import CPU, EPHEMERAL_STORAGE, MEMORY
-from kubesched.plugins.batch import Bool, Int
+from kubesched.plugin import CPU, EPHEMERAL_STORAGE, MEMORY, Bool, Int, NodeInfo, PodInfo
 
 if TYPE_CHECKING:
-    from kubesched.cache.table import NodeTable
+    from kubesched.plugin import NodeTable
 
 MAX_NODE_SCORE = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10  # shape scores are given in [0, 10] and scaled to [0, 100]

@@ -5,17 +5,24 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.framework.events import POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.status import Status
+from kubesched.plugin import (
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    HintKeys,
+    PreEnqueuePlugin,
+    QueueingHint,
+    Status,
+)
 
 if TYPE_CHECKING:
-    from kubesched.cache import PodInfo
-    from kubesched.framework.interface import Handle
+    from kubesched.plugin import Handle, PodInfo
 
 NAME = "SchedulingGates"
 
 
-class SchedulingGates:
+class SchedulingGates(PreEnqueuePlugin, HintKeys):
     name: ClassVar[str] = NAME
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:

@@ -6,17 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kubesched.framework.interface import PreFilterResult
-from kubesched.framework.status import SKIP, Status
-from kubesched.plugins.batch import Bool, Int
+from kubesched.plugin import SKIP, Bool, FilterBatchPlugin, Int, PreFilterPlugin, PreFilterResult, Status
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo, PodInfo
-    from kubesched.cache.table import NodeTable
-    from kubesched.framework.cycle_state import CycleState
+    from kubesched.plugin import CycleState, NodeInfo, NodeTable, PodInfo
 
 
-class SkippingFilter:
+class SkippingFilter(PreFilterPlugin, FilterBatchPlugin):
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:

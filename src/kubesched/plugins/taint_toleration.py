@@ -11,17 +11,31 @@ import msgspec
 from lightkube.models import core_v1
 
 from kubesched.api.tolerations import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, find_untolerated_taint, tolerates
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.interface import MAX_NODE_SCORE
-from kubesched.framework.status import Status, StatusError
-from kubesched.plugins.batch import Bool, Int, filter_per_node, score_per_node
-from kubesched.plugins.normalize import default_normalize_array, default_normalize_score
+from kubesched.plugin import (
+    MAX_NODE_SCORE,
+    NODE,
+    POD,
+    ActionType,
+    Bool,
+    ClusterEvent,
+    ClusterEventWithHint,
+    FilterBatchPlugin,
+    HintKeys,
+    Int,
+    NormalizeScoreBatch,
+    PreScorePlugin,
+    QueueingHint,
+    ScoreBatchPlugin,
+    Status,
+    StatusError,
+    default_normalize_array,
+    default_normalize_score,
+    filter_per_node,
+    score_per_node,
+)
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo, PodInfo
-    from kubesched.cache.table import NodeTable
-    from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.interface import Handle
+    from kubesched.plugin import CycleState, Handle, NodeInfo, NodeTable, PodInfo
 
 NAME = "TaintToleration"
 ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
@@ -61,7 +75,7 @@ def count_intolerable_prefer_no_schedule(
     )
 
 
-class TaintToleration:
+class TaintToleration(FilterBatchPlugin, PreScorePlugin, ScoreBatchPlugin, NormalizeScoreBatch, HintKeys):
     name: ClassVar[str] = NAME
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:

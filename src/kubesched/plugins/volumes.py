@@ -16,17 +16,27 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import msgspec
 
 from kubesched.api.errors import FieldError
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.framework.status import SKIP, Status
-from kubesched.plugins.args import decode_args
-from kubesched.plugins.batch import Int, zeros
+from kubesched.plugin import (
+    NODE,
+    POD,
+    SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    Int,
+    PreBindPlugin,
+    PreScorePlugin,
+    ReservePlugin,
+    ScoreBatchPlugin,
+    Status,
+    decode_args,
+    zeros,
+)
 from kubesched.plugins.skipping import SkippingFilter
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo, PodInfo
-    from kubesched.cache.table import NodeTable
-    from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.interface import Handle
+    from kubesched.plugin import CycleState, Handle, NodeInfo, NodeTable, PodInfo
 
 VOLUME_RESTRICTIONS = "VolumeRestrictions"
 NODE_VOLUME_LIMITS = "NodeVolumeLimits"
@@ -51,7 +61,7 @@ def _events(*pairs: tuple[str, ActionType]) -> list[ClusterEventWithHint]:
     return [ClusterEventWithHint(ClusterEvent(resource, action)) for resource, action in pairs]
 
 
-class VolumeRestrictions(SkippingFilter):
+class VolumeRestrictions(SkippingFilter, EnqueueExtensions):
     """Disk conflicts between pods on a node and ReadWriteOncePod claims already in use."""
 
     name: ClassVar[str] = VOLUME_RESTRICTIONS
@@ -60,7 +70,7 @@ class VolumeRestrictions(SkippingFilter):
         return _events((POD, ActionType.DELETE), (NODE, ActionType.ADD), (PERSISTENT_VOLUME_CLAIM, ActionType.ADD))
 
 
-class NodeVolumeLimits(SkippingFilter):
+class NodeVolumeLimits(SkippingFilter, EnqueueExtensions):
     """Per-node limits on attachable CSI volumes."""
 
     name: ClassVar[str] = NODE_VOLUME_LIMITS
@@ -74,7 +84,7 @@ class NodeVolumeLimits(SkippingFilter):
         )
 
 
-class VolumeZone(SkippingFilter):
+class VolumeZone(SkippingFilter, EnqueueExtensions):
     """Zone labels of the PersistentVolumes a pod's claims are bound to."""
 
     name: ClassVar[str] = VOLUME_ZONE
@@ -107,7 +117,7 @@ def validate_volume_binding_args(args: VolumeBindingArgs) -> None:
         )
 
 
-class VolumeBinding(SkippingFilter):
+class VolumeBinding(SkippingFilter, PreScorePlugin, ScoreBatchPlugin, ReservePlugin, PreBindPlugin, EnqueueExtensions):
     """Binding of a pod's unbound claims to PersistentVolumes (or their provisioning) at PreBind."""
 
     name: ClassVar[str] = VOLUME_BINDING

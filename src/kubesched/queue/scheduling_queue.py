@@ -85,6 +85,7 @@ class SchedulingQueue:
         max_backoff: float = DEFAULT_MAX_BACKOFF,
         max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE,
         tracer: Tracer | None = None,
+        nominator: Nominator | None = None,
     ) -> None:
         self.clock = clock
         self.profiles = profiles
@@ -98,7 +99,7 @@ class SchedulingQueue:
         self.error_backoff = PodHeap(self._expiry, order)
         self.unschedulable = UnschedulablePool()
         self.in_flight = InFlight()
-        self.nominator = Nominator()
+        self.nominator = nominator if nominator is not None else Nominator()
         self.incoming: Counter[tuple[str, str]] = Counter()  # (metric queue label, event) -> pods
         self._wakeup: asyncio.Event | None = None
         self._timers: list[TimerHandle] = []

@@ -5,13 +5,13 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from kubesched.cache import Cache, NodeInfo, PodInfo, Snapshot
 from kubesched.cache.table import NodeTable, RowNodes
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import FilterBatchPlugin
 from kubesched.framework.runtime import Framework, IntArray, PluginScores, filter_status
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.fit_error import NO_NODES_AVAILABLE, Diagnosis, FitError, num_feasible_nodes_to_find
@@ -56,30 +56,9 @@ def plain_filter(fwk: Framework, state: CycleState, pod: PodInfo, node: NodeInfo
     return fwk.run_filter(state, pod, node)
 
 
-def filter_with_nominated(nominated: Callable[[str], Sequence[PodInfo]]) -> FilterFn:
-    """Filter one node accounting for the pods nominated to it with at least the pod's priority:
-    first with them added (through the PreFilter AddPod extensions), then, if that passes and
-    some were added, again without them (a rule that passed only thanks to them must not count)."""
-
-    def run(fwk: Framework, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        others = [p for p in nominated(node.name) if p.priority >= pod.priority and p.uid != pod.uid]
-        if not others:
-            return fwk.run_filter(state, pod, node)
-        with_nominated, node_with, state_with = False, node.clone(), state.clone()
-        for other in others:
-            node_with.add_pod(other)
-            status = fwk.run_add_pod(state_with, pod, other, node_with)
-            if status is not None:
-                return status
-            with_nominated = True
-        if not with_nominated:
-            return fwk.run_filter(state, pod, node)
-        status = fwk.run_filter(state_with, pod, node_with)
-        if status is not None:
-            return status
-        return fwk.run_filter(state, pod, node)
-
-    return run
+def with_nominated(fwk: Framework, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+    """Filter one node counting the pods nominated to it (the framework's two-pass filter)."""
+    return fwk.run_filter_with_nominated_pods(state, pod, node)
 
 
 class Algorithm:
@@ -169,7 +148,7 @@ class Algorithm:
         if not fwk.has_score():
             to_find = 1
         start = self.next_start_node_index % count
-        if not fwk.points["filter"]:
+        if not fwk.points.filter:
             return [nodes[(start + i) % count] for i in range(min(to_find, count))]
         plugins = fwk.batch_filters(state) if self.batch and run_filter == plain_filter else None
         if plugins is not None:
@@ -191,7 +170,7 @@ class Algorithm:
     def _pass_filters_batch(
         self,
         fwk: Framework,
-        plugins: list[Any],
+        plugins: list[FilterBatchPlugin],
         state: CycleState,
         pod: PodInfo,
         nodes: Sequence[NodeInfo],
@@ -235,7 +214,7 @@ class Algorithm:
         end = int(passing[-1]) + 1 if len(passing) == to_find else len(first)
         positions = np.flatnonzero(first[:end] >= 0)
         failing = rows[positions]
-        distinct, which = self._failure_statuses(plugins, state, pod, failing, first[positions])
+        distinct, which = self._failure_statuses(fwk, plugins, state, pod, failing, first[positions])
         for status in distinct:
             if status.code == Code.ERROR:
                 raise SchedulingError(status)
@@ -244,7 +223,13 @@ class Algorithm:
         return self._nodes_of(self.feasible_rows)
 
     def _failure_statuses(
-        self, plugins: list[Any], state: CycleState, pod: PodInfo, rows: IntArray, culprits: IntArray
+        self,
+        fwk: Framework,
+        plugins: list[FilterBatchPlugin],
+        state: CycleState,
+        pod: PodInfo,
+        rows: IntArray,
+        culprits: IntArray,
     ) -> tuple[list[Status], IntArray]:
         """The per-node Filter status of each failing row from the plugin that rejected it, as
         distinct statuses and, per row, the index of its own. A plugin with `failure_signatures`
@@ -255,8 +240,7 @@ class Algorithm:
         for k in np.unique(culprits).tolist():
             plugin = plugins[k]
             at = np.flatnonzero(culprits == k)
-            signatures = getattr(plugin, "failure_signatures", None)
-            sigs = signatures(state, pod, table, rows[at]) if signatures is not None else None
+            sigs = fwk.failure_signatures(plugin, state, pod, table, rows[at])
             if sigs is None:
                 picks, shared = at, np.arange(len(at))
             else:

@@ -25,9 +25,10 @@ from kubesched.framework.events import (
 if TYPE_CHECKING:
     from kubesched.cache import Cache
     from kubesched.cluster import Cluster
+    from kubesched.framework.handle import Listers
     from kubesched.framework.runtime import Framework
     from kubesched.queue import SchedulingQueue
-    from kubesched.scheduler.scheduler import _Handle
+    from kubesched.scheduler.shared_informers import SharedInformers
     from kubesched.trace import Tracer
 
 NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
@@ -47,12 +48,14 @@ class Informers:
     trace: Tracer
     cache: Cache
     queue: SchedulingQueue
-    handle: _Handle
+    listers: Listers
+    namespace_labels: dict[str, dict[str, str]]
+    shared_informers: SharedInformers
     profiles: dict[str, Framework]
     _nodes: dict[str, Any]
     _pdbs: dict[tuple[str, str], Any]
     _unscheduled: dict[str, Any]
-    _tasks: list[asyncio.Task[None]]
+    _tasks: list[asyncio.Future[None]]
     synced: bool
 
     async def start(self) -> None:
@@ -74,6 +77,7 @@ class Informers:
                 self.trace.emit("informer.not_served", resource=kind.__name__)
                 continue
             self._tasks.append(asyncio.ensure_future(self._inform(kind, rv, relist, handle)))
+        self._tasks += await self.shared_informers.start()
         self.queue.start()
         self.synced = True
 
@@ -100,7 +104,7 @@ class Informers:
     async def _relist_pdbs(self) -> str:
         listed = await self.cluster.list(policy_v1.PodDisruptionBudget)
         self._pdbs = {(p.metadata.namespace, p.metadata.name): p for p in listed.items}
-        self.handle.pdbs = list(self._pdbs.values())
+        self.listers.set_pdbs(list(self._pdbs.values()))
         return listed.resource_version
 
     def _on_pdb_event(self, event: WatchEvent) -> None:
@@ -109,11 +113,11 @@ class Informers:
             self._pdbs.pop((meta.namespace, meta.name), None)
         else:
             self._pdbs[(meta.namespace, meta.name)] = event.object
-        self.handle.pdbs = list(self._pdbs.values())
+        self.listers.set_pdbs(list(self._pdbs.values()))
 
     async def _relist_namespaces(self) -> str:
         listed = await self.cluster.list(core_v1.Namespace)
-        namespaces = self.handle.namespaces
+        namespaces = self.namespace_labels
         namespaces.clear()
         for ns in listed.items:
             namespaces[ns.metadata.name] = dict(ns.metadata.labels or {})
@@ -122,9 +126,9 @@ class Informers:
     def _on_namespace_event(self, event: WatchEvent) -> None:
         meta = event.object.metadata
         if event.type == DELETED:
-            self.handle.namespaces.pop(meta.name, None)
+            self.namespace_labels.pop(meta.name, None)
         else:
-            self.handle.namespaces[meta.name] = dict(meta.labels or {})
+            self.namespace_labels[meta.name] = dict(meta.labels or {})
 
     async def _relist_nodes(self) -> str:
         listed = await self.cluster.list(core_v1.Node)

@@ -3,6 +3,7 @@ own counters when scraped, in a registry of its own (several schedulers may shar
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -50,12 +51,20 @@ class _SchedulerCollector(Collector):
         inflight.add_metric([], queue.in_flight.events)
         yield inflight
         preemptions = CounterMetricFamily("scheduler_preemption_attempts", "Preemption attempts (PostFilter runs).")
-        preemptions.add_metric([], sum(getattr(p, "attempts", 0) for p in s.preemption_plugins()))
+        preemptions.add_metric([], s.metrics.preemption_attempts)
         yield preemptions
         cache = GaugeMetricFamily("scheduler_cache_size", "Nodes, pods and assumed pods in the cache.", labels=["type"])
         for kind, count in s.cache.sizes().items():
             cache.add_metric([kind], count)
         yield cache
+        raised = CounterMetricFamily(
+            "kubesched_plugin_exceptions",
+            "Plugin calls that raised (each failed its attempt with an Error), by plugin and extension point.",
+            labels=["plugin", "extension_point"],
+        )
+        for (plugin, point), count in sorted(s.metrics.plugin_exceptions.items()):
+            raised.add_metric([plugin, point], count)
+        yield raised
 
 
 def _exponential(start: float, factor: float, count: int) -> list[float]:
@@ -67,6 +76,8 @@ class SchedulerMetrics:
     the scheduler observes as it goes (`attempt`, `preemption`, `scheduled`)."""
 
     def __init__(self, scheduler: Scheduler) -> None:
+        self.preemption_attempts = 0
+        self.plugin_exceptions: Counter[tuple[str, str]] = Counter()
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(_SchedulerCollector(scheduler))
         self.attempt_duration = Histogram(
@@ -99,8 +110,14 @@ class SchedulerMetrics:
     def attempt(self, result: str, profile: str, seconds: float) -> None:
         self.attempt_duration.labels(result, profile).observe(seconds)
 
+    def preemption_attempted(self) -> None:
+        self.preemption_attempts += 1
+
     def preemption(self, victims: int) -> None:
         self.preemption_victims.observe(victims)
+
+    def plugin_exception(self, plugin: str, point: str) -> None:
+        self.plugin_exceptions[(plugin, point)] += 1
 
     def scheduled(self, attempts: int, since_first_active: float) -> None:
         self.pod_attempts.observe(attempts)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from kubesched.clock import Clock
 from kubesched.config import SchedulerConfig
+from kubesched.framework.handle import Services
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework, ProfilePlugins
 
 
-def build_frameworks(config: SchedulerConfig, registry: Registry, handle: Any, clock: Clock) -> dict[str, Framework]:
+def build_frameworks(config: SchedulerConfig, registry: Registry, services: Services) -> dict[str, Framework]:
     frameworks: dict[str, Framework] = {}
     for profile in config.profiles:
         plugins = ProfilePlugins(
@@ -22,8 +20,7 @@ def build_frameworks(config: SchedulerConfig, registry: Registry, handle: Any, c
             profile.scheduler_name,
             plugins,
             registry,
-            handle,
-            clock=clock,
+            services,
             percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
         )
     return frameworks

@@ -4,10 +4,9 @@ scheduling cycle synchronously, and hands the binding cycle to its own asyncio t
 from __future__ import annotations
 
 import asyncio
-import random
 import socket
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from kubesched.cache import Cache, PodInfo, Snapshot
@@ -17,40 +16,26 @@ from kubesched.cluster.events import EventsV1Recorder
 from kubesched.config import SchedulerConfig
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD, ActionType, ClusterEvent
+from kubesched.framework.handle import Listers, Services
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
-from kubesched.plugins.default_preemption import NAME as PREEMPTION
-from kubesched.plugins.default_preemption import DefaultPreemption
-from kubesched.plugins.default_preemption import decision as preemption_decision
-from kubesched.queue import QueuedPodInfo, QueueProfile, SchedulingQueue
+from kubesched.queue import Nominator, QueuedPodInfo, QueueProfile, SchedulingQueue
 from kubesched.scheduler.algorithm import (
     Algorithm,
     FilterFn,
     ScheduleResult,
     SchedulingError,
-    filter_with_nominated,
     plain_filter,
+    with_nominated,
 )
 from kubesched.scheduler.failures import Failures
 from kubesched.scheduler.fit_error import Diagnosis, FitError
 from kubesched.scheduler.informers import Informers
 from kubesched.scheduler.metrics import SchedulerMetrics
-from kubesched.scheduler.preemption import Actions
 from kubesched.scheduler.profiles import build_frameworks
+from kubesched.scheduler.shared_informers import SharedInformers
 from kubesched.trace import Tracer
-
-
-@dataclass
-class _Handle:
-    """What plugins reach through `handle`: the current snapshot, the cluster, the clock and the
-    namespaces' labels (kept by the scheduler's namespace informer)."""
-
-    snapshot: Snapshot
-    cluster: Cluster
-    clock: Clock
-    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
-    pdbs: list[Any] = field(default_factory=list)  # policy/v1 PodDisruptionBudgets, from the informer
 
 
 class Scheduler(Informers, Failures):
@@ -70,9 +55,35 @@ class Scheduler(Informers, Failures):
         self.trace = tracer or Tracer(clock.now)
         self.cache = Cache()
         self.snapshot = Snapshot()
-        self.handle = _Handle(self.snapshot, cluster, clock)
         self.config = config
-        self.profiles: dict[str, Framework] = build_frameworks(config, registry, self.handle, clock)
+        self.nominator = Nominator()
+        self.namespace_labels: dict[str, dict[str, str]] = {}
+        self.shared_informers = SharedInformers(cluster, self.trace, self._requeue)
+        self.listers = Listers(self.shared_informers, namespaces=self.namespace_labels, pod=self._known_pod)
+        host = identity or socket.gethostname()
+        self.recorders = {
+            p.scheduler_name: EventsV1Recorder(
+                cluster, clock, controller=p.scheduler_name, instance=f"{p.scheduler_name}-{host}"
+            )
+            for p in config.profiles
+        }
+        self.metrics = SchedulerMetrics(self)
+        self._bindings: set[asyncio.Future[None]] = set()
+        services = Services(
+            snapshot=self.snapshot,
+            clock=clock,
+            cluster=cluster,
+            listers=self.listers,
+            informers=self.shared_informers,
+            nominator=self.nominator,
+            tracer=self.trace,
+            metrics=self.metrics,
+            events=self.recorders.__getitem__,
+            spawn=self._spawn,
+            activate=self._activate,
+            seed=seed,
+        )
+        self.profiles: dict[str, Framework] = build_frameworks(config, registry, services)
         self.algorithm = Algorithm(self.cache, self.snapshot, percentage=config.percentage_of_nodes_to_score, seed=seed)
         queue_profiles = {
             name: QueueProfile(fwk.run_pre_enqueue, fwk.events_to_register(), fwk.hint_keys())
@@ -82,31 +93,32 @@ class Scheduler(Informers, Failures):
         self.queue = SchedulingQueue(
             clock=clock,
             less=first.queue_sort.less,
-            sort_key=getattr(first.queue_sort, "sort_key", None),
+            sort_key=first.queue_sort_key,
             profiles=queue_profiles,
             initial_backoff=float(config.configuration.podInitialBackoffSeconds),
             max_backoff=float(config.configuration.podMaxBackoffSeconds),
             tracer=self.trace,
+            nominator=self.nominator,
         )
-        for fwk in self.profiles.values():
-            for plugin in fwk.instances.values():
-                if isinstance(plugin, DefaultPreemption):
-                    plugin.attach(fwk, filter_with_nominated(self.queue.nominator.pods_for_node))
-                    plugin.rng = random.Random(seed)
-        host = identity or socket.gethostname()
-        self.recorders = {
-            name: EventsV1Recorder(cluster, clock, controller=name, instance=f"{name}-{host}") for name in self.profiles
-        }
         self._nodes: dict[str, Any] = {}
         self._pdbs: dict[tuple[str, str], Any] = {}
         self._unscheduled: dict[str, Any] = {}  # uid -> latest unassigned pod we are responsible for
-        self._bindings: set[asyncio.Task[None]] = set()
         self.synced = False  # the informers have listed everything once
         self.attempts = 0  # scheduling attempts so far
         self.scheduled = 0  # pods bound so far
         self.attempt_results: Counter[tuple[str, str]] = Counter()  # (result, profile) -> attempts
-        self.metrics = SchedulerMetrics(self)
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks: list[asyncio.Future[None]] = []
+
+    def _known_pod(self, namespace: str, name: str) -> Any | None:
+        info = self.cache.pod_by_key(f"{namespace}/{name}")
+        return info.pod if info is not None else None
+
+    def _requeue(self, event: ClusterEvent, old: Any, new: Any) -> None:
+        self.queue.move_all_to_active_or_backoff(event, old, new)
+
+    def _activate(self, pods: Sequence[PodInfo]) -> None:
+        for pod in pods:
+            self.queue.activate(pod.uid, pod.key)
 
     # -- the loop -------------------------------------------------------------------------------
 
@@ -181,7 +193,6 @@ class Scheduler(Informers, Failures):
         try:
             result = self.find_host(fwk, state, pod)
         except FitError as fit:
-            self._start_preemption(fwk, state)
             self.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), fit.diagnosis)
             return None
         except SchedulingError as e:
@@ -227,41 +238,13 @@ class Scheduler(Informers, Failures):
                     fit.diagnosis.post_filter_msg = post.message
             raise
 
-    def _start_preemption(self, fwk: Framework, state: CycleState) -> None:
-        """Act on a preemption PostFilter decided this cycle: remove the victims off the loop (the
-        preemptor is held at PreEnqueue until they are gone or going)."""
-        chosen = preemption_decision(state)
-        if chosen is None:
-            return
-        plugin = fwk.plugin(PREEMPTION)
-        if not isinstance(plugin, DefaultPreemption):
-            return
-        self.trace.emit(
-            "preemption.chosen",
-            pod=chosen.preemptor.key,
-            node=chosen.candidate.node,
-            victims=[f"{v.key} (priority {v.priority})" for v in chosen.candidate.victims],
-            reason=chosen.reason,
-            candidates={
-                c.node: {"victims": [v.key for v in c.victims], "pdb_violations": c.num_pdb_violations}
-                for c in chosen.considered
-            },
-        )
-        self.metrics.preemption(len(chosen.candidate.victims))
-        work = plugin.start(chosen, Actions(self, fwk))
-        if work is not None:
-            self._spawn(work)
-
-    def preemption_plugins(self) -> list[DefaultPreemption]:
-        return [p for fwk in self.profiles.values() for p in fwk.instances.values() if isinstance(p, DefaultPreemption)]
-
     def filter_for(self, pod: PodInfo) -> FilterFn:
         """How to filter a node for `pod`: plainly, unless some other pod of at least its priority
         is nominated somewhere (then with the nominated pods, as upstream's two-pass filter)."""
         nominator = self.queue.nominator
         if not nominator.any_at_or_above(pod.priority, excluding=pod.uid):
             return plain_filter
-        return filter_with_nominated(nominator.pods_for_node)
+        return with_nominated
 
     def _fail_on_node(self, fwk: Framework, qpi: QueuedPodInfo, host: str, status: Status) -> None:
         """A Reserve/Permit/WaitOnPermit failure: a rejection reads as a FitError over one node."""
@@ -313,7 +296,7 @@ class Scheduler(Informers, Failures):
         if forgotten and status.is_rejected():  # after the failure, so the pod itself is not moved by it
             self.queue.move_all_to_active_or_backoff(freed, assumed.pod, None, pre_check=lambda q: q.uid != assumed.uid)
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(coro)
         self._bindings.add(task)
         task.add_done_callback(self._bindings.discard)

@@ -58,7 +58,7 @@ def test_c2_tells_the_preemption_from_choice_to_binding():
     chosen = next(line for line in story.lines if line.kind == "preemption.chosen")
     assert "chosen by lowest most-important victim priority" in chosen.text  # 100 on node-0 beats 200 on node-1
     assert "node-2: 1 victim(s), 1 PDB violation(s)" in chosen.text
-    assert chosen.site.startswith("kubesched.scheduler.scheduler:")
+    assert chosen.site.startswith("kubesched.framework.preemption:")
     assert _kinds(story, "default/urgent") == [
         "queue.move",
         "queue.pop",

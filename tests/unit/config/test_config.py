@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from builders import profile_framework
+from kubesched.cache import Snapshot
 from kubesched.config import ConfigError, load_data, load_text
-from kubesched.framework.runtime import Framework, ProfilePlugins
 from kubesched.plugins.registry import in_tree_registry
 
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
 
 def build(config):
-    registry = in_tree_registry()
-    profile = load_data({**HEAD, **config}, registry).profiles[0]
-    plugins = ProfilePlugins(
-        enabled={p: [(x.name, x.weight) for x in s.enabled] for p, s in profile.sets.items()},
-        disabled={p: {x.name for x in s.disabled} for p, s in profile.sets.items()},
-        args=profile.args,
-    )
-    return Framework(profile.scheduler_name, plugins, registry, handle=None, clock=None)
+    return profile_framework(Snapshot(), config)
 
 
 def test_defaults():

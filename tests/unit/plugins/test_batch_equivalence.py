@@ -13,11 +13,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lightkube.models import core_v1 as m
 
-from builders import make_node, make_pod
+from builders import make_node, make_pod, plugin_handle, profile_framework
 from kubesched.cache import Cache, PodInfo, Snapshot
-from kubesched.config import load_data
+from kubesched.framework.conformance import declares
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code
+from kubesched.plugin import (
+    FilterBatchPlugin,
+    FilterPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScoreBatchPlugin,
+    ScorePlugin,
+    fails,
+)
 from kubesched.plugins import (
     balanced_allocation,
     dynamic_resources,
@@ -31,12 +40,10 @@ from kubesched.plugins import (
     taint_toleration,
     volumes,
 )
-from kubesched.plugins.batch import fails
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.plugins.resource_scoring import ResourceSpec, UtilizationShapePoint
 from kubesched.scheduler.algorithm import Algorithm, plain_filter
 from kubesched.scheduler.fit_error import FitError
-from kubesched.scheduler.profiles import build_frameworks
 
 Pick = Callable[[Sequence[Any]], Any]
 
@@ -246,13 +253,7 @@ def cases(draw: st.DrawFn) -> tuple[Cache, Snapshot, PodInfo, np.ndarray]:
 # -- the plugins under test ---------------------------------------------------------------------------
 
 
-class Handle:
-    def __init__(self, snapshot: Snapshot) -> None:
-        self.snapshot = snapshot
-        self.cluster = None
-        self.clock = None
-        self.namespaces: dict[str, dict[str, str]] = {}
-        self.pdbs: list[object] = []
+Handle = plugin_handle
 
 
 SHAPES = [
@@ -337,8 +338,8 @@ PLUGINS: dict[str, list[Callable[[Handle], Any]]] = {
         if resources or strategy == "LeastAllocated"
     ],
 }
-FILTERS = [name for name, makes in PLUGINS.items() if hasattr(makes[0](Handle(Snapshot())), "filter")]
-SCORES = [name for name, makes in PLUGINS.items() if hasattr(makes[0](Handle(Snapshot())), "score")]
+FILTERS = [name for name, makes in PLUGINS.items() if declares(makes[0](Handle(Snapshot())), FilterPlugin)]
+SCORES = [name for name, makes in PLUGINS.items() if declares(makes[0](Handle(Snapshot())), ScorePlugin)]
 BATCH_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -348,8 +349,8 @@ def test_every_filter_and_score_plugin_has_a_batch_method() -> None:
         entry = registry.get(name)
         assert entry is not None
         plugin = entry.factory(None, Handle(Snapshot()))
-        assert not hasattr(plugin, "filter") or hasattr(plugin, "filter_batch"), name
-        assert not hasattr(plugin, "score") or hasattr(plugin, "score_batch"), name
+        assert not declares(plugin, FilterPlugin) or declares(plugin, FilterBatchPlugin), name
+        assert not declares(plugin, ScorePlugin) or declares(plugin, ScoreBatchPlugin), name
 
 
 def _verdicts(plugin: Any, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: np.ndarray) -> list[bool]:
@@ -373,7 +374,7 @@ def test_filter_batch_matches_filter(name: str, case: Any, pre_filter: bool) -> 
     for make in PLUGINS[name]:
         plugin = make(Handle(snapshot))
         state = CycleState()
-        if pre_filter and hasattr(plugin, "pre_filter"):
+        if pre_filter and declares(plugin, PreFilterPlugin):
             _, status = plugin.pre_filter(state, pod, snapshot.node_info_list)
             if status is not None and status.code != Code.SUCCESS:
                 continue  # Skip (Filter does not run) or a rejection before Filter
@@ -391,7 +392,7 @@ def test_score_batch_matches_score(name: str, case: Any) -> None:
     for make in PLUGINS[name]:
         plugin = make(Handle(snapshot))
         state = CycleState()
-        if hasattr(plugin, "pre_score"):
+        if declares(plugin, PreScorePlugin):
             status = plugin.pre_score(state, pod, nodes)
             if status is not None and status.code != Code.SUCCESS:
                 continue  # Skip (Score does not run) or an error before Score
@@ -429,7 +430,7 @@ def test_out_of_range_amounts_fall_back_to_the_per_node_methods(alloc: int, used
     ):
         plugin = make(Handle(snapshot))
         state = CycleState()
-        if hasattr(plugin, "pre_filter"):
+        if declares(plugin, PreFilterPlugin):
             plugin.pre_filter(state, pod, snapshot.node_info_list)
             assert _mask(plugin, state, pod, snapshot, rows) == _verdicts(plugin, state, pod, snapshot, rows)
         plugin.pre_score(state, pod, snapshot.node_info_list)
@@ -452,8 +453,7 @@ def _frameworks(snapshot: Snapshot, percentage: int, strategy: str) -> Any:
             }
         ],
     }
-    registry = in_tree_registry()
-    return build_frameworks(load_data(raw, registry), registry, Handle(snapshot), clock=None)["default-scheduler"]
+    return profile_framework(snapshot, raw)
 
 
 def _outcome(algorithm: Algorithm, fwk: Any, pod: PodInfo) -> tuple[Any, ...]:
@@ -553,7 +553,7 @@ def test_cpu_memory_fast_paths_agree_with_per_node_scores(seed):
     max_priority=st.sampled_from([1, 10, 100]),
 )
 def test_array_normalization_matches_list_normalization(scores: list[int], reverse: bool, max_priority: int) -> None:
-    from kubesched.plugins.normalize import default_normalize_array, default_normalize_score
+    from kubesched.framework.normalize import default_normalize_array, default_normalize_score
 
     expected = list(scores)
     default_normalize_score(max_priority, reverse, expected)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -16,18 +16,27 @@ from lightkube.models import policy_v1 as pm
 from lightkube.resources import policy_v1
 
 from builders import make_node, make_pod
-from kubesched.cache import Cache, NodeInfo, PodInfo, Snapshot
-from kubesched.cluster.errors import ApiError
 from kubesched.config import ConfigError, load_data
-from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ASSIGNED_POD, ActionType, QueueingHint
-from kubesched.framework.interface import NodeToStatus, PostFilterResult
-from kubesched.framework.runtime import Framework, ProfilePlugins
-from kubesched.framework.status import Code, Status
+from kubesched.plugin import (
+    ASSIGNED_POD,
+    ActionType,
+    ApiError,
+    Code,
+    CycleState,
+    FilterPlugin,
+    NodeInfo,
+    NodeToStatus,
+    PodInfo,
+    PostFilterResult,
+    PreFilterExtensions,
+    QueueingHint,
+    Status,
+)
+from kubesched.plugin import preemption as pe
+from kubesched.plugin.testing import FrozenClock, framework, snapshot_of, standalone_handle
 from kubesched.plugins import default_preemption as dp
 from kubesched.plugins.registry import in_tree_registry
-from kubesched.queue.nominator import Nominator
-from kubesched.scheduler.algorithm import filter_with_nominated
+from kubesched.queue import Nominator
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 NOW = (EPOCH + timedelta(hours=1)).timestamp()
@@ -67,21 +76,7 @@ def pdb(name: str, allowed: int, *, ns: str = "default", disrupted: Sequence[str
     )
 
 
-class FixedClock:
-    def now(self) -> float:
-        return NOW
-
-
-@dataclass
-class Handle:
-    snapshot: Snapshot
-    clock: Any = field(default_factory=FixedClock)
-    cluster: Any = None
-    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
-    pdbs: list[Any] = field(default_factory=list)
-
-
-class AtMostOneBlue:
+class AtMostOneBlue(PreFilterExtensions, FilterPlugin):
     """A toy Filter with PreFilter extensions: at most one `color=blue` pod per node, counted in
     the cycle state by PreFilter and kept current by AddPod/RemovePod."""
 
@@ -117,23 +112,32 @@ class AtMostOneBlue:
 class Cluster:
     """Nodes and running pods, one profile with DefaultPreemption, and the real cycle's first half."""
 
-    def __init__(self, nodes: dict[str, str], pods: Sequence[Any] = (), *, pdbs: Sequence[Any] = (), args: Any = None):
-        cache = Cache()
-        for name, cpu in nodes.items():
-            cache.add_node(make_node(name).capacity(cpu=cpu, memory="32Gi", pods="110").obj)
-        for p in pods:
-            cache.add_pod(p)
-        self.snapshot = Snapshot()
-        cache.update_snapshot(self.snapshot)
-        self.handle = Handle(self.snapshot, pdbs=list(pdbs))
+    def __init__(
+        self,
+        nodes: dict[str, str],
+        pods: Sequence[Any] = (),
+        *,
+        pdbs: Sequence[Any] = (),
+        args: Any = None,
+        names: Sequence[str] = ("PrioritySort", "NodeResourcesFit", AtMostOneBlue.name, "DefaultBinder", dp.NAME),
+    ):
+        nodes_ = [make_node(name).capacity(cpu=cpu, memory="32Gi", pods="110").obj for name, cpu in nodes.items()]
+        self.snapshot = snapshot_of(nodes_, pods)
         registry = in_tree_registry()
         registry.register(AtMostOneBlue.name, lambda args, handle: AtMostOneBlue())
-        names = ["PrioritySort", "NodeResourcesFit", AtMostOneBlue.name, "DefaultBinder", "DefaultPreemption"]
-        profile = ProfilePlugins(enabled={"multiPoint": [(n, None) for n in names]}, args={"DefaultPreemption": args})
-        self.fwk = Framework("default-scheduler", profile, registry, self.handle, clock=None)
-        self.plugin: dp.DefaultPreemption = self.fwk.plugin(dp.NAME)
         self.nominator = Nominator()
-        self.plugin.attach(self.fwk, filter_with_nominated(self.nominator.pods_for_node))
+        self.fwk = framework(
+            registry,
+            enabled=list(names),
+            args={dp.NAME: args},
+            profile_name="default-scheduler",
+            snapshot=self.snapshot,
+            pdbs=pdbs,
+            clock=FrozenClock(NOW),
+            nominator=self.nominator,
+        )
+        self.handle = self.fwk.handle
+        self.plugin: dp.DefaultPreemption = self.fwk.plugin(dp.NAME)
 
     def node(self, name: str) -> NodeInfo:
         node = self.snapshot.get(name)
@@ -157,10 +161,8 @@ class Cluster:
     def victims_on(self, name: str, pod: PodInfo) -> tuple[list[str], int, Status | None]:
         state = CycleState()
         self.statuses(state, pod)
-        budgets = dp.budgets(self.handle.pdbs)
-        victims, violations, status = self.plugin.select_victims_on_node(
-            self.fwk, state, pod, self.node(name).clone(), budgets
-        )
+        budgets = pe.budgets(self.handle.listers.pdbs)
+        victims, violations, status = self.plugin.select_victims_on_node(state, pod, self.node(name).clone(), budgets)
         return [v.name for v in victims], violations, status
 
 
@@ -203,7 +205,7 @@ def test_args_default_to_ten_percent_and_one_hundred_nodes():
 )
 def test_invalid_args_name_the_field(args, message):
     with pytest.raises(ValueError) as err:
-        dp.new(args, None)
+        dp.new(args, standalone_handle())
     assert str(err.value) == message
 
 
@@ -238,7 +240,7 @@ def test_args_in_a_configuration_are_strict_and_validated():
 )
 def test_number_of_candidates(nodes, percentage, absolute, expected):
     args = {"minCandidateNodesPercentage": percentage, "minCandidateNodesAbsolute": absolute}
-    assert dp.new(args, None).num_candidates(nodes) == expected
+    assert dp.new(args, standalone_handle()).num_candidates(nodes) == expected
 
 
 # -- victims on one node ----------------------------------------------------------------------------
@@ -306,7 +308,7 @@ def test_the_dry_run_keeps_the_prefilter_state_current_through_remove_and_add_po
     pod.pod.metadata.labels = blue
     result, status, state = c.post_filter(pod)
     assert (result, status) == (PostFilterResult("n"), None)
-    assert keys(dp.decision(state).candidate.victims) == ["blue-low"]  # grey came back, blue-low could not
+    assert keys(pe.decision(state).candidate.victims) == ["blue-low"]  # grey came back, blue-low could not
     assert state.read(AtMostOneBlue.name).blue == {"n": 1}  # the cycle's own state is untouched
     assert len(c.node("n").pods) == 2  # and so is the snapshot
 
@@ -331,8 +333,8 @@ def test_split_by_pdb_counts_each_budget_down_in_order():
         PodInfo(running("d", "n", "1", 0)),
         PodInfo(running("e", "n", "1", 0, labels={"app": "x"})),
     ]
-    budgets = dp.budgets([pdb("x", 1, app="x", disrupted=["e"])])
-    violating, others = dp.split_by_pdb(pods, budgets)
+    budgets = pe.budgets([pdb("x", 1, app="x", disrupted=["e"])])
+    violating, others = pe.split_by_pdb(pods, budgets)
     assert (keys(violating), keys(others)) == (["b"], ["a", "c", "d", "e"])
 
 
@@ -340,7 +342,7 @@ def test_budgets_with_an_empty_or_missing_selector_match_nothing():
     empty = pdb("all", 0)
     missing = pdb("none", 0)
     missing.spec.selector = None
-    assert dp.budgets([empty, missing]) == []
+    assert pe.budgets([empty, missing]) == []
 
 
 # -- choosing the node ------------------------------------------------------------------------------
@@ -354,42 +356,42 @@ def victim(name: str, priority: int, start: int = 0) -> PodInfo:
     ("a", "b", "winner"),
     [
         # 1. fewest PDB violations, even with a higher-priority victim
-        (dp.Candidate("a", (victim("a1", 10),), 1), dp.Candidate("b", (victim("b1", 500),), 0), "b"),
+        (pe.Candidate("a", (victim("a1", 10),), 1), pe.Candidate("b", (victim("b1", 500),), 0), "b"),
         # 2. the lowest most important victim
-        (dp.Candidate("a", (victim("a1", 300),)), dp.Candidate("b", (victim("b1", 600),)), "a"),
+        (pe.Candidate("a", (victim("a1", 300),)), pe.Candidate("b", (victim("b1", 600),)), "a"),
         # 3. the smallest sum of priorities
         (
-            dp.Candidate("a", (victim("a1", 100), victim("a2", 20))),
-            dp.Candidate("b", (victim("b1", 100), victim("b2", 50))),
+            pe.Candidate("a", (victim("a1", 100), victim("a2", 20))),
+            pe.Candidate("b", (victim("b1", 100), victim("b2", 50))),
             "a",
         ),
         # 4. the fewest victims (sums tie only with the lowest int32 priority)
         (
-            dp.Candidate("a", (victim("a1", 0), victim("a2", -(2**31)))),
-            dp.Candidate("b", (victim("b1", 0),)),
+            pe.Candidate("a", (victim("a1", 0), victim("a2", -(2**31)))),
+            pe.Candidate("b", (victim("b1", 0),)),
             "b",
         ),
         # 5. the latest start among the most important victims
-        (dp.Candidate("a", (victim("a1", 0, start=1800),)), dp.Candidate("b", (victim("b1", 0, start=600),)), "a"),
+        (pe.Candidate("a", (victim("a1", 0, start=1800),)), pe.Candidate("b", (victim("b1", 0, start=600),)), "a"),
         # 6. the first one left
-        (dp.Candidate("a", (victim("a1", 0),)), dp.Candidate("b", (victim("b1", 0),)), "a"),
+        (pe.Candidate("a", (victim("a1", 0),)), pe.Candidate("b", (victim("b1", 0),)), "a"),
     ],
 )
 def test_pick_one_node_criteria(a, b, winner):
-    assert dp.pick_one_node([a, b], NOW).node == winner
+    assert pe.pick_one_node([a, b], NOW).node == winner
 
 
 def test_the_sum_shift_makes_negative_priorities_count():
     # Without the shift, two victims at -100 (sum -200) would beat one victim at -100.
-    a = dp.Candidate("a", (victim("a1", -100), victim("a2", -100)))
-    b = dp.Candidate("b", (victim("b1", -100),))
-    assert dp.pick_one_node([a, b], NOW).node == "b"
+    a = pe.Candidate("a", (victim("a1", -100), victim("a2", -100)))
+    b = pe.Candidate("b", (victim("b1", -100),))
+    assert pe.pick_one_node([a, b], NOW).node == "b"
 
 
 def test_start_time_criterion_looks_only_at_the_most_important_victims():
-    a = dp.Candidate("a", (victim("a1", 5, start=100), victim("a2", 1, start=0)))
-    b = dp.Candidate("b", (victim("b1", 5, start=50), victim("b2", 1, start=900)))
-    assert dp.pick_one_node([a, b], NOW).node == "a"
+    a = pe.Candidate("a", (victim("a1", 5, start=100), victim("a2", 1, start=0)))
+    b = pe.Candidate("b", (victim("b1", 5, start=50), victim("b2", 1, start=900)))
+    assert pe.pick_one_node([a, b], NOW).node == "a"
 
 
 # -- PostFilter ---------------------------------------------------------------------------------------
@@ -441,11 +443,11 @@ def test_success_nominates_the_node_and_records_the_victims_without_touching_the
     pod = pending("urgent", "4500m", 1000)
     result, status, state = c.post_filter(pod)
     assert (result, status) == (PostFilterResult("big"), None)
-    decision = dp.decision(state)
+    decision = pe.decision(state)
     assert decision is not None and decision.preemptor is pod
     assert (decision.candidate.node, keys(decision.candidate.victims)) == ("big", ["l4", "l1"])
     assert len(c.node("big").pods) == 4
-    assert c.plugin.attempts == 1
+    assert c.fwk.services.metrics.preemption_attempts == 1
 
 
 def test_only_unschedulable_nodes_are_candidates():
@@ -474,7 +476,7 @@ def test_no_candidate_gives_the_nested_histogram_and_clears_the_nomination():
         "preemption: 0/3 nodes are available: 1 Insufficient cpu, 1 No preemption victims found for incoming pod, "
         "1 Preemption is not helpful for scheduling.",
     )
-    assert dp.decision(state) is None
+    assert pe.decision(state) is None
 
 
 def test_the_dry_run_stops_at_enough_candidates_once_one_breaks_no_budget():
@@ -484,30 +486,19 @@ def test_the_dry_run_stops_at_enough_candidates_once_one_breaks_no_budget():
     pod = pending("p", "1", 10)
     state = CycleState()
     c.statuses(state, pod)
-    budgets = dp.budgets(c.handle.pdbs)
-    candidates, failed, errors = c.plugin.dry_run(c.fwk, state, pod, c.snapshot.node_info_list, budgets, 0, 2)
+    budgets = pe.budgets(c.handle.listers.pdbs)
+    candidates, failed, errors = c.plugin.evaluator.dry_run(state, pod, c.snapshot.node_info_list, budgets, 0, 2)
     # n0 and n1 break the budget: the run goes on to n2, and candidates without violations come first.
     assert [(x.node, x.num_pdb_violations) for x in candidates] == [("n2", 0), ("n0", 1), ("n1", 1)]
     assert (failed, errors) == ({}, [])
-    candidates, _, _ = c.plugin.dry_run(c.fwk, state, pod, c.snapshot.node_info_list, budgets, 4, 2)
+    candidates, _, _ = c.plugin.evaluator.dry_run(state, pod, c.snapshot.node_info_list, budgets, 4, 2)
     assert [x.node for x in candidates] == ["n4", "n5"]  # from the offset, wrapping
 
 
-def test_an_unattached_plugin_does_not_preempt():
-    c = Cluster({"n": "2"}, [running("low", "n", "2", 0)])
-    plugin = dp.new(None, c.handle)
-    state = CycleState()
-    pod = pending("p", "1", 10)
-    assert plugin.post_filter(state, pod, c.statuses(state, pod)) == (None, Status.unschedulable())
-
-
 def test_the_framework_joins_the_text_after_dynamic_resources():
-    c = Cluster({"n": "2"}, [running("same", "n", "2", 10)])
-    registry = in_tree_registry()
     names = ["PrioritySort", "NodeResourcesFit", "DynamicResources", "DefaultPreemption", "DefaultBinder"]
-    profile = ProfilePlugins(enabled={"multiPoint": [(n, None) for n in names]})
-    fwk = Framework("default-scheduler", profile, registry, c.handle, clock=None)
-    fwk.plugin(dp.NAME).attach(fwk)
+    c = Cluster({"n": "2"}, [running("same", "n", "2", 10)], names=names)
+    fwk = c.fwk
     pod = pending("p", "1", 10)
     state = CycleState()
     statuses = c.statuses(state, pod)
@@ -521,97 +512,103 @@ def test_the_framework_joins_the_text_after_dynamic_resources():
 # -- acting, and the PreEnqueue gate ------------------------------------------------------------------
 
 
-class Actions:
-    def __init__(self, plugin: dp.DefaultPreemption, nominated: Sequence[PodInfo] = (), fail: str = "") -> None:
-        self.plugin = plugin
-        self.nominated = list(nominated)
+class Victims:
+    """The API side of a preemption, recorded: a fake cluster whose patches and deletes are logged
+    (and fail for the pod named `fail`), with the pods the scheduler still knows."""
+
+    def __init__(self, victims: Sequence[Any], *, nominated: Sequence[PodInfo] = (), fail: str = "") -> None:
+        self.victims = tuple(PodInfo(v) for v in victims)
+        self.pods = {v.key: v.pod for v in self.victims}
         self.fail = fail
-        self.pods: dict[str, Any] = {}
         self.log: list[str] = []
         self.activated: list[str] = []
+        self.fwk = framework(
+            in_tree_registry(),
+            enabled=["PrioritySort", "DefaultBinder", dp.NAME],
+            profile_name="default-scheduler",
+            cluster=self,
+            clock=FrozenClock(NOW),
+            nominated={"n": list(nominated)},
+            pod=lambda namespace, name: self.pods.get(f"{namespace}/{name}"),
+            activate=lambda pods: self.activated.extend(p.name for p in pods),
+        )
+        self.plugin: dp.DefaultPreemption = self.fwk.plugin(dp.NAME)
+        self.boss = pending("boss", "1", 100)
 
-    def nominated_pods(self, node: str) -> Sequence[PodInfo]:
-        return self.nominated
+    async def patch(self, kind: Any, name: str, patch: Any, **kw: Any) -> Any:
+        if "nominatedNodeName" in patch["status"]:
+            self.log.append(f"clear {name}")
+        return None
 
-    async def clear_nomination(self, pod: PodInfo) -> None:
-        self.log.append(f"clear {pod.name}")
-
-    async def preempt(self, preemptor: PodInfo, victim: PodInfo, node: str) -> None:
+    async def delete(self, kind: Any, name: str, **kw: Any) -> None:
         await asyncio.sleep(0)
-        gated = self.plugin.pre_enqueue(preemptor) is not None
-        self.log.append(f"preempt {victim.name} gated={gated}")
-        if victim.name == self.fail:
-            raise ApiError(f"cannot delete {victim.name}")
-        self.pods.pop(victim.key, None)
+        gated = self.plugin.pre_enqueue(self.boss) is not None
+        self.log.append(f"preempt {name} gated={gated}")
+        if name == self.fail:
+            raise ApiError(f"cannot delete {name}")
+        self.pods.pop(f"default/{name}", None)
 
-    def activate(self, pod: PodInfo) -> None:
-        self.activated.append(pod.name)
+    async def create(self, obj: Any, **kw: Any) -> Any:  # the Preempted events
+        return obj
 
-    def get_pod(self, namespace: str, name: str) -> Any | None:
-        return self.pods.get(f"{namespace}/{name}")
+    def start(self) -> bool:
+        """Act on a decision to evict every victim from node n; whether that started work."""
+        self.plugin.evaluator.prepare_candidate(pe.Decision(self.boss, pe.Candidate("n", self.victims)))
+        return bool(self.fwk.services.spawn.coroutines)
 
-
-def make_decision(*victims: Any) -> dp.Decision:
-    return dp.Decision(pending("boss", "1", 100), dp.Candidate("n", tuple(PodInfo(v) for v in victims)))
+    def run(self) -> None:
+        asyncio.run(self.fwk.services.spawn.run())
 
 
 def test_the_preemptor_is_gated_until_its_victims_are_removed():
-    plugin = dp.new(None, None)
-    decision = make_decision(running("v1", "n", "1", 0), running("v2", "n", "1", 0), running("v3", "n", "1", 0))
     lower, higher = pending("lower", "1", 50), pending("higher", "1", 500)
-    actions = Actions(plugin, nominated=[lower, higher])
-    actions.pods = {v.key: v.pod for v in decision.candidate.victims}
-    work = plugin.start(decision, actions)
-    assert work is not None
-    assert plugin.pre_enqueue(decision.preemptor) == Status.unresolvable(dp.WAITING)
-    assert plugin.pre_enqueue(lower) is None
-    asyncio.run(work)
+    victims = [running("v1", "n", "1", 0), running("v2", "n", "1", 0), running("v3", "n", "1", 0)]
+    v = Victims(victims, nominated=[lower, higher])
+    assert v.start()
+    assert v.plugin.pre_enqueue(v.boss) == Status.unresolvable(dp.WAITING)
+    assert v.plugin.pre_enqueue(lower) is None
+    v.run()
     # The last victim is preempted alone, after the others; once it is gone the pod is free to go.
-    assert actions.log == ["clear lower", "preempt v1 gated=True", "preempt v2 gated=True", "preempt v3 gated=True"]
-    assert plugin.pre_enqueue(decision.preemptor) is None
-    assert actions.activated == []
+    assert v.log == ["clear lower", "preempt v1 gated=True", "preempt v2 gated=True", "preempt v3 gated=True"]
+    assert v.plugin.pre_enqueue(v.boss) is None
+    assert v.activated == []
 
 
 def test_the_gate_opens_when_the_last_victim_is_gone_even_before_the_work_ends():
-    plugin = dp.new(None, None)
-    decision = make_decision(running("only", "n", "1", 0))
-    actions = Actions(plugin)
-    work = plugin.start(decision, actions)
-    assert work is not None
-    asyncio.run(work)
-    assert actions.log == ["preempt only gated=False"]  # get_pod says it is already gone
+    v = Victims([running("only", "n", "1", 0)])
+    v.pods.clear()  # the informer already says the victim is gone
+    assert v.start()
+    v.run()
+    assert v.log == ["preempt only gated=False"]
 
 
 def test_victims_already_being_deleted_are_skipped():
-    plugin = dp.new(None, None)
     going = running("going", "n", "1", 0)
     going.metadata.deletionTimestamp = EPOCH
-    assert plugin.start(make_decision(going), Actions(plugin)) is None
-    assert not plugin.is_preempting("uid-boss")
+    v = Victims([going])
+    assert not v.start()
+    assert not v.plugin.evaluator.is_preempting(v.boss.uid)
 
 
 def test_a_failed_preemption_skips_the_last_victim_and_activates_the_preemptor():
-    plugin = dp.new(None, None)
-    decision = make_decision(running("v1", "n", "1", 0), running("v2", "n", "1", 0))
-    actions = Actions(plugin, fail="v1")
-    work = plugin.start(decision, actions)
-    assert work is not None
-    asyncio.run(work)
-    assert actions.log == ["preempt v1 gated=True"]
-    assert actions.activated == ["boss"]
-    assert not plugin.is_preempting("uid-boss")
+    v = Victims([running("v1", "n", "1", 0), running("v2", "n", "1", 0)], fail="v1")
+    assert v.start()
+    v.run()
+    assert v.log == ["preempt v1 gated=True"]
+    assert v.activated == ["boss"]
+    assert not v.plugin.evaluator.is_preempting(v.boss.uid)
 
 
 def test_a_gated_preemptor_is_requeued_by_a_deletion_once_its_preemption_is_over():
-    plugin = dp.new(None, None)
+    plugin = dp.new(None, standalone_handle())
     (registration,) = plugin.events_to_register()
     assert (registration.event.resource, registration.event.action) == (ASSIGNED_POD, ActionType.DELETE)
     preemptor = pending("p", "1", 100)
-    plugin._preempting[preemptor.uid] = None  # victims still being removed
+    plugin.evaluator._preempting[preemptor.uid] = None  # victims still being removed
     assert registration.hint(preemptor.pod, None, None) == QueueingHint.QUEUE_SKIP
-    del plugin._preempting[preemptor.uid]
+    del plugin.evaluator._preempting[preemptor.uid]
     assert registration.hint(preemptor.pod, None, None) == QueueingHint.QUEUE
 
 
 def test_preempted_event_note():
-    assert dp.preempted_message(pending("p", "1", 1), "n1") == "Preempted by pod uid-p on node n1"
+    assert pe.preempted_message(pending("p", "1", 1), "n1") == "Preempted by pod uid-p on node n1"

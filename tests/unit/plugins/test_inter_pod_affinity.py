@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from lightkube.models import core_v1, meta_v1
 
-from builders import make_node, make_pod
+from builders import make_node, make_pod, plugin_handle
 from kubesched.cache import Cache, PodInfo, Snapshot
 from kubesched.config import ConfigError, load_data
 from kubesched.framework.cycle_state import CycleState
@@ -99,14 +99,6 @@ def zoned(name: str, zone: str | None) -> Any:
     return n
 
 
-class Handle:
-    def __init__(self, snapshot: Snapshot, namespaces: dict[str, dict[str, str]] | None = None) -> None:
-        self.snapshot = snapshot
-        self.cluster = None
-        self.clock = None
-        self.namespaces = namespaces or {}
-
-
 def cluster(nodes: list[Any], pods: list[Any]) -> tuple[Cache, Snapshot]:
     cache, snapshot = Cache(), Snapshot()
     for n in nodes:
@@ -118,7 +110,7 @@ def cluster(nodes: list[Any], pods: list[Any]) -> tuple[Cache, Snapshot]:
 
 
 def plugin(snapshot: Snapshot, namespaces: dict[str, dict[str, str]] | None = None, **args: Any) -> Any:
-    return ipa.new(args or None, Handle(snapshot, namespaces))
+    return ipa.new(args or None, plugin_handle(snapshot, namespaces=namespaces))
 
 
 def verdicts(
@@ -584,7 +576,7 @@ def test_hint_key_covers_namespace_labels_and_required_terms() -> None:
 
 
 def test_args_defaults() -> None:
-    args = ipa.new(None, Handle(Snapshot())).args
+    args = ipa.new(None, plugin_handle(Snapshot())).args
     assert (args.hard_pod_affinity_weight, args.ignore_preferred_terms_of_existing_pods) == (1, False)
 
 
@@ -609,7 +601,7 @@ def test_args_weight_out_of_range(weight: int) -> None:
     with pytest.raises(ConfigError, match="^" + re.escape(f"profiles[0].pluginConfig[0].args.{want}") + "$"):
         _load({"hardPodAffinityWeight": weight})
     with pytest.raises(ValueError, match="^" + re.escape(want) + "$"):
-        ipa.new({"hardPodAffinityWeight": weight}, Handle(Snapshot()))
+        ipa.new({"hardPodAffinityWeight": weight}, plugin_handle(Snapshot()))
 
 
 def test_args_unknown_field() -> None:

@@ -14,13 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lightkube.models import core_v1, meta_v1
 
-from builders import make_node, make_pod
+from builders import make_node, make_pod, plugin_handle
 from kubesched.cache import Cache, PodInfo, Snapshot
 from kubesched.config import load_data
+from kubesched.framework.batch import fails
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code
+from kubesched.plugin.testing import services
 from kubesched.plugins import inter_pod_affinity as ipa
-from kubesched.plugins.batch import fails
 from kubesched.plugins.inter_pod_affinity import precompute
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.algorithm import Algorithm, plain_filter
@@ -37,12 +38,8 @@ NAMESPACES = {
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-class Handle:
-    def __init__(self, snapshot: Snapshot) -> None:
-        self.snapshot = snapshot
-        self.cluster = None
-        self.clock = None
-        self.namespaces = NAMESPACES
+def handle(cluster: Cluster) -> Any:
+    return plugin_handle(cluster.snapshot, namespaces=NAMESPACES)
 
 
 @contextlib.contextmanager
@@ -241,13 +238,13 @@ def check_batch_score(plugin: Any, state: CycleState, pod: PodInfo, snapshot: Sn
 def test_table_and_pod_paths_agree_as_the_cluster_changes(seed: int) -> None:
     rng = random.Random(seed)
     cluster = Cluster(rng)
-    by_table = ipa.new(None, Handle(cluster.snapshot))  # kept across changes: its memo columns refresh
+    by_table = ipa.new(None, handle(cluster))  # kept across changes: its memo columns refresh
     for step in range(4):
         if step:
             cluster.change()
         for i in range(3):
             incoming = PodInfo(random_pod(rng, f"in{step}-{i}", None, 0.7))
-            by_pods = ipa.new(None, Handle(cluster.snapshot))
+            by_pods = ipa.new(None, handle(cluster))
             filtered = filter_verdicts(by_table, cluster.snapshot, incoming, table=True)
             assert filtered[0::2] == filter_verdicts(by_pods, cluster.snapshot, incoming, table=False)[0::2]
             if filtered[0] is None:
@@ -265,7 +262,7 @@ def test_add_and_remove_pod_match_a_pre_filter_over_the_changed_cluster(seed: in
     are) filters like a PreFilter over the cluster that has them, or lacks them."""
     rng = random.Random(seed)
     cluster = Cluster(rng)
-    plugin = ipa.new(None, Handle(cluster.snapshot))
+    plugin = ipa.new(None, handle(cluster))
     incoming = PodInfo(random_pod(rng, "in", None, 0.8))
     before, state, unchanged = filter_verdicts(plugin, cluster.snapshot, incoming, table)
     if before is not None:
@@ -286,7 +283,7 @@ def test_add_and_remove_pod_match_a_pre_filter_over_the_changed_cluster(seed: in
     got = [status_of(plugin.filter(changed, incoming, n)) for n in nodes]
     # The state cloned before the changes is untouched by them.
     assert [status_of(plugin.filter(state, incoming, n)) for n in nodes] == unchanged
-    fresh = ipa.new(None, Handle(cluster.snapshot))
+    fresh = ipa.new(None, handle(cluster))
     after, _, want = filter_verdicts(fresh, cluster.snapshot, incoming, table)
     if after is not None:  # the changed cluster has nothing left to check: every node passes
         assert got == [None] * len(nodes)
@@ -312,7 +309,7 @@ def test_skip_and_parse_errors_are_the_same_on_both_paths() -> None:
         )
     )
     for table in (True, False):
-        status, _, _ = filter_verdicts(ipa.new(None, Handle(cluster.snapshot)), cluster.snapshot, PodInfo(bad), table)
+        status, _, _ = filter_verdicts(ipa.new(None, handle(cluster)), cluster.snapshot, PodInfo(bad), table)
         assert status is not None and status[0] == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
 
@@ -332,7 +329,9 @@ def _framework(snapshot: Snapshot) -> Any:
         ],
     }
     registry = in_tree_registry()
-    return build_frameworks(load_data(raw, registry), registry, Handle(snapshot), clock=None)["default-scheduler"]
+    return build_frameworks(load_data(raw, registry), registry, services(snapshot=snapshot, namespaces=NAMESPACES))[
+        "default-scheduler"
+    ]
 
 
 def _search(algorithm: Algorithm, fwk: Any, pod: PodInfo, table: bool) -> tuple[Any, ...]:

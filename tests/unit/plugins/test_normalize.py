@@ -1,6 +1,6 @@
 import pytest
 
-from kubesched.plugins.normalize import default_normalize_score
+from kubesched.framework.normalize import default_normalize_score
 
 
 @pytest.mark.parametrize(

@@ -14,14 +14,17 @@ import msgspec
 import numpy as np
 import pytest
 from lightkube.models import apps_v1, core_v1, meta_v1
+from lightkube.resources import apps_v1 as apps_res
 from lightkube.resources import core_v1 as res
 
+from builders import without_table
 from kubesched.cache import Cache, NodeInfo, PodInfo, Snapshot
 from kubesched.config import load_data
 from kubesched.config.load import ConfigError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, QueueingHint
 from kubesched.framework.status import Code, Status
+from kubesched.plugin.testing import standalone_handle
 from kubesched.plugins import pod_topology_spread as pts
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.plugins.resource_scoring import ArgsError
@@ -69,17 +72,22 @@ def incoming(*constraints: Any, labels: dict[str, str] | None = None, **spec: An
     return PodInfo(p)
 
 
-@dataclass
-class Handle:
-    snapshot: Any
-    workloads: Any = None
+CONTROLLERS = {
+    "ReplicaSet": apps_res.ReplicaSet,
+    "ReplicationController": res.ReplicationController,
+    "StatefulSet": apps_res.StatefulSet,
+}
 
 
-@dataclass
-class Listing:
-    """A snapshot stand-in with no NodeTable: the plugin then takes its per-node path."""
-
-    node_info_list: list[NodeInfo]
+def Handle(snapshot: Snapshot | None, workloads: Workloads | None = None) -> Any:
+    """A handle whose informers hold the workloads' Services and controllers."""
+    objects: dict[type[Any], list[Any]] = {}
+    if workloads is not None:
+        objects[res.Service] = list(workloads.svcs)
+        for (kind, namespace, name), obj in workloads.objects.items():
+            obj.metadata = meta_v1.ObjectMeta(name=name, namespace=namespace)
+            objects.setdefault(CONTROLLERS[kind], []).append(obj)
+    return standalone_handle(snapshot=snapshot, objects=objects)
 
 
 def cluster(nodes: Sequence[Any], pods: Sequence[Any] = ()) -> Snapshot:
@@ -95,7 +103,7 @@ def cluster(nodes: Sequence[Any], pods: Sequence[Any] = ()) -> Snapshot:
 def plugins(snapshot: Snapshot, args: Any = None, workloads: Any = None) -> tuple[Any, Any]:
     """The plugin over the NodeTable, and one over the plain node list."""
     table = pts.new(args, Handle(snapshot, workloads))
-    plain = pts.new(args, Handle(Listing(list(snapshot.node_info_list)), workloads))
+    plain = pts.new(args, Handle(without_table(snapshot), workloads))
     return table, plain
 
 
@@ -398,7 +406,7 @@ def test_pre_score_skips_without_soft_constraints() -> None:
     plugin, _ = plugins(snapshot)
     for p in (incoming(), incoming(tsc())):
         assert plugin.pre_score(CycleState(), p, snapshot.node_info_list).code == Code.SKIP
-    assert pts.new(None, Handle(Listing([]))).pre_score(CycleState(), incoming(tsc()), []).code == Code.SKIP
+    assert pts.new(None, Handle(Snapshot())).pre_score(CycleState(), incoming(tsc()), []).code == Code.SKIP
     with pytest.raises(Exception, match='error reading "PreScorePodTopologySpread" from cycleState: not found'):
         plugin.score(CycleState(), incoming(), snapshot.node_info_list[0])
 
@@ -504,16 +512,16 @@ def test_list_defaulting_uses_the_given_constraints() -> None:
 
 def test_args_defaults_and_decoding() -> None:
     assert pts.ARGS is pts.PodTopologySpreadArgs
-    plugin = pts.new(None, None)
+    plugin = pts.new(None, standalone_handle())
     assert plugin.system_defaulted and plugin.default_constraints == pts.SYSTEM_DEFAULT_CONSTRAINTS
     assert [(c.topology_key, c.max_skew, c.when_unsatisfiable) for c in pts.SYSTEM_DEFAULT_CONSTRAINTS] == [
         (HOST, 3, "ScheduleAnyway"),
         (ZONE, 5, "ScheduleAnyway"),
     ]
-    listed = pts.new({"defaultingType": "List"}, None)
+    listed = pts.new({"defaultingType": "List"}, standalone_handle())
     assert not listed.system_defaulted and listed.default_constraints == ()
-    with pytest.raises(ValueError, match="args are not of type PodTopologySpreadArgs"):
-        pts.new({"defaultConstraint": []}, None)
+    with pytest.raises(ValueError, match=r"PodTopologySpreadArgs\.defaultConstraint: unknown field"):
+        pts.new({"defaultConstraint": []}, standalone_handle())
 
 
 @pytest.mark.parametrize(
@@ -566,7 +574,7 @@ def test_args_defaults_and_decoding() -> None:
 )
 def test_args_validation_messages(args: dict[str, Any], message: str) -> None:
     with pytest.raises(ArgsError) as err:
-        pts.new(args, None)
+        pts.new(args, standalone_handle())
     assert str(err.value) == message
 
 
@@ -600,7 +608,7 @@ def hints(plugin: Any) -> dict[str, Any]:
 
 
 def test_registered_events() -> None:
-    registered = [r.event for r in pts.new(None, None).events_to_register()]
+    registered = [r.event for r in pts.new(None, standalone_handle()).events_to_register()]
     assert registered == [
         ClusterEvent(
             POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION | ActionType.DELETE
@@ -616,7 +624,7 @@ def _queued(*constraints: Any) -> Any:
 
 
 def test_pod_hint() -> None:
-    hint = hints(pts.new(None, None))[POD]
+    hint = hints(pts.new(None, standalone_handle()))[POD]
     target = _queued(tsc(nodeTaintsPolicy="Honor"))
     web, other = pod("w", "a1", app="web"), pod("o", "a1", app="other")
     assert hint(target, None, web) == QUEUE  # added, matching
@@ -640,7 +648,7 @@ def test_pod_hint() -> None:
 
 
 def test_node_hint() -> None:
-    hint = hints(pts.new(None, None))[NODE]
+    hint = hints(pts.new(None, standalone_handle()))[NODE]
     target = _queued(tsc(), tsc(HOST))
     zoned, bare = node("a1", "a"), node("bare")
     assert hint(target, None, zoned) == QUEUE
@@ -658,7 +666,7 @@ def test_node_hint() -> None:
 
 
 def test_hint_key_covers_what_the_hints_read() -> None:
-    plugin = pts.new(None, None)
+    plugin = pts.new(None, standalone_handle())
     a, b = _queued(tsc()), _queued(tsc())
     b.metadata.name, b.metadata.uid = "other", "uid-other"
     assert plugin.hint_key(a) == plugin.hint_key(b)
@@ -671,14 +679,15 @@ def test_hint_key_covers_what_the_hints_read() -> None:
     keyed[2].metadata.labels = {"app": "other"}
     assert plugin.hint_key(keyed[0]) != plugin.hint_key(keyed[1])
     assert plugin.hint_key(keyed[0]) == plugin.hint_key(keyed[2])  # only matchLabelKeys' labels matter
-    with_workloads = pts.new(None, Handle(None, Workloads()))
-    assert with_workloads.hint_key(pod("x", app="a")) != with_workloads.hint_key(pod("y", app="b"))
-    assert plugin.hint_key(pod("x", app="a")) == plugin.hint_key(pod("y", app="b"))
+    # System defaulting may select by labels (through Services): they are part of the key.
+    assert plugin.hint_key(pod("x", app="a")) != plugin.hint_key(pod("y", app="b"))
+    no_defaults = pts.new({"defaultingType": "List"}, Handle(None))
+    assert no_defaults.hint_key(pod("x", app="a")) == no_defaults.hint_key(pod("y", app="b"))
 
 
 def test_hint_errors_propagate_as_exceptions() -> None:
     bad = _queued(tsc(selector={"matchExpressions": [{"key": "a", "operator": "Bad"}]}))
-    plugin = pts.new(None, None)
+    plugin = pts.new(None, standalone_handle())
     for _ in range(2):  # the second time from the cache
         with pytest.raises(ValueError, match="obtaining pod's hard topology spread constraints"):
             hints(plugin)[NODE](bad, None, node("a1", "a"))

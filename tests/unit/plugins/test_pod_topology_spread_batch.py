@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -18,16 +17,14 @@ from hypothesis import strategies as st
 from lightkube.models import core_v1, meta_v1
 from lightkube.resources import core_v1 as res
 
+from builders import plugin_handle, profile_framework, web_service, without_table
 from kubesched.cache import Cache, NodeInfo, PodInfo, Snapshot
 from kubesched.cache.table import RowNodes
-from kubesched.config import load_data
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, Status
 from kubesched.plugins import pod_topology_spread as pts
-from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.algorithm import Algorithm, plain_filter
 from kubesched.scheduler.fit_error import FitError
-from kubesched.scheduler.profiles import build_frameworks
 
 Pick = Callable[[Sequence[Any]], Any]
 ZONE = "topology.kubernetes.io/zone"
@@ -36,27 +33,9 @@ KEYS = [ZONE, ZONE, HOST, "rack"]
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@dataclass
-class Handle:
-    snapshot: Any
-    cluster: Any = None
-    clock: Any = None
-    workloads: Any = None
-
-
-class Workloads:
-    """One Service selecting `app: web` in every namespace."""
-
-    def services(self, namespace: str) -> list[Any]:
-        return [msgspec.convert({"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}}}, res.Service)]
-
-    def controller(self, kind: str, namespace: str, name: str) -> Any | None:
-        return None
-
-
-@dataclass
-class Listing:
-    node_info_list: list[NodeInfo]
+def Handle(snapshot: Snapshot | None, *, workloads: bool = False) -> Any:
+    """A handle whose Services (with `workloads`) select `app: web` in both namespaces."""
+    return plugin_handle(snapshot, services=[web_service("default"), web_service("prod")] if workloads else ())
 
 
 # -- random clusters -------------------------------------------------------------------------------------
@@ -165,9 +144,10 @@ def clusters(draw: st.DrawFn) -> tuple[random.Random, Cache, Snapshot]:
 # -- comparing the two paths -----------------------------------------------------------------------------
 
 
-def pair(snapshot: Snapshot, workloads: Any = None) -> tuple[Any, Any]:
-    listing = Listing(list(snapshot.node_info_list))
-    return pts.new(None, Handle(snapshot, workloads=workloads)), pts.new(None, Handle(listing, workloads=workloads))
+def pair(snapshot: Snapshot, workloads: bool = False) -> tuple[Any, Any]:
+    return pts.new(None, Handle(snapshot, workloads=workloads)), pts.new(
+        None, Handle(without_table(snapshot), workloads=workloads)
+    )
 
 
 def domains_of(state: CycleState) -> list[tuple[dict[str, int], int, int]]:
@@ -252,10 +232,10 @@ def test_scores_on_the_table_match_the_per_node_path(case: Any) -> None:
         n = len(snapshot.table)
         rows = np.array(rng.sample(range(n), rng.randint(1, n)), dtype=np.int64)
         pod = random_incoming(rng.choice, when=rng.choice(["ScheduleAnyway", None]))
-        workloads = None
+        workloads = False
         if rng.random() < 0.3:  # the system default constraints, with the selector of a Service
             pod.pod.spec.topologySpreadConstraints = None
-            workloads = Workloads()
+            workloads = True
         check_scores(snapshot, pod, rows, workloads)
         change(rng.choice, cache, snapshot, step)
 
@@ -303,8 +283,7 @@ def framework(snapshot: Snapshot) -> Any:
         "percentageOfNodesToScore": 100,
         "profiles": [{"schedulerName": "default-scheduler"}],
     }
-    registry = in_tree_registry()
-    return build_frameworks(load_data(raw, registry), registry, Handle(snapshot), clock=None)["default-scheduler"]
+    return profile_framework(snapshot, raw)
 
 
 def outcome(algorithm: Algorithm, fwk: Any, pod: PodInfo) -> tuple[Any, ...]:
@@ -334,7 +313,7 @@ def test_search_with_batch_methods_matches_per_node_search(seed: int) -> None:
 @given(seed=st.integers(0, 2**32 - 1))
 def test_pods_with_equal_hint_keys_get_equal_hints(seed: int) -> None:
     rng = random.Random(seed)
-    plugin = pts.new(None, Handle(None, workloads=Workloads() if rng.random() < 0.5 else None))
+    plugin = pts.new(None, Handle(None, workloads=rng.random() < 0.5))
     queued = [random_incoming(rng.choice, f"q{i}").pod for i in range(12)]
     for p in queued[::3]:
         p.spec.topologySpreadConstraints = None

@@ -10,6 +10,7 @@ from builders import make_node, make_pod
 from kubesched.cache import Cache, PodInfo, Snapshot
 from kubesched.config import load_data
 from kubesched.framework.cycle_state import CycleState
+from kubesched.plugin.testing import services
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.algorithm import Algorithm
 from kubesched.scheduler.fit_error import num_feasible_nodes_to_find
@@ -36,13 +37,6 @@ def test_num_feasible_nodes_to_find(nodes, percentage, expected):
     assert num_feasible_nodes_to_find(percentage, nodes) == expected
 
 
-class _Handle:
-    def __init__(self, snapshot):
-        self.snapshot = snapshot
-        self.cluster = None
-        self.clock = None
-
-
 def _setup(node_count, *, percentage=0, cpu="4"):
     cache, snapshot = Cache(), Snapshot()
     for i in range(node_count):
@@ -57,7 +51,7 @@ def _setup(node_count, *, percentage=0, cpu="4"):
         },
         in_tree_registry(),
     )
-    fwk = build_frameworks(config, in_tree_registry(), _Handle(snapshot), clock=None)["default-scheduler"]
+    fwk = build_frameworks(config, in_tree_registry(), services(snapshot=snapshot))["default-scheduler"]
     return cache, snapshot, Algorithm(cache, snapshot, percentage=percentage), fwk
 
 
@@ -92,7 +86,7 @@ def test_never_overcommits(nodes, pods):
     config = load_data(
         {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}, in_tree_registry()
     )
-    fwk = build_frameworks(config, in_tree_registry(), _Handle(snapshot), clock=None)["default-scheduler"]
+    fwk = build_frameworks(config, in_tree_registry(), services(snapshot=snapshot))["default-scheduler"]
     algorithm = Algorithm(cache, snapshot, percentage=0, seed=3)
     run_filter = lambda f, s, p, n: f.run_filter(s, p, n)  # noqa: E731
     from kubesched.scheduler.fit_error import FitError

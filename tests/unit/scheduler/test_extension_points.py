@@ -8,9 +8,10 @@ from typing import Any, ClassVar
 from builders import make_pod
 from kubesched.framework import Code, Registry, Status
 from kubesched.framework.status import SKIP
+from kubesched.plugin import BindPlugin, PermitPlugin, ReservePlugin
 
 
-class Recorder:
+class Recorder(ReservePlugin, PermitPlugin, BindPlugin):
     """A plugin for every point whose verdicts the test sets; it logs each call."""
 
     name: ClassVar[str] = "Probe"

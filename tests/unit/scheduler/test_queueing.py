@@ -14,6 +14,7 @@ from builders import make_pod
 from kubesched.framework import Registry, Status
 from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.status import Code
+from kubesched.plugin import EnqueueExtensions, FilterPlugin, PermitPlugin
 from kubesched.trace import Tracer
 
 
@@ -21,7 +22,7 @@ def records(tracer: Tracer, kind: str, pod: str) -> list[Any]:
     return [r for r in tracer.records if r.kind == kind and r.pod == pod]
 
 
-class Failing:
+class Failing(FilterPlugin):
     """A Filter plugin that fails with an error on every node: the pod backs off on errors."""
 
     name: ClassVar[str] = "Failing"
@@ -121,7 +122,7 @@ def test_a_gated_pod_is_never_popped_and_is_scheduled_once_ungated(harness, cloc
     assert [f["event"] for f in released] == ["UnschedulablePodUpdatePodSchedulingGatesEliminated"]
 
 
-class Hold:
+class Hold(PermitPlugin, EnqueueExtensions):
     """A Permit plugin that makes every pod wait, then rejects it at the timeout; a new node may help."""
 
     name: ClassVar[str] = "Hold"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from lightkube.resources import core_v1
 from rich.console import Console
@@ -15,6 +15,7 @@ from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.minimal import MinimalScheduler
+from kubesched.plugin import CycleState, Handle, PodInfo, PreBindPlugin, Status
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim import FakeKubelets, NodeTemplate
@@ -24,18 +25,19 @@ from kubesched.workloads.runner import make_pod
 CONTESTED = "contested"
 
 
-class SlowPreBind:
+class SlowPreBind(PreBindPlugin):
     """A PreBind plugin that takes `seconds` (a slow API server): the window between assume and
     bind in which the crash variant kills the scheduler."""
 
-    name = "SlowPreBind"
+    name: ClassVar[str] = "SlowPreBind"
     seconds = 0.5
 
-    def __init__(self, args: Any, handle: Any) -> None:
+    def __init__(self, args: Any, handle: Handle) -> None:
         self.clock = handle.clock
 
-    async def pre_bind(self, state: Any, pod: Any, node_name: str) -> None:
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         await self.clock.sleep(self.seconds)
+        return None
 
 
 @dataclass

@@ -9,16 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.plugins.batch import Int
+from kubesched.plugin import Int
 from kubesched.plugins.inter_pod_affinity.args import InterPodAffinityArgs
 from kubesched.plugins.inter_pod_affinity.counts import _Index
 from kubesched.plugins.inter_pod_affinity.names import NAME
 from kubesched.plugins.inter_pod_affinity.terms import _labels, _parse, _PodTerms, _Term
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo
-    from kubesched.cache.table import NodeTable
-    from kubesched.framework.interface import Handle
+    from kubesched.plugin import Handle, NodeInfo, NodeTable
 
 PARSED_CACHE_SIZE = 1 << 17  # pods whose parsed terms are kept
 
@@ -49,7 +47,7 @@ class _Base:
         return terms
 
     def _namespaces(self) -> Mapping[str, Mapping[str, str]]:
-        return getattr(self.handle, "namespaces", None) or {}
+        return self.handle.listers.namespaces
 
     # -- memo columns ---------------------------------------------------------------------------
 

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.framework.status import Status
-from kubesched.plugins.batch import Bool, Int, filter_per_node
+from kubesched.plugin import Bool, Int, Status, filter_per_node
 from kubesched.plugins.inter_pod_affinity.base import _Base
 from kubesched.plugins.inter_pod_affinity.counts import _bump
 from kubesched.plugins.inter_pod_affinity.names import PRE_FILTER_STATE_KEY
@@ -16,9 +15,7 @@ from kubesched.plugins.inter_pod_affinity.state import _not_found, _PreFilterSta
 from kubesched.plugins.inter_pod_affinity.terms import _labels, _matches_all
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo, PodInfo
-    from kubesched.cache.table import NodeTable
-    from kubesched.framework.cycle_state import CycleState
+    from kubesched.plugin import CycleState, NodeInfo, NodeTable, PodInfo
 
 ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"

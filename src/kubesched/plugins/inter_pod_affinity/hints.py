@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.plugin import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.plugins.inter_pod_affinity.base import _Base
 from kubesched.plugins.inter_pod_affinity.terms import (
     _NO_LABELS,

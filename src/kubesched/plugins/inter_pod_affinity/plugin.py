@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.plugins.args import decode_args
+from kubesched.plugin import (
+    FailureSignatures,
+    HintKeys,
+    NormalizeScoreBatch,
+    PreFilterExtensions,
+    PreScorePlugin,
+    ScoreBatchPlugin,
+    decode_args,
+)
 from kubesched.plugins.inter_pod_affinity.args import InterPodAffinityArgs
 from kubesched.plugins.inter_pod_affinity.filtering import _Filtering
 from kubesched.plugins.inter_pod_affinity.hints import _Hints
@@ -13,10 +21,21 @@ from kubesched.plugins.inter_pod_affinity.precompute import _Precompute
 from kubesched.plugins.inter_pod_affinity.scoring import _Scoring
 
 if TYPE_CHECKING:
-    from kubesched.framework.interface import Handle
+    from kubesched.plugin import Handle
 
 
-class InterPodAffinity(_Precompute, _Filtering, _Scoring, _Hints):
+class InterPodAffinity(
+    _Precompute,
+    _Filtering,
+    _Scoring,
+    _Hints,
+    PreFilterExtensions,
+    FailureSignatures,
+    PreScorePlugin,
+    ScoreBatchPlugin,
+    NormalizeScoreBatch,
+    HintKeys,
+):
     name: ClassVar[str] = NAME
 
 

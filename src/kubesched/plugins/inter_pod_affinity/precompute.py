@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.framework.status import SKIP, Status
-from kubesched.plugins.batch import Bool, Int
+from kubesched.plugin import SKIP, Bool, Int, Status
 from kubesched.plugins.inter_pod_affinity.base import _Base
 from kubesched.plugins.inter_pod_affinity.counts import _bump, _Counts, _Index
 from kubesched.plugins.inter_pod_affinity.names import PRE_FILTER_STATE_KEY, PRE_SCORE_STATE_KEY
@@ -18,10 +17,7 @@ from kubesched.plugins.inter_pod_affinity.state import _PreFilterState, _PreScor
 from kubesched.plugins.inter_pod_affinity.terms import _labels, _matches_all, _Term
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo, PodInfo
-    from kubesched.cache.table import NodeTable
-    from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.interface import PreFilterResult
+    from kubesched.plugin import CycleState, NodeInfo, NodeTable, PodInfo, PreFilterResult
 
 # Up to this many pods in the cluster, the incoming pod's terms are matched pod by pod; up to this
 # many nodes hosting pods with (anti-)affinity, their pods' terms are read pod by pod.

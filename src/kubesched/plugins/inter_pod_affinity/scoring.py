@@ -7,18 +7,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.framework.interface import MAX_NODE_SCORE
-from kubesched.framework.status import Status, StatusError
-from kubesched.plugins.batch import Int, score_per_node
+from kubesched.plugin import MAX_NODE_SCORE, Int, Status, StatusError, score_per_node
 from kubesched.plugins.inter_pod_affinity.base import _Base
 from kubesched.plugins.inter_pod_affinity.names import PRE_SCORE_STATE_KEY
 from kubesched.plugins.inter_pod_affinity.state import _not_found, _PreScoreState
 from kubesched.plugins.inter_pod_affinity.terms import _labels
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo, PodInfo
-    from kubesched.cache.table import NodeTable
-    from kubesched.framework.cycle_state import CycleState
+    from kubesched.plugin import CycleState, NodeInfo, NodeTable, PodInfo
 
 
 class _Scoring(_Base):

@@ -13,7 +13,7 @@ from kubesched.api.selectors import IN, NOT_IN, LabelRequirement, LabelSelectorM
 from kubesched.plugins.resource_scoring import aggregate_message
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo
+    from kubesched.plugin import NodeInfo
 
 _REQUIRED_AFFINITY = "requiredAffinityTerms"
 _REQUIRED_ANTI_AFFINITY = "requiredAntiAffinityTerms"

@@ -25,7 +25,7 @@ defaults. PreScore returns Skip when the pod has no such constraint.
 
 Default constraints (`defaultingType: System`: hostname maxSkew 3 and zone maxSkew 5, both
 ScheduleAnyway) take their selector from the Services, ReplicationControllers, ReplicaSets and
-StatefulSets selecting the pod, read through the handle's optional `workloads` (see `Workloads`);
+StatefulSets selecting the pod, read through the handle's `listers.workloads` (informers the plugin asks for);
 with none, or none selecting the pod, the selector is empty and the defaults are skipped, as
 upstream skips them for a pod no such object selects. The scheduler has no such informers yet, so
 default constraints currently never apply.
@@ -49,7 +49,7 @@ from kubesched.plugins.pod_topology_spread.args import (
     DefaultConstraint,
     PodTopologySpreadArgs,
 )
-from kubesched.plugins.pod_topology_spread.constraints import Workloads, default_selector, is_empty
+from kubesched.plugins.pod_topology_spread.constraints import default_selector, is_empty
 from kubesched.plugins.pod_topology_spread.go_math import go_log, go_round
 from kubesched.plugins.pod_topology_spread.plugin import PodTopologySpread, new
 from kubesched.plugins.pod_topology_spread.state import PRE_FILTER_STATE_KEY
@@ -62,7 +62,6 @@ __all__ = [
     "DefaultConstraint",
     "PodTopologySpread",
     "PodTopologySpreadArgs",
-    "Workloads",
     "default_selector",
     "go_log",
     "go_round",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
+from kubesched.plugin import Handle, Workloads
 from kubesched.plugins.pod_topology_spread.args import (
     DO_NOT_SCHEDULE,
     HONOR,
@@ -16,7 +17,6 @@ from kubesched.plugins.pod_topology_spread.args import (
 )
 from kubesched.plugins.pod_topology_spread.constraints import (
     Constraint,
-    Workloads,
     default_selector,
     is_empty,
     parse_constraints,
@@ -26,7 +26,7 @@ from kubesched.plugins.pod_topology_spread.constraints import (
 class SpreadBase:
     """What the other parts of the plugin build on: its handle, default constraints and domain ids."""
 
-    def __init__(self, args: PodTopologySpreadArgs, handle: Any) -> None:
+    def __init__(self, args: PodTopologySpreadArgs, handle: Handle) -> None:
         self.handle = handle
         self.system_defaulted = (args.defaulting_type or SYSTEM_DEFAULTING) == SYSTEM_DEFAULTING
         self.default_constraints = (
@@ -35,12 +35,14 @@ class SpreadBase:
         self._domain_ids: dict[str, dict[str, int]] = {}  # topology key -> value -> domain id
         self._token = object()  # names this plugin's domain ids in NodeTable memo keys
         self._hint_constraints: dict[Hashable, list[Constraint] | ValueError] = {}
+        # Services and controllers, watched only when some default constraint may need them.
+        self._lister: Workloads | None = handle.listers.workloads if self.default_constraints else None
 
     # -- constraints ------------------------------------------------------------------------------------
 
     @property
     def _workloads(self) -> Workloads | None:
-        return getattr(self.handle, "workloads", None)
+        return self._lister
 
     def constraints(self, pod: Any, action: str) -> list[Constraint]:
         """The pod's constraints for `action`, or the default ones when it has none; ValueError

@@ -10,8 +10,7 @@ import msgspec
 import numpy as np
 
 from kubesched.api.selectors import LabelSelectorMatcher
-from kubesched.cache.table import RowNodes
-from kubesched.plugins.batch import Bool, Int
+from kubesched.plugin import Bool, Int, RowNodes
 from kubesched.plugins.pod_topology_spread.args import HONOR, NAME
 from kubesched.plugins.pod_topology_spread.base import SpreadBase
 from kubesched.plugins.pod_topology_spread.constraints import (
@@ -24,8 +23,7 @@ from kubesched.plugins.pod_topology_spread.constraints import (
 from kubesched.plugins.taint_toleration import has_untolerated_hard_taint
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo, PodInfo
-    from kubesched.cache.table import NodeTable
+    from kubesched.plugin import NodeInfo, NodeTable, PodInfo
 
 
 class Columns(SpreadBase):
@@ -35,15 +33,15 @@ class Columns(SpreadBase):
         """The snapshot's table and the rows of `nodes` in it, when every one of `nodes` is a row
         of it (table rows, the snapshot's node list, or the very NodeInfo objects of some rows);
         else None, and the caller walks `nodes` one by one."""
-        snapshot = getattr(self.handle, "snapshot", None)
-        table: NodeTable | None = getattr(snapshot, "table", None)
-        if table is None or not len(table):
+        snapshot = self.handle.snapshot
+        table = snapshot.table
+        if not len(table):
             return None
         if isinstance(nodes, RowNodes):
             rows = nodes.rows
             return (table, rows) if not len(rows) or table.nodes[int(rows[0])] is nodes[0] else None
         in_step = len(nodes) == len(table) and table.nodes[0] is nodes[0] and table.nodes[-1] is nodes[-1]
-        if nodes is getattr(snapshot, "node_info_list", None) and in_step:
+        if nodes is snapshot.node_info_list and in_step:
             return table, table.ring[: len(table)]
         found = [table.index.get(n.name, -1) for n in nodes]
         if -1 in found or any(table.nodes[r] is not n for r, n in zip(found, nodes, strict=True)):

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from kubesched.api.selectors import IN, LabelRequirement, LabelSelectorMatcher, compile_label_selector
+from kubesched.plugin import Workloads
 from kubesched.plugins.pod_topology_spread.args import HONOR, IGNORE
 
 if TYPE_CHECKING:
-    from kubesched.cache import PodInfo
+    from kubesched.plugin import PodInfo
 
 _NO_LABELS: Mapping[str, str] = {}
 
@@ -96,18 +97,6 @@ def has_all_keys(labels: Mapping[str, str], constraints: Sequence[Constraint]) -
 
 
 # -- default constraints' selector ----------------------------------------------------------------------
-
-
-class Workloads(Protocol):
-    """What system defaulting reads of the cluster, offered (optionally) as `handle.workloads`."""
-
-    def services(self, namespace: str) -> Iterable[Any]:
-        """The Services of a namespace."""
-        ...
-
-    def controller(self, kind: str, namespace: str, name: str) -> Any | None:
-        """The ReplicationController, ReplicaSet or StatefulSet (by `kind`) of that name, if any."""
-        ...
 
 
 _CONTROLLER_KINDS = {

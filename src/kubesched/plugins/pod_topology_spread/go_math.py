@@ -7,7 +7,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.plugins.batch import Int
+from kubesched.plugin import Int
 
 Float = npt.NDArray[np.float64]
 

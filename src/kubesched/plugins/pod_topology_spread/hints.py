@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 from lightkube.models import core_v1
 
-from kubesched.framework.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.plugin import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.plugins.pod_topology_spread.args import DO_NOT_SCHEDULE, HONOR
 from kubesched.plugins.pod_topology_spread.base import SpreadBase
 from kubesched.plugins.pod_topology_spread.constraints import _NO_LABELS, Constraint, _labels, has_all_keys

@@ -4,18 +4,37 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from kubesched.plugins.args import decode_args
+from kubesched.plugin import (
+    FailureSignatures,
+    Handle,
+    HintKeys,
+    NormalizeScoreBatch,
+    PreFilterExtensions,
+    PreScorePlugin,
+    ScoreBatchPlugin,
+    decode_args,
+)
 from kubesched.plugins.pod_topology_spread.args import NAME, PodTopologySpreadArgs
 from kubesched.plugins.pod_topology_spread.filtering import Filtering
 from kubesched.plugins.pod_topology_spread.hints import QueueingHints
 from kubesched.plugins.pod_topology_spread.scoring import Scoring
 
 
-class PodTopologySpread(Filtering, Scoring, QueueingHints):
+class PodTopologySpread(
+    Filtering,
+    Scoring,
+    QueueingHints,
+    PreFilterExtensions,
+    FailureSignatures,
+    PreScorePlugin,
+    ScoreBatchPlugin,
+    NormalizeScoreBatch,
+    HintKeys,
+):
     name: ClassVar[str] = NAME
 
 
-def new(args: Any, handle: Any) -> PodTopologySpread:
+def new(args: Any, handle: Handle) -> PodTopologySpread:
     """Build the plugin from its (possibly absent) arguments, validated."""
     decoded = decode_args(args, PodTopologySpreadArgs)
     decoded.validate()

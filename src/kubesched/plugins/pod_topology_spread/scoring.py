@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.framework.interface import MAX_NODE_SCORE
-from kubesched.framework.status import SKIP, Status, StatusError
-from kubesched.plugins.batch import Bool, Int
+from kubesched.plugin import MAX_NODE_SCORE, SKIP, Bool, Int, Status, StatusError
 from kubesched.plugins.pod_topology_spread.args import HOSTNAME, SCHEDULE_ANYWAY
 from kubesched.plugins.pod_topology_spread.columns import Columns, _sums
 from kubesched.plugins.pod_topology_spread.constraints import Constraint, _labels, count_matching, has_all_keys
@@ -18,9 +16,7 @@ from kubesched.plugins.pod_topology_spread.go_math import _go_round_array, go_lo
 from kubesched.plugins.pod_topology_spread.state import PRE_SCORE_STATE_KEY, Domains, _domains_of, _PreScoreState
 
 if TYPE_CHECKING:
-    from kubesched.cache import NodeInfo, PodInfo
-    from kubesched.cache.table import NodeTable
-    from kubesched.framework.cycle_state import CycleState
+    from kubesched.plugin import CycleState, NodeInfo, NodeTable, PodInfo
 
 MAX_INT64 = 2**63 - 1
 
@@ -33,8 +29,7 @@ class Scoring(Columns):
     """PreScore, Score and NormalizeScore of the plugin."""
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
-        snapshot = getattr(self.handle, "snapshot", None)
-        all_nodes: Sequence[NodeInfo] = getattr(snapshot, "node_info_list", None) or ()
+        all_nodes: Sequence[NodeInfo] = self.handle.snapshot.node_info_list
         if not all_nodes:
             return SKIP
         try:

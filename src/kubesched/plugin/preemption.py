@@ -1,0 +1,48 @@
+"""Preemption for PostFilter plugins: the `Evaluator`, the policy it asks, and the helpers (PDB
+budgets, candidate choice, messages). See `kubesched.framework.preemption`."""
+
+from kubesched.framework.preemption import (
+    CRITERIA,
+    DECISION_KEY,
+    DISRUPTION_TARGET,
+    FIRST_CANDIDATE,
+    NOT_HELPFUL,
+    PREEMPTION_BY_SCHEDULER,
+    Budget,
+    Candidate,
+    Decision,
+    Evaluator,
+    PreemptionPolicy,
+    budgets,
+    decision,
+    fit_error_message,
+    importance,
+    pick_one_node,
+    pick_with_reason,
+    preempted_message,
+    split_by_pdb,
+    terminating_by_preemption,
+)
+
+__all__ = [
+    "CRITERIA",
+    "DECISION_KEY",
+    "DISRUPTION_TARGET",
+    "FIRST_CANDIDATE",
+    "NOT_HELPFUL",
+    "PREEMPTION_BY_SCHEDULER",
+    "Budget",
+    "Candidate",
+    "Decision",
+    "Evaluator",
+    "PreemptionPolicy",
+    "budgets",
+    "decision",
+    "fit_error_message",
+    "importance",
+    "pick_one_node",
+    "pick_with_reason",
+    "preempted_message",
+    "split_by_pdb",
+    "terminating_by_preemption",
+]

@@ -1,0 +1,123 @@
+"""Informers plugins ask for through their handle: one per kind, listed and watched with the
+scheduler's own, feeding the plugins' handlers and requeueing the pods whose rejecting plugins
+registered events of that kind."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from kubesched.cluster import DELETED, Cluster, Gone, NotFound, WatchEvent
+from kubesched.cluster.protocol import BOOKMARK
+from kubesched.framework.events import ActionType, ClusterEvent
+from kubesched.framework.handle import Informer, InformerHandler
+from kubesched.trace import Tracer
+
+T = TypeVar("T")
+Requeue = Callable[[ClusterEvent, Any, Any], None]
+
+
+def event_resource(kind: type[Any]) -> str:
+    """The resource name cluster events of `kind` carry: the kind for Kubernetes' own kinds (`Service`),
+    `<plural>.<version>.<group>` for the others (`podgroups.v1alpha1.scheduling.x-k8s.io`), as upstream."""
+    info = kind._api_info
+    if kind.__module__.startswith("lightkube.resources"):
+        return str(info.resource.kind)
+    group = info.resource.group
+    return f"{info.plural}.{info.resource.version}" + (f".{group}" if group else "")
+
+
+def _key(obj: Any) -> tuple[str, str]:
+    meta = obj.metadata
+    return meta.namespace or "", meta.name
+
+
+class KindInformer:
+    """The objects of one kind as last seen, and the handlers to tell of changes."""
+
+    def __init__(self, kind: type[Any]) -> None:
+        self.kind = kind
+        self.resource = event_resource(kind)
+        self.objects: dict[tuple[str, str], Any] = {}
+        self.handlers: list[InformerHandler] = []
+
+    def list(self) -> list[Any]:
+        return list(self.objects.values())
+
+    def get(self, name: str, namespace: str | None = None) -> Any | None:
+        return self.objects.get((namespace or "", name))
+
+    def add_handler(self, handler: InformerHandler) -> None:
+        self.handlers.append(handler)
+
+    def changed(self, old: Any | None, new: Any | None) -> None:
+        for handler in self.handlers:
+            handler(old, new)
+
+
+class SharedInformers:
+    """`InformerFactory` for a scheduler: informers made while its profiles are built, started with it."""
+
+    def __init__(self, cluster: Cluster, tracer: Tracer, requeue: Requeue) -> None:
+        self._cluster = cluster
+        self._trace = tracer
+        self._requeue = requeue
+        self.informers: dict[type[Any], KindInformer] = {}
+
+    def informer(self, kind: type[T]) -> Informer[T]:
+        found = self.informers.get(kind)
+        if found is None:
+            found = self.informers[kind] = KindInformer(kind)
+        return found
+
+    async def start(self) -> list[asyncio.Task[None]]:
+        """List every kind asked for, then watch each in a task of its own. A kind the cluster does
+        not serve (a CRD not installed) is traced once and stays empty."""
+        tasks = []
+        for informer in list(self.informers.values()):
+            try:
+                rv = await self._relist(informer)
+            except (NotFound, TypeError):
+                self._trace.emit("informer.not_served", resource=informer.resource)
+                continue
+            tasks.append(asyncio.ensure_future(self._watch(informer, rv)))
+        return tasks
+
+    async def _relist(self, informer: KindInformer) -> str:
+        listed = await self._cluster.list(informer.kind)
+        fresh = {_key(o): o for o in listed.items}
+        for key in [k for k in informer.objects if k not in fresh]:
+            self._apply(informer, informer.objects.pop(key), None)
+        for key, obj in fresh.items():
+            old = informer.objects.get(key)
+            if old is None or old.metadata.resourceVersion != obj.metadata.resourceVersion:
+                informer.objects[key] = obj
+                self._apply(informer, old, obj)
+        return listed.resource_version
+
+    async def _watch(self, informer: KindInformer, rv: str) -> None:
+        while True:
+            try:
+                async for event in self._cluster.watch(informer.kind, resource_version=rv):
+                    if event.type != BOOKMARK:
+                        self._on_event(informer, event)
+                    rv = event.object.metadata.resourceVersion or rv
+            except Gone:
+                self._trace.emit("informer.relist", resource=informer.resource, resource_version=rv)
+                rv = await self._relist(informer)
+
+    def _on_event(self, informer: KindInformer, event: WatchEvent) -> None:
+        key = _key(event.object)
+        old = informer.objects.get(key)
+        if event.type == DELETED:
+            informer.objects.pop(key, None)
+            self._apply(informer, old or event.object, None)
+        else:
+            informer.objects[key] = event.object
+            self._apply(informer, old, event.object)
+
+    def _apply(self, informer: KindInformer, old: Any | None, new: Any | None) -> None:
+        informer.changed(old, new)
+        action = ActionType.ADD if old is None else ActionType.DELETE if new is None else ActionType.UPDATE
+        self._requeue(ClusterEvent(informer.resource, action), old, new)
