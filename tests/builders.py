@@ -59,6 +59,10 @@ class NodeBuilder:
             ),
         )
 
+    def labels(self, **labels: str) -> NodeBuilder:
+        self.obj.metadata.labels = {**(self.obj.metadata.labels or {}), **labels}
+        return self
+
     def capacity(self, **capacity: Any) -> NodeBuilder:
         res = {k.replace("_", "-"): str(v) for k, v in capacity.items()}
         self.obj.status.capacity = {**(self.obj.status.capacity or {}), **res}
@@ -120,3 +124,45 @@ def profile_framework(
     registry = registry or in_tree_registry()
     raw = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **(config or {})}
     return build_frameworks(load_data(raw, registry), registry, services(snapshot=snapshot))[profile]
+
+
+def installed_package(
+    root: Any, *, name: str, version: str, modules: dict[str, str], entry_points: dict[str, dict[str, str]]
+) -> Any:
+    """Write a distribution (`modules`: module name -> source; `entry_points`: group -> name -> value)
+    under `root`, pip-install it into `root/site` and return that directory (for sys.path)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    source = Path(root) / "src"
+    for module, text in modules.items():
+        (source / "src").mkdir(parents=True, exist_ok=True)
+        (source / "src" / f"{module}.py").write_text(text)
+    groups = "\n".join(
+        f'[project.entry-points."{group}"]\n' + "\n".join(f'{k} = "{v}"' for k, v in items.items())
+        for group, items in entry_points.items()
+    )
+    (source / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n'
+        f'[project]\nname = "{name}"\nversion = "{version}"\n'
+        f"[tool.setuptools]\npy-modules = {sorted(modules)!r}\npackage-dir = {{'' = 'src'}}\n{groups}\n"
+    )
+    site = Path(root) / "site"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(site),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return site

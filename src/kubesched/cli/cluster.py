@@ -18,8 +18,9 @@ from kubesched.clock import RealClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.cluster.memory.store import DEFAULT_HISTORY
 from kubesched.config import SchedulerConfig, default_config
-from kubesched.plugins.registry import in_tree_registry
+from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
+from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
 from kubesched.sim import DisruptionController, FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
 
@@ -39,6 +40,7 @@ class ClusterSpec:
     scheduler: bool = False  # also run kubesched's scheduler and its endpoints
     scheduler_port: int = DEFAULT_PORT
     scheduler_config: SchedulerConfig | None = None  # None: the default profile
+    registry: Registry | None = None  # the plugins the scheduler may use (None: the in-tree and installed ones)
 
 
 class EmbeddedCluster:
@@ -58,7 +60,7 @@ class EmbeddedCluster:
         self.scheduler_url = ""
         self._scheduler_server: SchedulerServer | None = None
         if spec.scheduler:
-            registry = in_tree_registry()
+            registry = spec.registry or plugin_registry()
             config = spec.scheduler_config or default_config(registry)
             self.scheduler = Scheduler(MemoryCluster(self.store), self.clock, config, registry)
             self._scheduler_server = SchedulerServer(self.scheduler, spec.host, spec.scheduler_port)

@@ -14,23 +14,28 @@ from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.cli import options
 from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
 from kubesched.config import ConfigError, SchedulerConfig, load_file
-from kubesched.plugins.registry import in_tree_registry
+from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import FrameworkError
+from kubesched.scheduler.profiles import check_profiles
 
 
-def _scheduler_config(args: argparse.Namespace) -> SchedulerConfig | None:
+def _scheduler_config(args: argparse.Namespace, registry: Registry) -> SchedulerConfig | None:
     if not args.scheduler_config:
         return None
     if not args.scheduler:
         raise options.UsageError("--scheduler-config needs --scheduler")
     try:
-        return load_file(args.scheduler_config, in_tree_registry())
-    except ConfigError as e:
+        config = load_file(args.scheduler_config, registry)
+        check_profiles(config, registry)
+    except (ConfigError, FrameworkError) as e:
         message = str(e) if str(e).startswith(args.scheduler_config) else f"{args.scheduler_config}: {e}"
         raise options.UsageError(f"--scheduler-config: {message}") from None
+    return config
 
 
 def cluster_up(console: Console, args: argparse.Namespace) -> int:
     token = options.token(args.token_file)
+    registry = options.registry(args.plugin)
     spec = ClusterSpec(
         nodes=options.at_least("--nodes", args.nodes, 0),
         template=options.node_template(args.node_template),
@@ -42,7 +47,8 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         kubelets=args.kubelets,
         scheduler=args.scheduler,
         scheduler_port=options.at_least("--scheduler-port", args.scheduler_port, 0),
-        scheduler_config=_scheduler_config(args),
+        scheduler_config=_scheduler_config(args, registry),
+        registry=registry,
     )
 
     def ready(cluster: EmbeddedCluster) -> None:
@@ -71,7 +77,7 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         asyncio.run(main())
     except OSError as e:
         ports = f"{args.port} (scheduler {args.scheduler_port})" if args.scheduler else f"{args.port}"
-        console.print(f"[red]cannot serve on {args.host}:{ports}: {e}[/red]")
+        options.print_error(console, f"cannot serve on {args.host}:{ports}: {e}")
         return 1
     console.print("kubesched cluster stopped.")
     return 0

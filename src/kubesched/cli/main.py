@@ -15,12 +15,14 @@ from rich.console import Console
 from kubesched.cli import options
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.drill import print_c2, print_c3, print_c4, run_c2, run_c3, run_c4
+from kubesched.cli.plugins import plugins_command
 from kubesched.cli.queue import queue_command
 from kubesched.cli.report import print_minimal_report
 from kubesched.cli.run import minimal_command, run_command
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import KUBESCHED, run_minimal, run_scenario
 from kubesched.config import ConfigError
+from kubesched.framework.runtime import FrameworkError
 from kubesched.golden.cli import report, run_directory
 from kubesched.minimal import NAME as MINIMAL_NAME
 from kubesched.plugins.registry import in_tree_registry
@@ -73,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
         help=f"port of the scheduler's endpoints (default {DEFAULT_PORT}; 0 picks one)",
     )
     up.add_argument("--scheduler-config", metavar="FILE", help="a KubeSchedulerConfiguration (YAML) for --scheduler")
+    options.add_plugin_option(up)
 
     queue = sub.add_parser("queue", help="the pending pods in kubesched's scheduling queue")
     queue.add_argument("--url", help="a running scheduler's endpoint (cluster up --scheduler); default: simulate")
@@ -97,6 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration (YAML)")
     bench.add_argument("--per-node", action="store_true", help="use the per-node plugin methods, not the batch ones")
     bench.add_argument("--output", choices=("table", "json"), default="table")
+    options.add_plugin_option(bench)
 
     run = sub.add_parser("run", help="schedule for a cluster (kubeconfig or in-cluster), with leader election")
     run.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration (default: the default profile)")
@@ -108,6 +112,14 @@ def _parser() -> argparse.ArgumentParser:
         help="campaign for the Lease before scheduling (default: leaderElection.leaderElect)",
     )
     run.add_argument("--metrics-bind", default="0.0.0.0:10259", help="address of /healthz, /readyz, /metrics")
+    options.add_plugin_option(run)
+
+    plugins = sub.add_parser("plugins", help="the registered plugins, the points they fill and the profiles using them")
+    plugins.add_argument(
+        "--config", metavar="FILE", help="a KubeSchedulerConfiguration: build its profiles as run would"
+    )
+    plugins.add_argument("--output", choices=("table", "json"), default="table")
+    options.add_plugin_option(plugins)
 
     drill = sub.add_parser("drill", help="the curriculum's chaos drills, narrated (virtual time)")
     drill.add_argument(
@@ -141,6 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _golden(console, args)
         if args.command == "bench":
             return _bench(console, args)
+        if args.command == "plugins":
+            return plugins_command(console, args)
         try:
             if args.command == "cluster":
                 return cluster_up(console, args)
@@ -157,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sinks=sinks,
             )
         except options.UsageError as e:
-            console.print(f"[red]{e}[/red]")
+            options.print_error(console, str(e))
             return 2
         if args.output == "json":
             json.dump(result.to_json(), sys.stdout, indent=2)
@@ -219,22 +233,26 @@ def _bench(console: Console, args: argparse.Namespace) -> int:
         try:
             config = yaml.safe_load(Path(args.config).read_text()) or {}
         except (OSError, yaml.YAMLError) as e:
-            console.print(f"[red]--config: {e}[/red]")
+            options.print_error(console, f"--config: {e}")
             return 2
     given = (("nodes", args.nodes, 1), ("initial", args.initial, 0), ("measured", args.measured, 1))
     try:
         sizes = {name: options.at_least(f"--{name}", value, least) for name, value, least in given if value is not None}
     except options.UsageError as e:
-        console.print(f"[red]{e}[/red]")
+        options.print_error(console, str(e))
         return 2
     workload = WORKLOADS[args.workload](**sizes)
     try:
-        summary = run_workload(workload, config=config, batch=not args.per_node).summary()
-    except ConfigError as e:
-        console.print(f"[red]--config: {e}[/red]")
+        registry = options.registry(args.plugin)
+        summary = run_workload(workload, config=config, batch=not args.per_node, registry=registry).summary()
+    except options.UsageError as e:
+        options.print_error(console, str(e))
+        return 2
+    except (ConfigError, FrameworkError) as e:
+        options.print_error(console, f"--config: {e}")
         return 2
     except Stalled as e:
-        console.print(f"[red]{args.workload}: {e}[/red]")
+        options.print_error(console, f"{args.workload}: {e}")
         return 1
     if args.output == "json":
         json.dump(summary, sys.stdout, indent=2)
@@ -252,7 +270,7 @@ def _bench(console: Console, args: argparse.Namespace) -> int:
 def _golden(console: Console, args: argparse.Namespace) -> int:
     directory = Path(args.directory)
     if not directory.is_dir():
-        console.print(f"[red]{directory}: not a directory[/red]")
+        options.print_error(console, f"{directory}: not a directory")
         return 2
     outcomes = run_directory(directory, in_tree_registry(), only=args.case)
     report(console, outcomes, as_json=args.output == "json")

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Sequence
 from pathlib import Path
 
+from rich.console import Console
+
+from kubesched.framework.registry import Registry
+from kubesched.scheduler.discovery import PluginLoadError, plugin_registry
 from kubesched.sim import NodeTemplate
 
 
 class UsageError(Exception):
     """A bad option value; the command prints it and exits with status 2."""
+
+
+def print_error(console: Console, message: str) -> None:
+    """One error line, in red, printed as it is (no markup, emoji codes or wrapping)."""
+    console.print(message, style="red", markup=False, emoji=False, highlight=False, soft_wrap=True)
 
 
 def at_least(option: str, value: int, minimum: int) -> int:
@@ -36,3 +47,21 @@ def token(path: str | None) -> str | None:
     if not text:
         raise UsageError(f"--token-file: {path} is empty")
     return text
+
+
+def registry(plugins: Sequence[str] | None = None) -> Registry:
+    """The in-tree plugins, the installed packages' and those of `--plugin module:attr`."""
+    try:
+        return plugin_registry(plugins or ())
+    except PluginLoadError as e:
+        raise UsageError(str(e)) from None
+
+
+def add_plugin_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="also load the plugins of this module (importable from the working directory; repeatable)",
+    )

@@ -16,6 +16,7 @@ from typing import Any
 
 from rich.console import Console
 
+from kubesched.cli import options as options_
 from kubesched.clock import Clock, RealClock
 from kubesched.cluster import Cluster
 from kubesched.cluster.kube import ConfigError as KubeConfigError
@@ -23,10 +24,11 @@ from kubesched.cluster.kube import KubeCluster
 from kubesched.config import ConfigError, SchedulerConfig, default_config, load_file
 from kubesched.config.duration import parse_duration
 from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import FrameworkError
 from kubesched.minimal import MinimalScheduler
-from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.leader import LeaderElector, LeaseSettings
+from kubesched.scheduler.profiles import check_profiles
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
 from kubesched.trace import Sink, Tracer
 
@@ -134,9 +136,10 @@ def connect(kubeconfig: str | None, config: SchedulerConfig) -> KubeCluster:
 
 def run_command(console: Console, args: argparse.Namespace) -> int:
     """`kubesched run`: until SIGTERM/SIGINT (0) or a lost lease (1)."""
-    registry = in_tree_registry()
     try:
+        registry = options_.registry(args.plugin)
         config = load_file(args.config, registry) if args.config else default_config(registry)
+        check_profiles(config, registry)
         host, _, port = args.metrics_bind.rpartition(":")
         if not port.isdigit() or int(port) > 65535:
             raise ValueError(f"--metrics-bind: expected HOST:PORT, got {args.metrics_bind!r}")
@@ -148,8 +151,8 @@ def run_command(console: Console, args: argparse.Namespace) -> int:
             port=int(port),
         )
         cluster = connect(args.kubeconfig, config)
-    except (ConfigError, KubeConfigError, OSError, ValueError) as e:
-        console.print(f"[red]{e}[/red]")
+    except (ConfigError, FrameworkError, KubeConfigError, OSError, ValueError, options_.UsageError) as e:
+        options_.print_error(console, str(e))
         return 2
 
     async def main() -> int:
@@ -170,7 +173,7 @@ def minimal_command(console: Console, kubeconfig: str, name: str, sinks: Sequenc
     try:
         cluster = KubeCluster.from_kubeconfig(kubeconfig)
     except (KubeConfigError, OSError) as e:
-        console.print(f"[red]{e}[/red]")
+        options_.print_error(console, str(e))
         return 2
     clock = RealClock()
     tracer = Tracer(clock.now)

@@ -17,9 +17,9 @@ from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.minimal import NAME, MinimalScheduler
-from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import PendingPod
 from kubesched.scheduler import Scheduler
+from kubesched.scheduler.discovery import plugin_registry
 from kubesched.sim import FakeKubelets, NodeTemplate, make_nodes
 from kubesched.trace import Record, Sink, Tracer
 
@@ -144,7 +144,7 @@ def run_scenario(
     if scheduler == MINIMAL:
         runner, scheduler_name = MinimalScheduler(cluster, clock, tracer=tracer), NAME
     else:
-        registry = in_tree_registry()
+        registry = plugin_registry()
         config = default_config(registry)
         runner = Scheduler(cluster, clock, config, registry, tracer=tracer, seed=seed, identity="demo")
         scheduler_name = "default-scheduler"

@@ -23,6 +23,7 @@ from kubesched.config.types import (
     PluginSet,
     Profile,
 )
+from kubesched.framework.args import ArgsError, ValidatingArgs, decode_args
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import EXTENSION_POINTS
 
@@ -216,11 +217,14 @@ def _profile(index: int, raw: Any, registry: Registry) -> ProfileConfig:
                 )
             continue
         path = f"{where}.pluginConfig[{i}].args"
-        decoded = _convert(entry.args or {}, registration.args_type, path)
-        validate = getattr(decoded, "validate", None)
-        if validate is not None:
+        try:
+            decoded = decode_args(entry.args or {}, registration.args_type)
+        except ArgsError as e:
+            field = f"{path}.{e.field}" if e.field else path
+            raise ConfigError(f"{field}: {e.detail} (plugin {entry.name})") from None
+        if isinstance(decoded, ValidatingArgs):
             try:
-                validate(path=path)
+                decoded.validate(path=path)
             except ValueError as e:
                 raise ConfigError(str(e) if str(e).startswith(path) else f"{path}: {e}") from None
         args[entry.name] = decoded

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
@@ -25,6 +25,14 @@ class ArgsError(ValueError):
         self.args_type = args_type
         self.field = field
         self.detail = message
+
+
+@runtime_checkable
+class ValidatingArgs(Protocol):
+    """An args type may validate its decoded values: raise ValueError naming each invalid field
+    under `path` (the arguments' place in the configuration)."""
+
+    def validate(self, path: str = "") -> None: ...
 
 
 def field_names(cls: type[Any]) -> set[str] | None:
@@ -47,7 +55,7 @@ def decode_args(args: Any, cls: type[A]) -> A:
         if known is not None:
             unknown = sorted(str(k) for k in args if k not in known)
             if unknown:
-                raise ArgsError(cls.__name__, unknown[0], f"unknown field (known: {', '.join(sorted(known))})")
+                raise ArgsError(cls.__name__, "", f"unknown field `{unknown[0]}` (known: {', '.join(sorted(known))})")
     try:
         return msgspec.convert(args, cls, strict=False)
     except msgspec.ValidationError as err:

@@ -80,6 +80,7 @@ def problems(plugin: object) -> list[Problem]:
     cls = type(plugin)
     name = getattr(cls, "name", None)
     out: list[Problem] = []
+    explained: set[str] = set()  # near misses already named as the missing method's misspelling
     if not isinstance(name, str) or not name:
         out.append(Problem("name", "has no `name` (a non-empty string class attribute)"))
     for method, (proto, stub) in PROTOCOL_METHODS.items():
@@ -88,6 +89,7 @@ def problems(plugin: object) -> list[Problem]:
         owner = next((c for c in cls.__mro__ if method in vars(c)), None)
         if owner is None or _is_protocol(owner):
             hint = _near_miss_of(cls, method)
+            explained.add(hint)
             extra = f' (it has "{hint}": a misspelling?)' if hint else ""
             out.append(Problem(method, f"declares {proto.__name__} but does not implement {method}{extra}"))
             continue
@@ -110,7 +112,7 @@ def problems(plugin: object) -> list[Problem]:
             out.append(Problem(method, f"{method}{got} does not take {_signature_text(method, stub)}"))
     known = set(PROTOCOL_METHODS)
     for attr in dir(cls):
-        if attr.startswith("_") or attr in known or not callable(getattr(cls, attr, None)):
+        if attr.startswith("_") or attr in known or attr in explained or not callable(getattr(cls, attr, None)):
             continue
         close = difflib.get_close_matches(attr, known, n=1, cutoff=0.85)
         if close:

@@ -15,11 +15,13 @@ IN_TREE = "in-tree"
 
 @dataclass(frozen=True)
 class PluginSpec:
-    """What a plugin package exports for one plugin: its factory and the type of its arguments
-    (a msgspec Struct or a dataclass with upstream-style camelCase names; None: no arguments)."""
+    """What a plugin package exports for one plugin: its factory, the type of its arguments
+    (a msgspec Struct or a dataclass with upstream-style camelCase names; None: no arguments) and,
+    for `--plugin`, its name (an entry point's name is the plugin's)."""
 
     factory: Factory
     args_type: type[Any] | None = None
+    name: str = ""
 
 
 @dataclass(frozen=True)

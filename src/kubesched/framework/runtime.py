@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from kubesched.cache import NodeInfo, PodInfo
 from kubesched.cache.table import NodeTable
+from kubesched.framework.args import decode_args
 from kubesched.framework.conformance import ConformanceError, check, declared_points, declares
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, WILDCARD_EVENT, ActionType, ClusterEvent, ClusterEventWithHint
@@ -139,20 +140,6 @@ def _raised(e: Exception) -> Status:
     return Status.error(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
 
 
-def filter_status(plugin: FilterPlugin, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-    """One Filter plugin's verdict on one node, as the framework records it (plugin name set,
-    a non-rejection turned into an Error)."""
-    try:
-        status = plugin.filter(state, pod, node)
-    except Exception as e:
-        status = _raised(e)
-    if status is None or status.code == Code.SUCCESS:
-        return None
-    if not status.is_rejected():
-        return _error('running "{plugin}" filter plugin: {message}', plugin.name, status)
-    return status.with_plugin(plugin.name)
-
-
 def _error(template: str, plugin: str, status: Status) -> Status:
     return Status(Code.ERROR, template.format(plugin=plugin, message=status.message), plugin=plugin)
 
@@ -202,6 +189,8 @@ class Framework:
         if entry is None:
             raise FrameworkError(f'plugin "{name}" does not exist')
         try:
+            if args is None and entry.args_type is not None:
+                args = decode_args(None, entry.args_type)  # no pluginConfig: the defaults
             plugin: Plugin = entry.factory(args, self.handle)
         except Exception as e:
             raise FrameworkError(f'plugin "{name}": its factory failed: {type(e).__name__}: {e}') from None
@@ -346,13 +335,26 @@ class Framework:
                 return result, Status.unresolvable(message), narrowing
         return result, verdict, narrowing
 
+    def filter_status(self, plugin: FilterPlugin, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        """One Filter plugin's verdict on one node, as the framework records it (plugin name set,
+        a non-rejection turned into an Error)."""
+        try:
+            status = plugin.filter(state, pod, node)
+        except Exception as e:
+            status = self._crashed(plugin, ExtensionPoint.FILTER, e)
+        if status is None or status.code == Code.SUCCESS:
+            return None
+        if not status.is_rejected():
+            return _error('running "{plugin}" filter plugin: {message}', plugin.name, status)
+        return status.with_plugin(plugin.name)
+
     def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         """The node's verdict: the first plugin that does not pass decides."""
         skip = state.skip_filter_plugins
         for plugin in self.points.filter:
             if skip and plugin.name in skip:
                 continue
-            status = filter_status(plugin, state, pod, node)
+            status = self.filter_status(plugin, state, pod, node)
             if status is not None:
                 return status
         return None

@@ -35,7 +35,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.queued import QueuedPodInfo
 from kubesched.framework.registry import Factory, PluginSpec, Registry
-from kubesched.framework.runtime import Framework, ProfilePlugins, filter_status
+from kubesched.framework.runtime import Framework, ProfilePlugins
 from kubesched.framework.status import SKIP, Code, Status
 
 DEFAULT_NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
@@ -196,7 +196,13 @@ def framework(
     names = list(enabled if enabled is not None else registry)
     svc = services(**kw)
     probe = Handle(svc, profile_name=profile_name)
-    built = {n: e.factory((args or {}).get(n), probe) for n in names if (e := registry.get(n)) is not None}
+    built: dict[str, Any] = {}
+    for n in names:
+        entry = registry.get(n)
+        try:
+            built[n] = entry.factory((args or {}).get(n), probe) if entry is not None else None
+        except Exception:  # the framework reports it, naming the plugin
+            built[n] = None
     stubs: list[tuple[type[Any], Callable[[], Any]]] = [(QueueSortPlugin, _QueueOrder), (BindPlugin, _NoBind)]
     for proto, make in stubs:
         stub_name = getattr(make, "name", "")
@@ -263,7 +269,7 @@ def check_plugin(
             continue
         feasible: list[NodeInfo] = list(all_nodes)
         if declares(instance, FilterPlugin) and name not in state.skip_filter_plugins:
-            verdicts.filter = {n.name: filter_status(instance, state, pod, n) for n in all_nodes}
+            verdicts.filter = {n.name: fwk.filter_status(instance, state, pod, n) for n in all_nodes}
             if declares(instance, FilterBatchPlugin):
                 rows = np.fromiter((table.index[n.name] for n in all_nodes), dtype=np.int64, count=len(all_nodes))
                 mask = instance.filter_batch(state, pod, table, rows)

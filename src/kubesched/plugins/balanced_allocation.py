@@ -63,14 +63,14 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 MEMO_KEY = NAME + "/cpu-memory"  # NodeTable memo columns of scores by the pod's requests
 
 
-class Args(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
+class NodeResourcesBalancedAllocationArgs(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
     """NodeResourcesBalancedAllocationArgs (kubescheduler.config.k8s.io/v1)."""
 
     resources: list[ResourceSpec] = msgspec.field(default_factory=list)
     kind: str = ""
     api_version: str = ""
 
-    def defaulted(self) -> Args:
+    def defaulted(self) -> NodeResourcesBalancedAllocationArgs:
         """A copy with upstream's v1 defaults: cpu and memory when empty, weight 0 → 1."""
         return msgspec.structs.replace(self, resources=defaulted_resources(self.resources))
 
@@ -96,6 +96,9 @@ class _PreScoreState:
         return self
 
 
+Args = NodeResourcesBalancedAllocationArgs
+
+
 def _fraction(used: Any, allocatable: Any) -> Any:
     """The used share of a resource, capped at 1 (floats or float arrays)."""
     return np.minimum(1.0, used / allocatable) if isinstance(used, np.ndarray) else min(1.0, used / allocatable)
@@ -118,7 +121,7 @@ def _first_two(fractions: FloatArray, included: npt.NDArray[np.bool_]) -> tuple[
 class NodeResourcesBalancedAllocation(PreScorePlugin, ScoreBatchPlugin):
     name: ClassVar[str] = NAME
 
-    def __init__(self, args: Args, handle: Handle) -> None:
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs, handle: Handle) -> None:
         self.handle = handle
         self.resources = [r.name for r in (args.resources or defaulted_resources([]))]
 
@@ -214,8 +217,8 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScoreBatchPlugin):
         return out
 
 
-def new(args: Args | None, handle: Handle) -> NodeResourcesBalancedAllocation:
+def new(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle) -> NodeResourcesBalancedAllocation:
     """Build the plugin from its (possibly absent) arguments, defaulted and validated."""
-    full = (args or Args()).defaulted()
+    full = (args or NodeResourcesBalancedAllocationArgs()).defaulted()
     full.validate()
     return NodeResourcesBalancedAllocation(full, handle)

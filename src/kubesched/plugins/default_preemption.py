@@ -77,11 +77,11 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 WAITING = "waiting for the preemption for this pod to be finished"
 
 
-class Args(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
-    """DefaultPreemptionArgs (kubescheduler.config.k8s.io/v1); unset fields take the defaults 10 and 100."""
+class DefaultPreemptionArgs(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
+    """DefaultPreemptionArgs (kubescheduler.config.k8s.io/v1), with upstream's defaults 10 and 100."""
 
-    min_candidate_nodes_percentage: int | None = None
-    min_candidate_nodes_absolute: int | None = None
+    min_candidate_nodes_percentage: int | None = DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE
+    min_candidate_nodes_absolute: int | None = DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE
     kind: str = ""
     api_version: str = ""
 
@@ -111,10 +111,13 @@ class Args(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
         raise_if_any(errors)
 
 
+Args = DefaultPreemptionArgs
+
+
 class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
     name: ClassVar[str] = NAME
 
-    def __init__(self, args: Args, handle: Handle) -> None:
+    def __init__(self, args: DefaultPreemptionArgs, handle: Handle) -> None:
         self.args = args
         self.handle = handle
         self.evaluator = Evaluator(NAME, handle, self)
@@ -207,6 +210,6 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
 
 def new(args: Any, handle: Handle) -> DefaultPreemption:
     """Build the plugin from its (possibly absent) arguments, validated."""
-    decoded = decode_args(args, Args)
+    decoded = decode_args(args, DefaultPreemptionArgs)
     decoded.validate()
     return DefaultPreemption(decoded, handle)

@@ -118,7 +118,7 @@ class ScoringStrategy(msgspec.Struct, forbid_unknown_fields=True, rename="camel"
     requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
 
 
-class Args(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
+class NodeResourcesFitArgs(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
     """NodeResourcesFitArgs (kubescheduler.config.k8s.io/v1)."""
 
     ignored_resources: list[str] = msgspec.field(default_factory=list)
@@ -127,7 +127,7 @@ class Args(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
     kind: str = ""
     api_version: str = ""
 
-    def defaulted(self) -> Args:
+    def defaulted(self) -> NodeResourcesFitArgs:
         """A copy with upstream's v1 defaults: LeastAllocated over cpu and memory when no strategy
         is given, cpu and memory when the strategy lists no resources, weight 0 → 1."""
         strategy = self.scoring_strategy
@@ -177,6 +177,9 @@ class InsufficientResource:
     used: int
     capacity: int
     unresolvable: bool = False
+
+
+Args = NodeResourcesFitArgs
 
 
 def checked_scalars(
@@ -333,7 +336,7 @@ class _PreScoreState:
 class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, ScoreBatchPlugin, HintKeys):
     name: ClassVar[str] = NAME
 
-    def __init__(self, args: Args, handle: Handle) -> None:
+    def __init__(self, args: NodeResourcesFitArgs, handle: Handle) -> None:
         self.handle = handle
         self._hint_nodes: dict[int, tuple[Any, NodeInfo]] = {}
         self._hint_pods: dict[int, tuple[Any, Resource]] = {}
@@ -569,8 +572,8 @@ class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, Score
         return self.array_scorer(requested, allocatable, included, weights)
 
 
-def new(args: Args | None, handle: Handle) -> NodeResourcesFit:
+def new(args: NodeResourcesFitArgs | None, handle: Handle) -> NodeResourcesFit:
     """Build the plugin from its (possibly absent) arguments, defaulted and validated."""
-    full = (args or Args()).defaulted()
+    full = (args or NodeResourcesFitArgs()).defaulted()
     full.validate()
     return NodeResourcesFit(full, handle)

@@ -12,7 +12,7 @@ from kubesched.cache import Cache, NodeInfo, PodInfo, Snapshot
 from kubesched.cache.table import NodeTable, RowNodes
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import FilterBatchPlugin
-from kubesched.framework.runtime import Framework, IntArray, PluginScores, filter_status
+from kubesched.framework.runtime import Framework, IntArray, PluginScores
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.fit_error import NO_NODES_AVAILABLE, Diagnosis, FitError, num_feasible_nodes_to_find
 
@@ -249,7 +249,7 @@ class Algorithm:
             which[at] = len(distinct) + shared
             for i in picks.tolist():
                 node = table.nodes[int(rows[i])]
-                status = filter_status(plugin, state, pod, node)
+                status = fwk.filter_status(plugin, state, pod, node)
                 if status is None:  # the batch and per-node methods disagree: a plugin bug, reported as such
                     raise SchedulingError(Status.error(f"batch filter of {plugin.name} disagrees on {node.name}"))
                 distinct.append(status)

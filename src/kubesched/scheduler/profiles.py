@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kubesched.cache import Snapshot
+from kubesched.clock import RealClock
 from kubesched.config import SchedulerConfig
 from kubesched.framework.handle import Services
 from kubesched.framework.registry import Registry
@@ -24,3 +26,10 @@ def build_frameworks(config: SchedulerConfig, registry: Registry, services: Serv
             percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
         )
     return frameworks
+
+
+def check_profiles(config: SchedulerConfig, registry: Registry) -> None:
+    """Build every profile once, off any cluster, so that a configuration the scheduler would
+    refuse (an unknown plugin, one that does not conform, a factory that fails) is refused now:
+    FrameworkError."""
+    build_frameworks(config, registry, Services(snapshot=Snapshot(), clock=RealClock()))

@@ -20,6 +20,7 @@ from kubesched.clock import RealClock
 from kubesched.cluster import AlreadyExists
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
+from kubesched.framework.registry import Registry
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim import NodeTemplate, make_nodes
@@ -73,11 +74,10 @@ def make_pod(name: str, requests: dict[str, str], labels: dict[str, str] | None 
     return cast(core_v1.Pod, pod)
 
 
-async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool) -> Result:
+async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool, registry: Registry) -> Result:
     clock = RealClock()
     store = MemoryStore(clock=clock)
     cluster = MemoryCluster(store)
-    registry = in_tree_registry()
     scheduler = Scheduler(
         cluster, clock, default_config(registry, **(config or {})), registry, seed=0, identity="bench"
     )
@@ -158,7 +158,9 @@ async def _settle(scheduler: Scheduler) -> None:
             return
 
 
-def run(workload: Workload, *, config: dict[str, Any] | None = None, batch: bool = True) -> Result:
+def run(
+    workload: Workload, *, config: dict[str, Any] | None = None, batch: bool = True, registry: Registry | None = None
+) -> Result:
     """Run the workload; `batch=False` forces the per-node plugin methods."""
     gc.collect()
-    return asyncio.run(_run(workload, config=config, batch=batch))
+    return asyncio.run(_run(workload, config=config, batch=batch, registry=registry or in_tree_registry()))

@@ -520,7 +520,7 @@ def test_args_defaults_and_decoding() -> None:
     ]
     listed = pts.new({"defaultingType": "List"}, standalone_handle())
     assert not listed.system_defaulted and listed.default_constraints == ()
-    with pytest.raises(ValueError, match=r"PodTopologySpreadArgs\.defaultConstraint: unknown field"):
+    with pytest.raises(ValueError, match=r"PodTopologySpreadArgs: unknown field `defaultConstraint`"):
         pts.new({"defaultConstraint": []}, standalone_handle())
 
 

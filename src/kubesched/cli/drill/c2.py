@@ -17,8 +17,8 @@ from kubesched.clock import VirtualClock
 from kubesched.cluster import NotFound
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
-from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
+from kubesched.scheduler.discovery import plugin_registry
 from kubesched.sim import DisruptionController, FakeKubelets, KubeletConfig, NodeTemplate
 from kubesched.trace import Tracer
 from kubesched.workloads.runner import make_pod
@@ -112,7 +112,7 @@ def run_c2(*, pdb_blocks: bool = False) -> PreemptionStory:
         ("cache-a", "node-2", "1500m", "batch", {"app": "cache"}),
         ("cache-b", "node-2", "1500m", "batch", {"app": "cache"}),
     ]
-    registry = in_tree_registry()
+    registry = plugin_registry()
     scheduler = Scheduler(cluster, clock, default_config(registry), registry, tracer=tracer, seed=2, identity="drill")
     kubelets = FakeKubelets(cluster, clock, config=KubeletConfig(stop_seconds=2), tracer=tracer)
     arrived = 0.0

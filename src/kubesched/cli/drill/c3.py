@@ -14,8 +14,8 @@ from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
-from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
+from kubesched.scheduler.discovery import plugin_registry
 from kubesched.sim import FakeKubelets, NodeTemplate
 from kubesched.workloads.runner import make_pod
 
@@ -67,7 +67,7 @@ def run_c3(*, taints_policy: str | None = None, horizon: float = 30.0) -> DrillR
     for index, (name, zone) in enumerate(nodes.items()):
         template = NodeTemplate(labels={ZONE: zone}, zones=(), taints=[TAINT] if name == "b-1" else ())
         store.create(template.make(name, index))
-    registry = in_tree_registry()
+    registry = plugin_registry()
     scheduler = Scheduler(cluster, clock, default_config(registry), registry, seed=3, identity="drill")
     spread = {"topologySpreadConstraints": [_spread(taints_policy)]}
     names = [f"web-{i}" for i in range(WEB_REPLICAS)]

@@ -16,8 +16,8 @@ from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.minimal import MinimalScheduler
 from kubesched.plugin import CycleState, Handle, PodInfo, PreBindPlugin, Status
-from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
+from kubesched.scheduler.discovery import plugin_registry
 from kubesched.sim import FakeKubelets, NodeTemplate
 from kubesched.trace import Tracer
 from kubesched.workloads.runner import make_pod
@@ -102,7 +102,7 @@ def run_c4(*, crash: bool = False) -> RaceOutcome:
     template = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
     for i in range(2):
         store.create(template.make(f"node-{i}", i))
-    registry = in_tree_registry()
+    registry = plugin_registry()
     registry.register(SlowPreBind.name, SlowPreBind)
     profile: dict[str, Any] = {"schedulerName": CONTESTED}
     if crash:

@@ -38,8 +38,9 @@ class Harness:
         self.scheduler = Scheduler(self.cluster, clock, config_, self.registry, seed=1, tracer=tracer)
         self._task: asyncio.Task[None] | None = None
 
-    def node(self, name: str, **capacity: Any) -> None:
-        self.store.create(make_node(name).capacity(**capacity).obj if capacity else make_node(name).obj)
+    def node(self, name: str, *, labels: dict[str, str] | None = None, **capacity: Any) -> None:
+        node = make_node(name).capacity(**capacity) if capacity else make_node(name)
+        self.store.create(node.labels(**(labels or {})).obj)
 
     def start(self) -> None:
         self._task = self.clock.loop.create_task(self.scheduler.run())

@@ -1,0 +1,107 @@
+"""Where plugins come from: the in-tree set, installed distributions that declare entry points in
+the group `kubesched.plugins`, and modules named on the command line (`--plugin module:attr`).
+
+An entry point's name is the plugin's name in configurations; its value `module:attr` names a
+factory `(args, handle) -> plugin` (a plugin class taking those two is one) or a `PluginSpec`
+(factory and args type). A `--plugin` object carries its names itself: a `PluginSpec` with a name,
+a plugin class (its `name`), or a list of them. Every failure is a `PluginLoadError` naming the source.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from importlib import metadata
+from typing import Any
+
+from kubesched.framework.registry import PluginSpec, Registry, RegistryError
+from kubesched.plugins.registry import in_tree_registry
+
+ENTRY_POINT_GROUP = "kubesched.plugins"
+
+
+class PluginLoadError(ValueError):
+    """A plugin that cannot be loaded; the message names where it was to come from."""
+
+
+def _as_spec(obj: Any, where: str) -> PluginSpec:
+    if isinstance(obj, PluginSpec):
+        return obj
+    if callable(obj):
+        return PluginSpec(obj, getattr(obj, "args_type", None), getattr(obj, "name", ""))
+    raise PluginLoadError(f"{where}: expected a plugin factory or a PluginSpec, got {type(obj).__name__}")
+
+
+def _load(value: str, where: str) -> Any:
+    module_name, _, attr = value.partition(":")
+    if not module_name or not attr:
+        raise PluginLoadError(f"{where}: expected module:attr, got {value!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:
+        raise PluginLoadError(f"{where}: cannot import {module_name}: {type(e).__name__}: {e}") from None
+    try:
+        obj: Any = module
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except AttributeError:
+        raise PluginLoadError(f"{where}: module {module_name} has no attribute {attr}") from None
+    return obj
+
+
+def discovered(group: str = ENTRY_POINT_GROUP) -> Registry:
+    """The plugins installed distributions declare under `group`."""
+    registry = Registry()
+    for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
+        dist = ep.dist
+        source = f"{dist.name} {dist.version}" if dist is not None else f"entry point {ep.value}"
+        where = f'plugin "{ep.name}" ({source})'
+        spec = _as_spec(_load(ep.value, where), where)
+        try:
+            registry.register(ep.name, spec.factory, spec.args_type, source=source)
+        except RegistryError as e:
+            raise PluginLoadError(str(e)) from None
+    return registry
+
+
+def from_module(value: str) -> Registry:
+    """The plugins `--plugin module:attr` names (the working directory is importable)."""
+    where = f"--plugin {value}"
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        obj = _load(value, where)
+    finally:
+        if added:
+            sys.path.remove(cwd)
+    items: Iterable[Any] = obj if isinstance(obj, list | tuple) else (obj,)
+    registry = Registry()
+    for item in items:
+        spec = _as_spec(item, where)
+        if not spec.name:
+            raise PluginLoadError(
+                f"{where}: cannot tell the plugin's name (give a PluginSpec a name, or a class a `name`)"
+            )
+        try:
+            registry.register(spec.name, spec.factory, spec.args_type, source=where)
+        except RegistryError as e:
+            raise PluginLoadError(str(e)) from None
+    return registry
+
+
+def plugin_registry(modules: Sequence[str] = (), *, entry_points: bool = True) -> Registry:
+    """The in-tree plugins, merged with the installed ones and those of `modules`; a name
+    registered twice is a `PluginLoadError` naming both sources."""
+    registry = in_tree_registry()
+    sources = [discovered()] if entry_points else []
+    sources += [from_module(m) for m in modules]
+    for extra in sources:
+        try:
+            registry.merge(extra)
+        except RegistryError as e:
+            raise PluginLoadError(str(e)) from None
+    return registry
