@@ -69,6 +69,8 @@ class Informer(Protocol, Generic[T]):
 
     def get(self, name: str, namespace: str | None = None) -> T | None: ...
 
+    def __len__(self) -> int: ...
+
     def add_handler(self, handler: InformerHandler) -> None:
         """`handler(old, new)`: (None, obj) on add, (old, new) on update, (obj, None) on delete."""
         ...
@@ -89,6 +91,9 @@ class StaticInformer(Generic[T]):
 
     def list(self) -> list[T]:
         return list(self._objects)
+
+    def __len__(self) -> int:
+        return len(self._objects)
 
     def get(self, name: str, namespace: str | None = None) -> T | None:
         for obj in self._objects:
@@ -123,6 +128,10 @@ class Workloads:
     def __init__(self, informers: InformerFactory) -> None:
         self._services = informers.informer(core_v1.Service)
         self._controllers = {name: informers.informer(kind) for name, kind in self._CONTROLLERS.items()}
+
+    def empty(self) -> bool:
+        """Whether there is no Service, ReplicationController, ReplicaSet or StatefulSet at all."""
+        return not len(self._services) and not any(len(i) for i in self._controllers.values())
 
     def services(self, namespace: str) -> list[Any]:
         """The Services of a namespace."""

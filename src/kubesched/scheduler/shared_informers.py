@@ -45,6 +45,9 @@ class KindInformer:
     def list(self) -> list[Any]:
         return list(self.objects.values())
 
+    def __len__(self) -> int:
+        return len(self.objects)
+
     def get(self, name: str, namespace: str | None = None) -> Any | None:
         return self.objects.get((namespace or "", name))
 

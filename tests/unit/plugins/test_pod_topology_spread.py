@@ -679,10 +679,10 @@ def test_hint_key_covers_what_the_hints_read() -> None:
     keyed[2].metadata.labels = {"app": "other"}
     assert plugin.hint_key(keyed[0]) != plugin.hint_key(keyed[1])
     assert plugin.hint_key(keyed[0]) == plugin.hint_key(keyed[2])  # only matchLabelKeys' labels matter
-    # System defaulting may select by labels (through Services): they are part of the key.
-    assert plugin.hint_key(pod("x", app="a")) != plugin.hint_key(pod("y", app="b"))
-    no_defaults = pts.new({"defaultingType": "List"}, Handle(None))
-    assert no_defaults.hint_key(pod("x", app="a")) == no_defaults.hint_key(pod("y", app="b"))
+    # With Services to select by labels, system defaulting makes the labels part of the key.
+    with_workloads = pts.new(None, Handle(None, Workloads([service("web", {"app": "web"})])))
+    assert with_workloads.hint_key(pod("x", app="a")) != with_workloads.hint_key(pod("y", app="b"))
+    assert plugin.hint_key(pod("x", app="a")) == plugin.hint_key(pod("y", app="b"))
 
 
 def test_hint_errors_propagate_as_exceptions() -> None:

@@ -42,7 +42,9 @@ class SpreadBase:
 
     @property
     def _workloads(self) -> Workloads | None:
-        return self._lister
+        """The Services and controllers, when there are any: none, no default selector."""
+        lister = self._lister
+        return lister if lister is not None and not lister.empty() else None
 
     def constraints(self, pod: Any, action: str) -> list[Constraint]:
         """The pod's constraints for `action`, or the default ones when it has none; ValueError
