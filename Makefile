@@ -7,9 +7,12 @@ STAMP := $(VENV)/.installed
 $(PY):
 	python3 -m venv $(VENV)
 
-$(STAMP): $(PY) pyproject.toml
+CONTRIB := contrib/scheduler-plugins
+
+$(STAMP): $(PY) pyproject.toml $(CONTRIB)/pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e $(CONTRIB)
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -18,8 +21,8 @@ demo: $(STAMP)
 test: $(STAMP) lint typecheck layers unit
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src tests bench $(CONTRIB)
+	$(VENV)/bin/ruff format --check src tests bench $(CONTRIB)
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

@@ -1,0 +1,38 @@
+"""Test objects for the package's tests: nodes and pods as the API has them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lightkube.models import core_v1 as m
+from lightkube.models import meta_v1
+from lightkube.resources import core_v1
+
+
+def node(name: str, cpu: str = "4", memory: str = "16Gi", **labels: str) -> core_v1.Node:
+    capacity = {"cpu": cpu, "memory": memory, "pods": "110"}
+    return core_v1.Node(
+        metadata=meta_v1.ObjectMeta(name=name, labels={"kubernetes.io/hostname": name, **labels}),
+        spec=m.NodeSpec(),
+        status=m.NodeStatus(capacity=capacity, allocatable=dict(capacity)),
+    )
+
+
+def pod(
+    name: str, *, cpu: str = "100m", memory: str = "128Mi", namespace: str = "default", **extra: Any
+) -> core_v1.Pod:
+    labels = extra.pop("labels", None)
+    obj = core_v1.Pod(
+        metadata=meta_v1.ObjectMeta(name=name, namespace=namespace, uid=f"uid-{name}", labels=labels),
+        spec=m.PodSpec(
+            containers=[
+                m.Container(
+                    name="app",
+                    image="registry.k8s.io/pause:3.10",
+                    resources=m.ResourceRequirements(requests={"cpu": cpu, "memory": memory}),
+                )
+            ],
+            **extra,
+        ),
+    )
+    return obj
