@@ -24,6 +24,7 @@ import json
 import re
 import struct
 import sys
+import typing
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -132,6 +133,12 @@ _MAP_VALUES: dict[str, dict[str, str]] = {
     "policy.v1.PodDisruptionBudgetStatus": {"disruptedPods": "meta_v1.Time"},
     "storage.v1.StorageClass": {"parameters": _STRING},
     "storage.v1.VolumeAttachmentStatus": {"attachmentMetadata": _STRING},
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps": {
+        "definitions": "apiextensions_v1.JSONSchemaProps",
+        "properties": "apiextensions_v1.JSONSchemaProps",
+        "patternProperties": "apiextensions_v1.JSONSchemaProps",
+        "dependencies": "Any",
+    },
     "resource.v1.CapacityRequirements": {"requests": _QUANTITY},
     "resource.v1.DeviceRequestAllocationResult": {"consumedCapacity": _QUANTITY},
     "resource.v1.Device": {
@@ -406,6 +413,8 @@ class _Builder:
             return _ref(self.add(target))
         if target is Any:
             return {}
+        if target is dict or target is typing.Dict:  # noqa: UP006 - an alias lightkube defines (e.g. the CRD status subresource)
+            return {"type": "object"}
         raise TypeError(f"{where}: cannot describe {annotation!r}")
 
 
@@ -794,10 +803,11 @@ def _v3_schema(schema: Any) -> Any:
         return [_v3_schema(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
+    reference = schema.get("$ref")
+    if not isinstance(reference, str):  # no reference (JSONSchemaProps has a *property* named "$ref")
+        return {key: _v3_schema(value) for key, value in schema.items()}
     out = {key: _v3_schema(value) for key, value in schema.items() if key != "$ref"}
-    if "$ref" not in schema:
-        return out
-    ref = {"$ref": _REF_V3 + schema["$ref"].removeprefix(_REF_V2)}
+    ref = {"$ref": _REF_V3 + reference.removeprefix(_REF_V2)}
     if not out:
         return ref
     return {"allOf": [ref], **out}

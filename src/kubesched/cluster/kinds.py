@@ -8,6 +8,7 @@ from typing import Any
 
 from lightkube.core.resource import NamespacedResource
 from lightkube.resources import (
+    apiextensions_v1,
     apps_v1,
     coordination_v1,
     core_v1,
@@ -43,6 +44,8 @@ class Kind:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()
+    singular_name: str = ""
+    columns: tuple[dict[str, Any], ...] = ()  # a custom kind's additionalPrinterColumns
 
     @property
     def qualified(self) -> str:
@@ -55,7 +58,7 @@ class Kind:
 
     @property
     def singular(self) -> str:
-        return self.kind.lower()
+        return self.singular_name or self.kind.lower()
 
     @property
     def has_status(self) -> bool:
@@ -160,8 +163,34 @@ KINDS: dict[type[Any], Kind] = {
         _make(resource_v1.ResourceClaim),
         _make(resource_v1.ResourceSlice),
         _make(resource_v1.DeviceClass),
+        _make(apiextensions_v1.CustomResourceDefinition, short=("crd", "crds")),
     )
 }
+
+
+def custom_kind(
+    cls: type[Any],
+    *,
+    short_names: tuple[str, ...] = (),
+    categories: tuple[str, ...] = (),
+    subresources: tuple[str, ...] = (),
+    singular: str = "",
+    columns: tuple[dict[str, Any], ...] = (),
+) -> Kind:
+    """The `Kind` of a custom resource class (see `cluster.custom`), as its CRD describes it."""
+    return Kind(
+        cls=cls,
+        plural=cls._api_info.plural,
+        group=cls._api_info.resource.group,
+        version=cls._api_info.resource.version,
+        kind=cls._api_info.resource.kind,
+        namespaced=issubclass(cls, NamespacedResource),
+        short_names=short_names,
+        categories=categories,
+        subresources=subresources,
+        singular_name=singular,
+        columns=columns,
+    )
 
 
 def kind_of(cls: type[Any]) -> Kind:

@@ -1233,6 +1233,9 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "CSIStorageCapacity": {"storageClassName": "sc"},
     "VolumeAttachment": {"spec": {"attacher": "a", "nodeName": "n", "source": {}}},
     "ResourceSlice": {"spec": {"driver": "d", "pool": {"generation": 0, "name": "p", "resourceSliceCount": 1}}},
+    "CustomResourceDefinition": {
+        "spec": {"group": "g", "names": {"kind": "K", "plural": "ks"}, "scope": "Namespaced", "versions": []}
+    },
 }
 
 

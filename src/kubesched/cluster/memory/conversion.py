@@ -14,6 +14,8 @@ from lightkube.models import core_v1 as cm
 from lightkube.models import events_v1 as em
 from lightkube.resources import core_v1, events_v1
 
+from kubesched.cluster.codec import decoder, encode
+
 
 @dataclass(frozen=True)
 class View:
@@ -66,6 +68,12 @@ def _event_from_core(e: Any) -> events_v1.Event:
         deprecatedLastTimestamp=e.lastTimestamp,
         deprecatedCount=e.count,
     )
+
+
+def converter(cls: type[Any]) -> Callable[[Any], Any]:
+    """Conversion of an object into `cls` through the wire codec (two classes of one custom kind)."""
+    decode = decoder(cls).decode
+    return lambda obj: decode(encode(obj))
 
 
 VIEWS: dict[type[Any], View] = {

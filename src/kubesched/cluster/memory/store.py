@@ -20,12 +20,13 @@ from typing import Any, NamedTuple, TypeVar, cast
 import msgspec
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
-from lightkube.resources import core_v1, scheduling_v1
+from lightkube.resources import apiextensions_v1, core_v1, scheduling_v1
 
 from kubesched.api.errors import FieldError
 from kubesched.api.selectors import parse_field_selector, parse_label_selector
 from kubesched.clock import Clock
 from kubesched.cluster.codec import decoder, encode
+from kubesched.cluster.custom import custom_resource, gvk, schema_errors
 from kubesched.cluster.errors import (
     STALE_OBJECT,
     AlreadyExists,
@@ -35,8 +36,9 @@ from kubesched.cluster.errors import (
     NotFound,
     conflict,
 )
-from kubesched.cluster.kinds import KINDS, Kind, kind_of
-from kubesched.cluster.memory.conversion import VIEWS
+from kubesched.cluster.kinds import KINDS, Kind, custom_kind
+from kubesched.cluster.memory.conversion import VIEWS, View, converter
+from kubesched.cluster.memory.crds import crd_errors, established
 from kubesched.cluster.memory.defaults import admit_priority, default_node
 from kubesched.cluster.memory.eviction import evict
 from kubesched.cluster.memory.paging import decode_continue, encode_continue
@@ -116,6 +118,10 @@ class MemoryStore:
         self.watch_latency = watch_latency
         self.tracer = tracer or Tracer(clock.now)
         self._rv = 0
+        self._kinds: dict[type[Any], Kind] = dict(KINDS)
+        self._views: dict[type[Any], View] = dict(VIEWS)
+        self._custom: dict[tuple[str, str, str], Kind] = {}  # served custom kinds, by group/version/kind
+        self._schemas: dict[type[Any], dict[str, Any]] = {}  # storage class -> openAPIV3Schema
         self._objects: dict[type[Any], dict[Key, Any]] = {cls: {} for cls in KINDS if cls not in VIEWS}
         self._history: deque[Change] = deque()
         self._history_limit = history
@@ -127,6 +133,84 @@ class MemoryStore:
         for name in INITIAL_NAMESPACES:
             self.create(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=name)))
 
+    # -- kinds -----------------------------------------------------------------------------
+
+    def kind_of(self, cls: type[Any]) -> Kind:
+        """The served kind of a resource class; a class of a served custom kind other than the
+        store's own (a plugin package's typed class) becomes a view of its storage. TypeError
+        for a kind not served."""
+        found = self._kinds.get(cls)
+        if found is not None:
+            return found
+        key = gvk(cls)
+        served = self._custom.get(key) if key is not None else None
+        if served is None:
+            raise TypeError(f"kind {getattr(cls, '__name__', cls)!r} is not served")
+        self._views[cls] = View(storage=served.cls, to_storage=converter(served.cls), from_storage=converter(cls))
+        self._kinds[cls] = served
+        return served
+
+    def kinds(self) -> list[Kind]:
+        """Every kind served now, built-in and custom (views excluded)."""
+        return [k for cls, k in self._kinds.items() if k.cls is cls]
+
+    def _serve_crd(self, crd: Any) -> None:
+        """Serve the storage version of an established CustomResourceDefinition."""
+        spec = crd.spec
+        version = next((v for v in spec.versions if v.storage), spec.versions[0])
+        names = spec.names
+        namespaced = spec.scope == "Namespaced"
+        cls = custom_resource(
+            group=spec.group, version=version.name, kind=names.kind, plural=names.plural, namespaced=namespaced
+        )
+        subresources = (
+            ("status",) if version.subresources is not None and version.subresources.status is not None else ()
+        )
+        kind = custom_kind(
+            cls,
+            short_names=tuple(names.shortNames or ()),
+            categories=tuple(names.categories or ()),
+            subresources=subresources,
+            singular=names.singular or names.kind.lower(),
+            columns=tuple(msgspec.to_builtins(c) for c in version.additionalPrinterColumns or ()),
+        )
+        self._custom[(spec.group, version.name, names.kind)] = kind
+        self._kinds[cls] = kind
+        self._objects.setdefault(cls, {})
+        self._watches.setdefault(cls, [])
+        schema = version.schema.openAPIV3Schema if version.schema is not None else None
+        self._schemas[cls] = msgspec.to_builtins(schema) if schema is not None else {}
+
+    def _withdraw_crd(self, crd: Any) -> None:
+        """Stop serving a deleted CustomResourceDefinition's kind: its objects are deleted (each
+        watch sees them go) and its watches end."""
+        spec = crd.spec
+        for key in [k for k in self._custom if k[0] == spec.group and k[2] == spec.names.kind]:
+            kind = self._custom.pop(key)
+            table = self._objects[kind.cls]
+            for k in sorted(table):
+                self._remove(kind, k, table[k])
+            for watch in list(self._watches.pop(kind.cls, [])):
+                watch.stop()
+            del self._objects[kind.cls]
+            self._schemas.pop(kind.cls, None)
+            for cls in [c for c, k in self._kinds.items() if k is kind]:
+                del self._kinds[cls]
+                self._views.pop(cls, None)
+
+    def _errors(self, kind: Kind, obj: Any) -> list[FieldError]:
+        """What validation finds wrong with a (non-pod) object of `kind`."""
+        if kind.cls in self._schemas:
+            return self._custom_errors(kind, obj)
+        return CREATE_VALIDATORS.get(kind.cls, generic_errors)(obj)
+
+    def _custom_errors(self, kind: Kind, obj: Any) -> list[FieldError]:
+        schema = self._schemas.get(kind.cls)
+        errors = meta_errors(obj.metadata) if obj.metadata is not None else []
+        if schema:
+            errors += schema_errors(schema, msgspec.to_builtins(obj))
+        return errors
+
     # -- reading ---------------------------------------------------------------------------
 
     @property
@@ -134,8 +218,8 @@ class MemoryStore:
         return self._rv
 
     def get(self, cls: type[R], name: str, *, namespace: str | None = None) -> R:
-        kind = kind_of(cls)
-        view = VIEWS.get(cls)
+        kind = self.kind_of(cls)
+        view = self._views.get(cls)
         obj: Any = self._objects[view.storage if view else cls].get(self._key(kind, namespace, name))
         if obj is None:
             raise NotFound(f'{kind.qualified} "{name}" not found', kind=kind.plural, name=name, group=kind.group)
@@ -154,8 +238,8 @@ class MemoryStore:
         """Matching objects in key order. With `limit`, one page; `continue_token` from the previous
         page resumes after its last key (items are read as they are now, the page keeps the first
         page's resourceVersion)."""
-        kind = kind_of(cls)
-        view = VIEWS.get(cls)
+        kind = self.kind_of(cls)
+        view = self._views.get(cls)
         matches = self._selection(kind, namespace, label_selector, field_selector)
         table = self._objects[view.storage if view else cls]
         rv = self._rv
@@ -177,9 +261,9 @@ class MemoryStore:
     # -- writing ---------------------------------------------------------------------------
 
     def create(self, obj: R, *, namespace: str | None = None) -> R:
-        if view := VIEWS.get(type(obj)):
+        if view := self._views.get(type(obj)):
             return cast(R, view.from_storage(self.create(view.to_storage(obj), namespace=namespace)))
-        kind = kind_of(type(obj))
+        kind = self.kind_of(type(obj))
         o: Any = obj
         errors: list[FieldError] = []
         if kind.cls is core_v1.Pod and o.spec is not None:
@@ -228,7 +312,12 @@ class MemoryStore:
                 default_node(o)
             elif kind.cls is core_v1.Namespace:
                 o.status = m.NamespaceStatus(phase="Active")
-            self._validate(kind, obj, CREATE_VALIDATORS.get(kind.cls, generic_errors)(obj))
+            elif (
+                kind.cls is apiextensions_v1.CustomResourceDefinition and ("", meta.name) not in self._objects[kind.cls]
+            ):
+                self._validate(kind, obj, crd_errors(obj, self._custom))
+                o.status = established(o, self._stamp())
+            self._validate(kind, obj, self._errors(kind, obj))
         key = (ns or "", name or "")
         if key in self._objects[kind.cls]:
             raise AlreadyExists(
@@ -249,7 +338,7 @@ class MemoryStore:
     def restore(self, obj: R) -> R:
         """Store an object exactly as given — UID, timestamps and status included — as when loading
         a recorded cluster state. It is validated but not defaulted; it gets a new resourceVersion."""
-        kind = kind_of(type(obj))
+        kind = self.kind_of(type(obj))
         o: Any = copy_object(obj)
         meta = o.metadata
         if meta is None or not meta.name:
@@ -265,7 +354,7 @@ class MemoryStore:
         self._validate(
             kind,
             o,
-            CREATE_VALIDATORS.get(kind.cls, generic_errors)(o) if kind.cls is not core_v1.Pod else pod_errors(o),
+            self._errors(kind, o) if kind.cls is not core_v1.Pod else pod_errors(o),
         )
         key = (meta.namespace or "", meta.name)
         table = self._objects[kind.cls]
@@ -274,9 +363,9 @@ class MemoryStore:
     def update(self, obj: R, *, subresource: str | None = None) -> R:
         """Replace an object. Without a subresource the status of a kind with a status
         subresource is kept; with `subresource="status"` only the status changes."""
-        if view := VIEWS.get(type(obj)):
+        if view := self._views.get(type(obj)):
             return cast(R, view.from_storage(self.update(view.to_storage(obj), subresource=subresource)))
-        kind = kind_of(type(obj))
+        kind = self.kind_of(type(obj))
         o: Any = obj
         meta = o.metadata
         if meta is None or not meta.name:
@@ -307,7 +396,7 @@ class MemoryStore:
         if kind.cls is core_v1.Pod:
             self._validate(kind, new, pod_update_errors(current, new))
         else:
-            self._validate(kind, new, CREATE_VALIDATORS.get(kind.cls, generic_errors)(new))
+            self._validate(kind, new, self._errors(kind, new))
         if new == current:
             return cast(R, current)
         if cur_meta.deletionTimestamp is not None and not new.metadata.finalizers and kind.cls is not core_v1.Pod:
@@ -326,7 +415,7 @@ class MemoryStore:
     ) -> R:
         """Apply a merge, JSON or strategic merge patch (`patch_type`); a `metadata.resourceVersion`
         or `metadata.uid` the patch sets is a precondition."""
-        kind = kind_of(cls)
+        kind = self.kind_of(cls)
         current: Any = self.get(cls, name, namespace=namespace)
         try:
             patched = apply_patch(kind.kind, msgspec.to_builtins(current), patch, patch_type)
@@ -355,10 +444,10 @@ class MemoryStore:
         deletionTimestamp `grace` seconds ahead and stays until its kubelet finishes the
         deletion (with grace 0). Returns the object as it now stands, or as it was removed.
         `uid` and `resource_version` are preconditions."""
-        if view := VIEWS.get(cls):
+        if view := self._views.get(cls):
             gone = self.delete(view.storage, name, namespace=namespace, uid=uid, resource_version=resource_version)
             return cast(R, view.from_storage(gone))
-        kind = kind_of(cls)
+        kind = self.kind_of(cls)
         current: Any = self.get(cls, name, namespace=namespace)
         self._check_preconditions(kind, current, uid=uid, rv=resource_version)
         key = self._key(kind, namespace, name)
@@ -445,8 +534,8 @@ class MemoryStore:
         """Open a watch. With no resourceVersion (or "0") it starts with an ADDED event for each
         current object; with one, it replays every later change, or raises Gone when those
         changes are no longer in the history."""
-        kind = kind_of(cls)
-        view = VIEWS.get(cls)
+        kind = self.kind_of(cls)
+        view = self._views.get(cls)
         storage = view.storage if view else cls
         matches = self._selection(kind, namespace, label_selector, field_selector)
         watch = MemoryWatch(
@@ -487,6 +576,8 @@ class MemoryStore:
         o.metadata.resourceVersion = str(self._rv)
         self._objects[kind.cls][key] = obj
         self._record(kind, type_, obj, old)
+        if kind.cls is apiextensions_v1.CustomResourceDefinition and old is None:
+            self._serve_crd(obj)
         return obj
 
     def _remove(self, kind: Kind, key: Key, obj: Any) -> Any:
@@ -497,13 +588,15 @@ class MemoryStore:
         del self._objects[kind.cls][key]
         if kind.cls is core_v1.Namespace:
             self._drop_namespace(key[1])
+        elif kind.cls is apiextensions_v1.CustomResourceDefinition:
+            self._withdraw_crd(obj)
         self._record(kind, DELETED, gone, None)
         return gone
 
     def _drop_namespace(self, ns: str) -> None:
-        for cls, table in self._objects.items():
+        for cls, table in list(self._objects.items()):
             for k in [k for k in table if k[0] == ns]:
-                self._remove(KINDS[cls], k, table[k])
+                self._remove(self._kinds[cls], k, table[k])
 
     def _record(self, kind: Kind, type_: str, obj: Any, old: Any | None) -> None:
         if len(self._history) >= self._history_limit:
@@ -558,7 +651,8 @@ class MemoryStore:
     @staticmethod
     def _invalid(kind: Kind, obj: Any, errors: Sequence[FieldError], *, kind_name: str | None = None) -> Invalid:
         name = (obj.metadata.name if obj.metadata else None) or ""
-        return Invalid(kind_name or kind.kind, name, errors, group=kind.group)
+        qualified = f"{kind.kind}.{kind.group}" if kind.group else kind.kind  # as Go prints a GroupKind
+        return Invalid(kind_name or qualified, name, errors, group=kind.group)
 
     @staticmethod
     def _parse_rv(rv: str) -> int:
