@@ -111,7 +111,8 @@ def test_an_update_without_the_status_subresource_keeps_the_status(served):
         ),
         (
             {"minMember": 2, "minResources": {"cpu": [1]}},
-            "spec.minResources.cpu: Invalid value: [1]: spec.minResources.cpu in body must be of type integer,string: [1]",
+            "spec.minResources.cpu: Invalid value: [1]: "
+            "spec.minResources.cpu in body must be of type integer,string: [1]",
         ),
     ],
 )
@@ -142,5 +143,5 @@ def test_a_crd_with_a_wrong_name_or_a_kind_already_served_is_refused(served):
         served.create(wrong)
     again = crd("podgroups")
     again.metadata.name = "podgroups.scheduling.x-k8s.io"
-    with pytest.raises(Exception, match='podgroups.scheduling.x-k8s.io" already exists'):
+    with pytest.raises(Exception, match=r'podgroups\.scheduling\.x-k8s\.io" already exists'):
         served.create(again)
