@@ -36,3 +36,21 @@ def pod(
         ),
     )
     return obj
+
+
+def pod_group(name: str, min_member: int, *, namespace: str = "default", **spec: Any) -> Any:
+    from kubesched_scheduler_plugins.apis import PodGroup, PodGroupSpec
+
+    return PodGroup(
+        metadata=meta_v1.ObjectMeta(name=name, namespace=namespace), spec=PodGroupSpec(minMember=min_member, **spec)
+    )
+
+
+def member(
+    name: str, group: str, *, cpu: str = "1", scheduler: str = "scheduler-plugins-scheduler", **extra: Any
+) -> Any:
+    from kubesched_scheduler_plugins.apis import POD_GROUP_LABEL
+
+    obj = pod(name, cpu=cpu, labels={POD_GROUP_LABEL: group}, schedulerName=scheduler, **extra)
+    obj.metadata.uid = None
+    return obj

@@ -27,9 +27,11 @@ from kubesched.cache import ImageState, NodeInfo, PodInfo, Resource, normalized_
 from kubesched.cache.podinfo import HostPort, host_ports
 from kubesched.cache.resource import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.cache.table import Bool, Int, NodeTable, RowNodes
+from kubesched.cluster.custom import custom_resource
 from kubesched.cluster.errors import ApiError, Conflict, NotFound
 from kubesched.framework.args import ArgsError, decode_args
 from kubesched.framework.batch import fails, filter_per_node, score_per_node, zeros
+from kubesched.framework.conformance import declares
 from kubesched.framework.cycle_state import CycleState, StateData
 from kubesched.framework.events import (
     ASSIGNED_POD,
@@ -159,6 +161,8 @@ __all__ = [
     "StatusError",
     "WaitingPod",
     "Workloads",
+    "custom_resource",
+    "declares",
     "decode_args",
     "default_normalize_array",
     "default_normalize_score",

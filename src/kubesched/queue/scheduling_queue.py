@@ -150,6 +150,8 @@ class SchedulingQueue:
         count = qpi.consecutive_errors if qpi.consecutive_errors > 0 else qpi.unschedulable_count
         if count == 0 or self.max_backoff == 0:
             return 0.0
+        if count > 64:  # doubled past any maximum (and past what a float holds, for huge counts)
+            return float(self.max_backoff)
         return float(min(self.initial_backoff * 2.0 ** (count - 1), self.max_backoff))
 
     def _expiry(self, qpi: QueuedPodInfo) -> float:

@@ -150,6 +150,12 @@ class Informers:
             self._on_pod_delete(pod)
         for pod in listed.items:
             self._on_pod_upsert(pod)
+        fed = self.shared_informers.fed(core_v1.Pod)
+        if fed is not None:
+            for pod in [p for p in fed.list() if p.metadata.uid not in uids]:
+                self.shared_informers.feed(fed, pod, deleted=True)
+            for pod in listed.items:
+                self.shared_informers.feed(fed, pod)
         return listed.resource_version
 
     def _on_node_event(self, event: WatchEvent) -> None:
@@ -175,6 +181,9 @@ class Informers:
             self._on_pod_delete(event.object)
         else:
             self._on_pod_upsert(event.object)
+        fed = self.shared_informers.fed(core_v1.Pod)
+        if fed is not None:
+            self.shared_informers.feed(fed, event.object, deleted=event.type == DELETED)
 
     def _responsible(self, pod: Any) -> bool:
         return (pod.spec.schedulerName or "") in self.profiles

@@ -49,7 +49,12 @@ class Scheduler(Informers, Failures):
         tracer: Tracer | None = None,
         seed: int = 0,
         identity: str | None = None,
+        attempt_seconds: float = 0.0,
     ) -> None:
+        """`attempt_seconds`: the clock time each scheduling attempt takes (for simulations on the
+        virtual clock, where attempts otherwise take none: plugins that requeue pods at once, as
+        Coscheduling's sibling activation does, then still let time pass)."""
+        self.attempt_seconds = attempt_seconds
         self.cluster = cluster
         self.clock = clock
         self.trace = tracer or Tracer(clock.now)
@@ -132,7 +137,10 @@ class Scheduler(Informers, Failures):
                 if qpi is None:
                     return
                 self.schedule_one(qpi)
-                await asyncio.sleep(0)  # let watches and binding cycles run between attempts
+                if self.attempt_seconds:
+                    await self.clock.sleep(self.attempt_seconds)
+                else:
+                    await asyncio.sleep(0)  # let watches and binding cycles run between attempts
         finally:
             await self.stop()
 

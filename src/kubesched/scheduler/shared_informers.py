@@ -8,6 +8,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from lightkube.resources import core_v1
+
 from kubesched.cluster import DELETED, Cluster, Gone, NotFound, WatchEvent
 from kubesched.cluster.protocol import BOOKMARK
 from kubesched.framework.events import ActionType, ClusterEvent
@@ -15,6 +17,7 @@ from kubesched.framework.handle import Informer, InformerHandler
 from kubesched.trace import Tracer
 
 T = TypeVar("T")
+FED: frozenset[type[Any]] = frozenset({core_v1.Pod})  # kinds the scheduler watches anyway
 Requeue = Callable[[ClusterEvent, Any, Any], None]
 
 
@@ -60,7 +63,8 @@ class KindInformer:
 
 
 class SharedInformers:
-    """`InformerFactory` for a scheduler: informers made while its profiles are built, started with it."""
+    """`InformerFactory` for a scheduler: informers made while its profiles are built, started with it.
+    The Pod informer is fed from the scheduler's own pod watch (`feed`), not watched twice."""
 
     def __init__(self, cluster: Cluster, tracer: Tracer, requeue: Requeue) -> None:
         self._cluster = cluster
@@ -79,6 +83,8 @@ class SharedInformers:
         not serve (a CRD not installed) is traced once and stays empty."""
         tasks = []
         for informer in list(self.informers.values()):
+            if informer.kind in FED:
+                continue
             try:
                 rv = await self._relist(informer)
             except (NotFound, TypeError):
@@ -119,6 +125,25 @@ class SharedInformers:
         else:
             informer.objects[key] = event.object
             self._apply(informer, old, event.object)
+
+    def fed(self, kind: type[Any]) -> KindInformer | None:
+        """The informer of a kind the scheduler feeds itself, if a plugin asked for it."""
+        return self.informers.get(kind)
+
+    @staticmethod
+    def feed(informer: KindInformer, obj: Any, *, deleted: bool = False) -> None:
+        """One object as the scheduler's own watch saw it (its handlers are told; no requeue: the
+        scheduler's handling of the same event does that)."""
+        key = _key(obj)
+        old = informer.objects.get(key)
+        if deleted:
+            if informer.objects.pop(key, None) is not None:
+                informer.changed(old, None)
+            return
+        if old is not None and old.metadata.resourceVersion == obj.metadata.resourceVersion:
+            return
+        informer.objects[key] = obj
+        informer.changed(old, obj)
 
     def _apply(self, informer: KindInformer, old: Any | None, new: Any | None) -> None:
         informer.changed(old, new)
