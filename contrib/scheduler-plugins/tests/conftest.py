@@ -17,6 +17,7 @@ from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import load_data, load_file
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
+from kubesched.sim import FakeKubelets, KubeletConfig
 
 MANIFESTS = Path(kubesched_scheduler_plugins.__file__).parent / "manifests"
 SECOND = "scheduler-plugins-scheduler"
@@ -39,6 +40,7 @@ class Cluster:
         self.cluster = MemoryCluster(self.store)
         self.scheduler: Scheduler | None = None
         self._task: asyncio.Task[None] | None = None
+        self._kubelets: asyncio.Task[None] | None = None
 
     def start(self, config: str | dict[str, Any] = "scheduler-config.yaml") -> Scheduler:
         registry = plugin_registry()
@@ -63,12 +65,22 @@ class Cluster:
         return {p.metadata.name: p.spec.nodeName for p in self.pods(namespace) if p.spec.nodeName}
 
     def messages(self, reason: str = "FailedScheduling") -> list[str]:
-        return [e.note for e in self.store.list(events_v1.Event).items if e.reason == reason]
+        return [e.note for e in self.events(reason)]
+
+    def events(self, reason: str) -> list[Any]:
+        return [e for e in self.store.list(events_v1.Event).items if e.reason == reason]
+
+    def run_kubelets(self) -> None:
+        """Fake kubelets: bound pods start; deleted ones terminate after their grace period."""
+        kubelets = FakeKubelets(self.cluster, self.clock, config=KubeletConfig(stop_seconds=0.5))
+        self._kubelets = self.clock.loop.create_task(kubelets.run())
+        self.clock.advance(0.01)
 
     def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            self.clock.advance(0.01)
+        for task in (self._task, self._kubelets):
+            if task is not None:
+                task.cancel()
+        self.clock.advance(0.01)
 
 
 @pytest.fixture

@@ -6,13 +6,19 @@ from typing import Any
 
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
-from lightkube.resources import core_v1
+from lightkube.resources import core_v1, scheduling_v1
+
+from kubesched.sim.nodes import FAKE_NODE_ANNOTATION
 
 
 def node(name: str, cpu: str = "4", memory: str = "16Gi", **labels: str) -> core_v1.Node:
     capacity = {"cpu": cpu, "memory": memory, "pods": "110"}
     return core_v1.Node(
-        metadata=meta_v1.ObjectMeta(name=name, labels={"kubernetes.io/hostname": name, **labels}),
+        metadata=meta_v1.ObjectMeta(
+            name=name,
+            labels={"kubernetes.io/hostname": name, **labels},
+            annotations={FAKE_NODE_ANNOTATION: "true"},  # served by the fake kubelets, when they run
+        ),
         spec=m.NodeSpec(),
         status=m.NodeStatus(capacity=capacity, allocatable=dict(capacity)),
     )
@@ -54,3 +60,20 @@ def member(
     obj = pod(name, cpu=cpu, labels={POD_GROUP_LABEL: group}, schedulerName=scheduler, **extra)
     obj.metadata.uid = None
     return obj
+
+
+def namespace(name: str) -> core_v1.Namespace:
+    return core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=name))
+
+
+def elastic_quota(namespace: str, *, min: dict[str, str] | None = None, max: dict[str, str] | None = None) -> Any:
+    from kubesched_scheduler_plugins.apis import ElasticQuota, ElasticQuotaSpec
+
+    return ElasticQuota(
+        metadata=meta_v1.ObjectMeta(name=namespace, namespace=namespace), spec=ElasticQuotaSpec(min=min, max=max)
+    )
+
+
+def priority_class(name: str, value: int) -> scheduling_v1.PriorityClass:
+
+    return scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name=name), value=value)

@@ -58,12 +58,13 @@ def test_too_few_pods_for_the_group_stop_at_pre_filter(cluster):
     cluster.clock.advance(5)
     assert cluster.bound() == {}
     # PreFilter's reason for every node, then the PostFilters' in order (DynamicResources,
-    # DefaultPreemption, Coscheduling): nothing to deallocate, no victims, the group rejected.
+    # DefaultPreemption, Coscheduling, CapacityScheduling): nothing to deallocate, no victims, the
+    # group rejected, and no quota state (CapacityScheduling's PreFilter did not run), as upstream.
     assert (
         "0/4 nodes are available: pre-filter pod p0 cannot find enough sibling pods, current pods number: 3, "
         "minMember of group: 4. no new claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is "
         "not helpful for scheduling., PodGroup default/pg1 gets rejected due to Pod p0 is unschedulable even after "
-        "PostFilter"
+        "PostFilter, not eligible due to failed to read from cycleState"
     ) in cluster.messages()
     cluster.create(member("p3", "pg1"))  # the fourth pod arrives: a Pod/Add event requeues the others
     cluster.clock.advance(30)

@@ -218,8 +218,8 @@ def fit_error_message(num_nodes: int, statuses: dict[str, Status], absent: str) 
 class PreemptionPolicy(Protocol):
     """What a preemption plugin decides; the `Evaluator` does the rest."""
 
-    def ineligible(self, pod: PodInfo, statuses: NodeToStatus) -> str:
-        """Why the pod may not preempt now ("" when it may)."""
+    def ineligible(self, state: CycleState, pod: PodInfo, statuses: NodeToStatus) -> str:
+        """Why the pod may not preempt now ("" when it may); `state` is the attempt's cycle state."""
         ...
 
     def offset_and_candidates(self, num_nodes: int) -> tuple[int, int]:
@@ -250,7 +250,7 @@ class Evaluator:
     ) -> tuple[PostFilterResult | None, Status | None]:
         """Choose a node and victims and start removing them; or say why not."""
         self.handle.metrics.preemption_attempted()
-        reason = self.policy.ineligible(pod, statuses)
+        reason = self.policy.ineligible(state, pod, statuses)
         if reason:
             return None, Status.unschedulable(reason)
         nodes = self.handle.snapshot.node_info_list

@@ -134,7 +134,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
 
     # -- the policy the evaluator asks ------------------------------------------------------------
 
-    def ineligible(self, pod: PodInfo, statuses: NodeToStatus) -> str:
+    def ineligible(self, state: CycleState, pod: PodInfo, statuses: NodeToStatus) -> str:
         """Why the pod may not preempt now ("" when it may)."""
         if preemption_policy(pod.pod) == PREEMPT_NEVER:
             return NOT_ELIGIBLE_NEVER
