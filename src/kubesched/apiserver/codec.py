@@ -93,11 +93,12 @@ def _struct_of(tp: Any) -> tuple[str, Any] | None:
         return None
     if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
         return ("struct", tp)
-    if origin is list:
-        return ("list", typing.get_args(tp)[0])
-    if origin is dict:
-        return ("map", typing.get_args(tp)[1])
-    return None
+    args = typing.get_args(tp)
+    if origin is list and args:
+        return ("list", args[0])
+    if origin is dict and len(args) == 2:
+        return ("map", args[1])
+    return None  # a bare Dict (the CRD status subresource), or anything else: no field to check
 
 
 def unknown_fields(data: Any, cls: type[Any], prefix: str = "") -> list[str]:

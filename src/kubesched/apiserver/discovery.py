@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.apiserver.routing import GROUP_VERSIONS
+from kubesched.apiserver.routing import BUILT_IN, Routes
 from kubesched.cluster.kinds import VERBS, Kind
 
 SERVER_VERSION = {
@@ -31,16 +31,16 @@ def api_versions(server_address: str) -> dict[str, Any]:
     }
 
 
-def api_groups() -> dict[str, Any]:
+def api_groups(routes: Routes = BUILT_IN) -> dict[str, Any]:
     groups = []
-    for group, version in sorted(g for g in GROUP_VERSIONS if g[0]):
+    for group, version in sorted(g for g in routes.group_versions if g[0]):
         gv = {"groupVersion": f"{group}/{version}", "version": version}
         groups.append({"name": group, "versions": [gv], "preferredVersion": gv})
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
-def api_group(group: str) -> dict[str, Any] | None:
-    for g in api_groups()["groups"]:
+def api_group(group: str, routes: Routes = BUILT_IN) -> dict[str, Any] | None:
+    for g in api_groups(routes)["groups"]:
         if g["name"] == group:
             return {"kind": "APIGroup", "apiVersion": "v1", **g}
     return None
@@ -77,8 +77,8 @@ def _subresource(kind: Kind, sub: str) -> dict[str, Any]:
     return entry
 
 
-def resource_list(group: str, version: str) -> dict[str, Any] | None:
-    kinds = GROUP_VERSIONS.get((group, version))
+def resource_list(group: str, version: str, routes: Routes = BUILT_IN) -> dict[str, Any] | None:
+    kinds = routes.group_versions.get((group, version))
     if kinds is None:
         return None
     resources: list[dict[str, Any]] = []

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kubesched.cluster.errors import NotFound
 from kubesched.cluster.kinds import KINDS, Kind
-
-BY_PATH: dict[tuple[str, str, str], Kind] = {(k.group, k.version, k.plural): k for k in KINDS.values()}
-GROUP_VERSIONS: dict[tuple[str, str], list[Kind]] = {}
-for _served in KINDS.values():
-    GROUP_VERSIONS.setdefault((_served.group, _served.version), []).append(_served)
 
 NAMESPACE_SUBRESOURCES = ("status", "finalize")
 LEGACY_BINDINGS = "bindings"  # POST /api/v1/namespaces/{ns}/bindings
@@ -27,14 +23,30 @@ class Target:
     watch_path: bool = False  # the deprecated /watch/ prefix
 
 
-def _kind(group: str, version: str, plural: str, path: str) -> Kind:
-    kind = BY_PATH.get((group, version, plural))
-    if kind is None:
-        raise NotFound("the server could not find the requested resource", name=path)
-    return kind
+class Routes:
+    """The served kinds by URL: built-in ones and those of established CustomResourceDefinitions."""
+
+    def __init__(self, kinds: Iterable[Kind]) -> None:
+        self.by_path: dict[tuple[str, str, str], Kind] = {}
+        self.group_versions: dict[tuple[str, str], list[Kind]] = {}
+        for kind in kinds:
+            self.by_path[(kind.group, kind.version, kind.plural)] = kind
+            self.group_versions.setdefault((kind.group, kind.version), []).append(kind)
+
+    def kind(self, group: str, version: str, plural: str, path: str) -> Kind:
+        kind = self.by_path.get((group, version, plural))
+        if kind is None:
+            raise NotFound("the server could not find the requested resource", name=path)
+        return kind
+
+    def parse(self, path: str) -> Target | None:
+        return parse(path, self)
 
 
-def parse(path: str) -> Target | None:
+BUILT_IN = Routes(KINDS.values())
+
+
+def parse(path: str, routes: Routes = BUILT_IN) -> Target | None:
     """The target of `path`, or None when it is not a resource URL (discovery and the like).
     An unknown resource is NotFound."""
     parts = [p for p in path.split("/") if p]
@@ -46,7 +58,7 @@ def parse(path: str) -> Target | None:
         return None
     if not rest:
         return None
-    if (group, version) not in GROUP_VERSIONS:
+    if (group, version) not in routes.group_versions:
         raise NotFound("the server could not find the requested resource", name=path)
     watch = rest[0] == "watch"
     if watch:
@@ -58,8 +70,8 @@ def parse(path: str) -> Target | None:
     if not rest or len(rest) > 3:
         raise NotFound("the server could not find the requested resource", name=path)
     if namespace is not None and rest[0] == LEGACY_BINDINGS and len(rest) == 1:
-        return Target(kind=_kind("", "v1", "pods", path), namespace=namespace, subresource="binding")
-    kind = _kind(group, version, rest[0], path)
+        return Target(kind=routes.kind("", "v1", "pods", path), namespace=namespace, subresource="binding")
+    kind = routes.kind(group, version, rest[0], path)
     if namespace is not None and not kind.namespaced:
         raise NotFound("the server could not find the requested resource", name=path)
     name = rest[1] if len(rest) > 1 else None

@@ -20,7 +20,7 @@ from lightkube.resources import core_v1
 
 from kubesched.apiserver import discovery, openapi, tables
 from kubesched.apiserver.codec import media_type, parse_body, to_object
-from kubesched.apiserver.routing import Target, parse
+from kubesched.apiserver.routing import Routes, Target
 from kubesched.apiserver.watchstream import stream_watch
 from kubesched.cluster.codec import encode
 from kubesched.cluster.errors import (
@@ -83,6 +83,7 @@ class ApiServer:
         max_body: int = MAX_BODY_BYTES,
     ) -> None:
         self.store = store
+        self._routes_cache: tuple[int, Routes] | None = None
         self.token = token
         self.bookmark_interval = bookmark_interval
         self.address = "127.0.0.1:0"
@@ -116,7 +117,7 @@ class ApiServer:
             fixed = self._fixed(request, path)
             if fixed is not None:
                 return fixed
-        target = parse(path)
+        target = self._routes().parse(path)
         if target is None:
             raise NotFound("the server could not find the requested resource", name=path)
         if target.watch_path:
@@ -152,6 +153,13 @@ class ApiServer:
                 return await self._delete(request, target)
         raise MethodNotAllowed("the server does not allow this method on the requested resource")
 
+    def _routes(self) -> Routes:
+        """The URLs of the kinds served now (rebuilt when a CustomResourceDefinition comes or goes)."""
+        generation = self.store.kinds_generation
+        if self._routes_cache is None or self._routes_cache[0] != generation:
+            self._routes_cache = (generation, Routes(self.store.kinds()))
+        return self._routes_cache[1]
+
     def _fixed(self, request: web.Request, path: str) -> web.Response | None:
         """Discovery, version, health and OpenAPI documents."""
         parts = [p for p in path.split("/") if p]
@@ -162,16 +170,16 @@ class ApiServer:
         if path == "/api":
             return respond(discovery.api_versions(self.address))
         if path == "/apis":
-            return respond(discovery.api_groups())
+            return respond(discovery.api_groups(self._routes()))
         if parts == ["api", "v1"]:
-            return respond(discovery.resource_list("", "v1"))
+            return respond(discovery.resource_list("", "v1", self._routes()))
         if len(parts) == 2 and parts[0] == "apis":
-            group = discovery.api_group(parts[1])
+            group = discovery.api_group(parts[1], self._routes())
             if group is None:
                 raise NotFound("the server could not find the requested resource", name=path)
             return respond(group)
         if len(parts) == 3 and parts[0] == "apis":
-            resources = discovery.resource_list(parts[1], parts[2])
+            resources = discovery.resource_list(parts[1], parts[2], self._routes())
             if resources is None:
                 raise NotFound("the server could not find the requested resource", name=path)
             return respond(resources)

@@ -1184,7 +1184,56 @@ _PRINTERS: dict[type[Any], _Printer] = {
 
 
 def _printer(kind: Kind) -> _Printer:
-    return _PRINTERS.get(kind.cls, _DEFAULT)
+    found = _PRINTERS.get(kind.cls)
+    if found is not None:
+        return found
+    if kind.columns:
+        return _custom_printer(kind)
+    return _DEFAULT
+
+
+def _json_path(data: Any, path: str) -> Any:
+    """A simple JSONPath (`.status.phase`) into the object's JSON form; None where it leads nowhere."""
+    for part in [p for p in path.strip().lstrip("$").split(".") if p]:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data
+
+
+def _custom_printer(kind: Kind) -> _Printer:
+    """A custom kind's additionalPrinterColumns after the name; `date` columns as ages."""
+    specs = kind.columns
+    cols = [_Col("Name", format="name", description="Name must be unique within a namespace.")]
+    for spec in specs:
+        kind_of_column = spec.get("type", "string")
+        cols.append(
+            _Col(
+                spec.get("name", ""),
+                type="string" if kind_of_column == "date" else kind_of_column,
+                description=spec.get("description", ""),
+                priority=int(spec.get("priority", 0) or 0),
+                format=spec.get("format", "") or "",
+            )
+        )
+
+    def cells(obj: Any, now: float) -> list[Any]:
+        data = msgspec.to_builtins(obj)
+        out: list[Any] = [_name(obj)]
+        for spec in specs:
+            value = _json_path(data, spec.get("jsonPath", ""))
+            if spec.get("type") == "date":
+                stamp = datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else None
+                out.append(_age(stamp, now))
+            elif isinstance(value, bool | int | str):
+                out.append(value)
+            elif value is None:
+                out.append("" if spec.get("type", "string") == "string" else 0)
+            else:
+                out.append(msgspec.json.encode(value).decode())
+        return out
+
+    return _Printer(tuple(cols), _cells(cells))
 
 
 def columns(kind: Kind, *, wide: bool = True) -> list[dict[str, Any]]:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, NamedTuple, Protocol, TypeVar
 
+import msgspec
+from lightkube.models import meta_v1
+
 R = TypeVar("R")
 
 ADDED = "ADDED"
@@ -12,6 +15,15 @@ MODIFIED = "MODIFIED"
 DELETED = "DELETED"
 BOOKMARK = "BOOKMARK"
 ERROR = "ERROR"
+
+
+class Bookmark(msgspec.Struct, omit_defaults=True):
+    """A BOOKMARK's object: the kind and a resourceVersion, nothing else, as the API server sends
+    it (a kind's own class may require fields a bookmark does not have)."""
+
+    apiVersion: str = ""
+    kind: str = ""
+    metadata: meta_v1.ObjectMeta = msgspec.field(default_factory=meta_v1.ObjectMeta)
 
 
 class WatchEvent(NamedTuple):

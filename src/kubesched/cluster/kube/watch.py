@@ -17,7 +17,7 @@ from kubesched.cluster.kube.codec import decode, decode_event_lines
 from kubesched.cluster.kube.errors import ServiceUnavailable, error_from_reply
 from kubesched.cluster.kube.http1 import Response
 from kubesched.cluster.kube.transport import TRANSPORT_ERRORS
-from kubesched.cluster.protocol import ADDED, ERROR, ListResult, WatchEvent
+from kubesched.cluster.protocol import ADDED, BOOKMARK, ERROR, Bookmark, ListResult, WatchEvent
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ class KubeWatch:
                     return
                 self._retry_later(str(error))
                 return
-            obj = decode(line.object, self._kind)
+            obj = decode(line.object, Bookmark if line.type == BOOKMARK else self._kind)
             self._ready.append(WatchEvent(line.type, obj))
             self._rv = obj.metadata.resourceVersion or self._rv
         self._received += len(lines)

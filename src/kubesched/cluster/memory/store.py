@@ -52,7 +52,7 @@ from kubesched.cluster.memory.validation import (
     pod_update_errors,
 )
 from kubesched.cluster.memory.watch import MemoryWatch
-from kubesched.cluster.protocol import ADDED, BOOKMARK, DELETED, MODIFIED, ListResult, WatchEvent
+from kubesched.cluster.protocol import ADDED, BOOKMARK, DELETED, MODIFIED, Bookmark, ListResult, WatchEvent
 from kubesched.trace import Tracer
 
 R = TypeVar("R")
@@ -121,6 +121,7 @@ class MemoryStore:
         self._kinds: dict[type[Any], Kind] = dict(KINDS)
         self._views: dict[type[Any], View] = dict(VIEWS)
         self._custom: dict[tuple[str, str, str], Kind] = {}  # served custom kinds, by group/version/kind
+        self.kinds_generation = 0  # changes whenever the set of served kinds does
         self._schemas: dict[type[Any], dict[str, Any]] = {}  # storage class -> openAPIV3Schema
         self._objects: dict[type[Any], dict[Key, Any]] = {cls: {} for cls in KINDS if cls not in VIEWS}
         self._history: deque[Change] = deque()
@@ -178,6 +179,7 @@ class MemoryStore:
         self._kinds[cls] = kind
         self._objects.setdefault(cls, {})
         self._watches.setdefault(cls, [])
+        self.kinds_generation += 1
         schema = version.schema.openAPIV3Schema if version.schema is not None else None
         self._schemas[cls] = msgspec.to_builtins(schema) if schema is not None else {}
 
@@ -197,6 +199,7 @@ class MemoryStore:
             for cls in [c for c, k in self._kinds.items() if k is kind]:
                 del self._kinds[cls]
                 self._views.pop(cls, None)
+            self.kinds_generation += 1
 
     def _errors(self, kind: Kind, obj: Any) -> list[FieldError]:
         """What validation finds wrong with a (non-pod) object of `kind`."""
@@ -564,8 +567,9 @@ class MemoryStore:
         up to it has been delivered too. `initial_events_end` marks the end of the initial
         events of a watch opened with sendInitialEvents."""
         annotations = {INITIAL_EVENTS_END: "true"} if initial_events_end else None
-        marker: Any = cls(metadata=meta_v1.ObjectMeta(resourceVersion=str(self._rv), annotations=annotations))
-        watch.push(WatchEvent(BOOKMARK, marker))
+        kind = self.kind_of(cls)
+        meta = meta_v1.ObjectMeta(resourceVersion=str(self._rv), annotations=annotations)
+        watch.push(WatchEvent(BOOKMARK, Bookmark(apiVersion=kind.api_version, kind=kind.kind, metadata=meta)))
 
     # -- internals -------------------------------------------------------------------------
 
