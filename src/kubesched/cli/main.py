@@ -14,6 +14,7 @@ from rich.console import Console
 
 from kubesched.cli import options
 from kubesched.cli.cluster_up import cluster_up
+from kubesched.cli.compare import compare_command
 from kubesched.cli.drill import print_c2, print_c3, print_c4, run_c2, run_c3, run_c4
 from kubesched.cli.plugins import plugins_command
 from kubesched.cli.queue import queue_command
@@ -114,6 +115,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics-bind", default="0.0.0.0:10259", help="address of /healthz, /readyz, /metrics")
     options.add_plugin_option(run)
 
+    cmp = sub.add_parser("compare", help="one workload under two or more scheduler configurations, side by side")
+    cmp.add_argument("workload", help="a workload file (YAML: nodes, objects, pods; see docs/plugins.md)")
+    cmp.add_argument(
+        "--config", action="append", default=[], metavar="FILE", help="a KubeSchedulerConfiguration, or `default`"
+    )
+    cmp.add_argument("--seed", type=int, default=0, help="seed of the clusters and schedulers (default 0)")
+    cmp.add_argument("--plot", metavar="FILE", help="write the per-node utilisation of each configuration as SVG")
+    cmp.add_argument("--output", choices=("table", "json"), default="table")
+    options.add_plugin_option(cmp)
+
     plugins = sub.add_parser("plugins", help="the registered plugins, the points they fill and the profiles using them")
     plugins.add_argument(
         "--config", metavar="FILE", help="a KubeSchedulerConfiguration: build its profiles as run would"
@@ -155,6 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _bench(console, args)
         if args.command == "plugins":
             return plugins_command(console, args)
+        if args.command == "compare":
+            return compare_command(console, args)
         try:
             if args.command == "cluster":
                 return cluster_up(console, args)

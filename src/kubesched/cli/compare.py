@@ -1,0 +1,89 @@
+"""`kubesched compare`: one workload under two or more scheduler configurations, side by side."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from kubesched.cli import options
+from kubesched.config import ConfigError, SchedulerConfig, default_config, load_file
+from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import FrameworkError
+from kubesched.scheduler.profiles import check_profiles
+from kubesched.workloads.compare import Report, WorkloadError, bars, compare, load_workload, svg
+
+
+def _configs(names: list[str], registry: Registry) -> list[tuple[str, SchedulerConfig]]:
+    out = []
+    for name in names:
+        config = default_config(registry) if name == "default" else load_file(name, registry)
+        check_profiles(config, registry)
+        out.append((name if name == "default" else Path(name).stem, config))
+    return out
+
+
+def compare_command(console: Console, args: argparse.Namespace) -> int:
+    if len(args.config) < 2:
+        options.print_error(console, "--config: give at least two configurations (a file, or `default`)")
+        return 2
+    try:
+        registry = options.registry(args.plugin)
+        configs = _configs(args.config, registry)
+        workload = load_workload(args.workload)
+        reports = compare(workload, configs, registry, seed=args.seed)
+    except (options.UsageError, ConfigError, FrameworkError, WorkloadError) as e:
+        options.print_error(console, str(e))
+        return 2
+    if args.plot:
+        try:
+            Path(args.plot).write_text(svg(reports))
+        except OSError as e:
+            options.print_error(console, f"--plot: {e}")
+            return 2
+    if args.output == "json":
+        body = {"workload": workload.spec.name, "seed": args.seed, "configs": [r.to_json() for r in reports]}
+        json.dump(body, sys.stdout, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+        return 0
+    _print(console, workload.spec.name, workload.spec.description, reports)
+    return 0
+
+
+def _print(console: Console, name: str, description: str, reports: list[Report]) -> None:
+    console.print(f"[bold]{name}[/bold]: {description}", soft_wrap=True)
+    summary = Table(title="Summary")
+    summary.add_column("")
+    for r in reports:
+        summary.add_column(r.config)
+    rows = [
+        ("pods bound", [str(sum(len(n.pods) for n in r.nodes)) for r in reports]),
+        ("pods pending", [str(len(r.pending)) for r in reports]),
+        ("nodes used", [f"{r.nodes_used}/{len(r.nodes)}" for r in reports]),
+        ("cpu utilisation std dev", [f"{r.spread:.3f}" for r in reports]),
+        ("scheduling attempts", [str(r.attempts) for r in reports]),
+    ]
+    if any(r.groups for r in reports):
+        for state in ("placed", "partly placed", "not placed"):
+            rows.append((f"PodGroups {state}", [str(r.group_counts().get(state, 0)) for r in reports]))
+    for label, cells in rows:
+        summary.add_row(label, *cells)
+    console.print(summary)
+    for r in reports:
+        console.print(f"\n[bold]{r.config}[/bold] (schedulerName {r.scheduler_name})")
+        for node in r.nodes:
+            console.print(
+                f"  {node.name:<14} {bars(node.cpu_utilisation)} {node.cpu_requested}m/{node.cpu_allocatable}m cpu, "
+                f"{len(node.pods)} pods",
+                markup=False,
+                highlight=False,
+            )
+        for message, count in r.messages.items():
+            console.print(f"  pending x{count}: {message}", markup=False, highlight=False, soft_wrap=True)
+        for namespace, quota in r.quotas.items():
+            high = "none" if quota["cpuMax"] < 0 else f"{quota['cpuMax']}m"
+            console.print(f"  quota {namespace}: {quota['cpuUsed']}m cpu used, min {quota['cpuMin']}m, max {high}")
