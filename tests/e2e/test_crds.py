@@ -105,3 +105,43 @@ def test_a_watch_sees_objects_come_and_go_and_deleting_the_crd_removes_them(fres
         watch.kill()
     assert "podgroup.scheduling.x-k8s.io/gang" in watch.stdout.read()
     assert fresh("get", "eq").returncode == 0  # the other CRD is still served
+
+
+def wait_for_phase(kubectl, phase: str) -> None:
+    deadline = time.time() + 15
+    while json.loads(kubectl("get", "pg", "gang", "-o", "json").stdout).get("status", {}).get("phase") != phase:
+        assert time.time() < deadline, f"the PodGroup never reached {phase}"
+        time.sleep(0.2)
+
+
+def test_cluster_up_runs_the_installed_packages_controllers(fresh, tmp_path):
+    path = tmp_path / "group.yaml"
+    path.write_text(GROUPS.split("---")[0])
+    fresh("apply", "-f", str(path))
+    wait_for_phase(fresh, "Pending")  # the PodGroup controller runs inside the embedded cluster
+
+
+def test_kubesched_controllers_runs_them_against_any_cluster(tmp_path, kubectl_for):
+    import sys
+
+    with ClusterThread(ClusterSpec(nodes=1, port=0, kubelets=False, controllers=False)) as running:
+        kubectl = make(tmp_path, running, kubectl_for)
+        command = [
+            sys.executable,
+            "-m",
+            "kubesched.cli.main",
+            "controllers",
+            "--kubeconfig",
+            str(tmp_path / "kubeconfig"),
+        ]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            path = tmp_path / "group.yaml"
+            path.write_text(GROUPS.split("---")[0])
+            kubectl("apply", "-f", str(path))
+            wait_for_phase(kubectl, "Pending")
+        finally:
+            process.terminate()
+            out, _ = process.communicate(timeout=20)
+        assert "controller podgroup (kubesched-scheduler-plugins 0.1.0) is running" in out
+        assert process.returncode == 0

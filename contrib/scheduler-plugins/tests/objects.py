@@ -57,8 +57,10 @@ def member(
 ) -> Any:
     from kubesched_scheduler_plugins.apis import POD_GROUP_LABEL
 
+    annotations = extra.pop("annotations", None)
     obj = pod(name, cpu=cpu, labels={POD_GROUP_LABEL: group}, schedulerName=scheduler, **extra)
     obj.metadata.uid = None
+    obj.metadata.annotations = annotations
     return obj
 
 

@@ -20,7 +20,7 @@ from kubesched.cluster.memory.store import DEFAULT_HISTORY
 from kubesched.config import SchedulerConfig, default_config
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
-from kubesched.scheduler.discovery import plugin_registry
+from kubesched.scheduler.discovery import controllers, plugin_registry
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
 from kubesched.sim import DisruptionController, FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
 
@@ -41,6 +41,7 @@ class ClusterSpec:
     scheduler_port: int = DEFAULT_PORT
     scheduler_config: SchedulerConfig | None = None  # None: the default profile
     registry: Registry | None = None  # the plugins the scheduler may use (None: the in-tree and installed ones)
+    controllers: bool = True  # run the controllers installed packages declare (entry points kubesched.controllers)
 
 
 class EmbeddedCluster:
@@ -66,9 +67,13 @@ class EmbeddedCluster:
             self._scheduler_server = SchedulerServer(self.scheduler, spec.host, spec.scheduler_port)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[Any]] = []
+        self.controllers = controllers() if spec.controllers else []
 
     async def start(self) -> str:
-        """Listen, start the kubelets and the scheduler if asked; returns the server URL."""
+        """Listen, start the kubelets, the installed packages' controllers and the scheduler if
+        asked; returns the server URL."""
+        for entry in self.controllers:
+            self._tasks.append(asyncio.ensure_future(entry.factory(MemoryCluster(self.store), self.clock).run()))
         if self.spec.kubelets:
             kubelets = FakeKubelets(MemoryCluster(self.store), self.clock, config=self.spec.kubelet)
             self._tasks.append(asyncio.ensure_future(kubelets.run()))

@@ -16,6 +16,7 @@ from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
 from kubesched.config import ConfigError, SchedulerConfig, load_file
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import FrameworkError
+from kubesched.scheduler.discovery import PluginLoadError
 from kubesched.scheduler.profiles import check_profiles
 
 
@@ -63,6 +64,8 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
                 soft_wrap=True,
             )
             console.print(f"  kubesched queue --url {cluster.scheduler_url}")
+        for entry in cluster.controllers:
+            console.print(f"  controller {entry.name} ({entry.source}) is running")
         console.print("Press Ctrl-C to stop.")
 
     async def main() -> None:
@@ -75,6 +78,9 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(main())
+    except PluginLoadError as e:
+        options.print_error(console, str(e))
+        return 2
     except OSError as e:
         ports = f"{args.port} (scheduler {args.scheduler_port})" if args.scheduler else f"{args.port}"
         options.print_error(console, f"cannot serve on {args.host}:{ports}: {e}")

@@ -19,7 +19,7 @@ from kubesched.cli.drill import print_c2, print_c3, print_c4, run_c2, run_c3, ru
 from kubesched.cli.plugins import plugins_command
 from kubesched.cli.queue import queue_command
 from kubesched.cli.report import print_minimal_report
-from kubesched.cli.run import minimal_command, run_command
+from kubesched.cli.run import controllers_command, minimal_command, run_command
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import KUBESCHED, run_minimal, run_scenario
 from kubesched.config import ConfigError
@@ -115,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics-bind", default="0.0.0.0:10259", help="address of /healthz, /readyz, /metrics")
     options.add_plugin_option(run)
 
+    ctl = sub.add_parser("controllers", help="run the controllers installed packages declare, against a cluster")
+    ctl.add_argument("--kubeconfig", metavar="K", help="default: $KUBECONFIG or ~/.kube/config")
+
     cmp = sub.add_parser("compare", help="one workload under two or more scheduler configurations, side by side")
     cmp.add_argument("workload", help="a workload file (YAML: nodes, objects, pods; see docs/plugins.md)")
     cmp.add_argument(
@@ -168,6 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return plugins_command(console, args)
         if args.command == "compare":
             return compare_command(console, args)
+        if args.command == "controllers":
+            return controllers_command(console, args.kubeconfig)
         try:
             if args.command == "cluster":
                 return cluster_up(console, args)

@@ -27,6 +27,8 @@ from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import FrameworkError
 from kubesched.minimal import MinimalScheduler
 from kubesched.scheduler import Scheduler
+from kubesched.scheduler.discovery import PluginLoadError
+from kubesched.scheduler.discovery import controllers as discovered_controllers
 from kubesched.scheduler.leader import LeaderElector, LeaseSettings
 from kubesched.scheduler.profiles import check_profiles
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
@@ -193,5 +195,37 @@ def minimal_command(console: Console, kubeconfig: str, name: str, sinks: Sequenc
         finally:
             await cluster.close()
         return 0
+
+    return asyncio.run(main())
+
+
+def controllers_command(console: Console, kubeconfig: str | None) -> int:
+    """`kubesched controllers`: the installed packages' controllers against a cluster, until SIGINT/SIGTERM."""
+    try:
+        entries = discovered_controllers()
+        cluster = KubeCluster.from_kubeconfig(kubeconfig)
+    except (PluginLoadError, KubeConfigError, OSError) as e:
+        options_.print_error(console, str(e))
+        return 2
+    if not entries:
+        options_.print_error(console, "no installed package declares a controller (entry points kubesched.controllers)")
+        return 2
+    clock = RealClock()
+
+    async def main() -> int:
+        tasks = [asyncio.ensure_future(e.factory(cluster, clock).run()) for e in entries]
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, lambda: [t.cancel() for t in tasks])
+        for e in entries:
+            console.print(f"controller {e.name} ({e.source}) is running", soft_wrap=True)
+        try:
+            done = await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            await cluster.close()
+        failures = [d for d in done if isinstance(d, Exception) and not isinstance(d, asyncio.CancelledError)]
+        for failure in failures:
+            options_.print_error(console, f"a controller stopped: {type(failure).__name__}: {failure}")
+        return 1 if failures else 0
 
     return asyncio.run(main())

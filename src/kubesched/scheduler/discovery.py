@@ -12,7 +12,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
@@ -105,3 +106,29 @@ def plugin_registry(modules: Sequence[str] = (), *, entry_points: bool = True) -
         except RegistryError as e:
             raise PluginLoadError(str(e)) from None
     return registry
+
+
+CONTROLLERS_GROUP = "kubesched.controllers"
+
+
+@dataclass(frozen=True)
+class ControllerEntry:
+    """A controller an installed package declares: its name, where it comes from, its factory
+    `(cluster, clock) -> controller with async run()`."""
+
+    name: str
+    source: str
+    factory: Callable[[Any, Any], Any]
+
+
+def controllers(group: str = CONTROLLERS_GROUP) -> list[ControllerEntry]:
+    """The controllers installed distributions declare under `group`."""
+    out = []
+    for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
+        dist = ep.dist
+        source = f"{dist.name} {dist.version}" if dist is not None else f"entry point {ep.value}"
+        factory = _load(ep.value, f'controller "{ep.name}" ({source})')
+        if not callable(factory):
+            raise PluginLoadError(f'controller "{ep.name}" ({source}): {ep.value} is not a factory')
+        out.append(ControllerEntry(ep.name, source, factory))
+    return out
