@@ -61,7 +61,7 @@ def test_two_schedulers_each_bind_their_own_pods_and_the_gang_is_not_split(clust
         objects = tmp_path / "objects.yaml"
         group = (
             "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: gang}\n"
-            "spec: {minMember: 4}\n---\n"
+            "spec: {minMember: 5}\n---\n"
         )
         gang = "".join(pod(f"gang-{i}", "scheduler-plugins-scheduler", "gang") for i in range(6))
         objects.write_text(group + pod("web", "default-scheduler") + gang)
@@ -78,7 +78,7 @@ def test_two_schedulers_each_bind_their_own_pods_and_the_gang_is_not_split(clust
         time.sleep(2)
         pods = {p.metadata.name: p.spec.nodeName for p in client.list(Pod, namespace="default")}
         assert pods["web"] is not None
-        # Three nodes are left for a gang of at least four: none of its pods is bound.
+        # Four nodes of one CPU for a gang of at least five one-CPU pods: none of its pods is bound.
         assert [name for name, node in pods.items() if name.startswith("gang-") and node] == []
         events = client.list(Event, namespace="default")
         by = {(e.involvedObject.name, e.reason): e.reportingComponent for e in events if e.reason != "Started"}
