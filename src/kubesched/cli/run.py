@@ -203,7 +203,8 @@ def controllers_command(console: Console, kubeconfig: str | None) -> int:
     """`kubesched controllers`: the installed packages' controllers against a cluster, until SIGINT/SIGTERM."""
     try:
         entries = discovered_controllers()
-        cluster = KubeCluster.from_kubeconfig(kubeconfig)
+        in_pod = kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST")
+        cluster = KubeCluster.in_cluster() if in_pod else KubeCluster.from_kubeconfig(kubeconfig)
     except (PluginLoadError, KubeConfigError, OSError) as e:
         options_.print_error(console, str(e))
         return 2
