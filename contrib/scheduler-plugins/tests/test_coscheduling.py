@@ -158,3 +158,20 @@ def test_a_rejected_group_backs_off_with_pod_group_backoff_seconds(cluster):
         m.startswith("0/3 nodes are available: podGroup default/pg1 failed recently.") for m in cluster.messages()
     )
     assert scheduler.attempts < 60  # no retry storm
+
+
+def test_two_scheduler_names_in_one_process(cluster):
+    """The default profile and scheduler-plugins-scheduler side by side, six nodes of room for two
+    groups of four: Coscheduling places its group whole, the default profile what room is left of its."""
+    cluster.create(*nodes(6), pod_group("mine", 4), pod_group("theirs", 4))
+    cluster.create(*(member(f"d{i}", "theirs", scheduler="default-scheduler") for i in range(4)))
+    cluster.create(*(member(f"c{i}", "mine") for i in range(4)))
+    scheduler = cluster.start("two-profiles.yaml")
+    assert set(scheduler.profiles) == {"default-scheduler", "scheduler-plugins-scheduler"}
+    cluster.clock.advance(20)
+    bound = cluster.bound()
+    assert sorted(n for n in bound if n.startswith("c")) == ["c0", "c1", "c2", "c3"]  # the whole group
+    assert len([n for n in bound if n.startswith("d")]) == 2  # part of a group: the default knows none
+    reporters = {e.regarding.name: e.reportingController for e in cluster.events("Scheduled")}
+    assert {reporters[n] for n in bound if n.startswith("c")} == {"scheduler-plugins-scheduler"}
+    assert {reporters[n] for n in bound if n.startswith("d")} == {"default-scheduler"}

@@ -232,10 +232,11 @@ def _profile(index: int, raw: Any, registry: Registry) -> ProfileConfig:
 
 
 def _same_queue_sort(profiles: list[ProfileConfig]) -> None:
+    """Upstream's check compares the profiles' explicit queueSort sets and their args (a queue sort
+    enabled through multiPoint is not compared; the queue sorts by the first profile's)."""
+
     def queue_sort(p: ProfileConfig) -> tuple[tuple[str, ...], Any]:
-        names = tuple(x.name for x in p.sets["queueSort"].enabled) or tuple(
-            x.name for x in p.sets["multiPoint"].enabled if x.name == "PrioritySort"
-        )
+        names = tuple(x.name for x in p.sets["queueSort"].enabled)
         return names, tuple(sorted((n, repr(p.args.get(n))) for n in names))
 
     if len({queue_sort(p) for p in profiles}) > 1:
