@@ -193,3 +193,36 @@ class _Score(ScorePlugin, PreFilterPlugin):
 def test_declared_points_are_listed_in_the_error_for_another_point() -> None:
     with pytest.raises(FrameworkError, match="it declares: preFilter, score"):
         build(_Score, enabled={"filter": [("Probe", None)]})
+
+
+def _in_tree_filter_and_score_plugins() -> list[str]:
+    from kubesched.framework.conformance import declares
+    from kubesched.plugin.testing import standalone_handle
+
+    registry = in_tree_registry()
+    names = []
+    for name in registry:
+        entry = registry.get(name)
+        assert entry is not None
+        if declares(entry.factory(None, standalone_handle()), FilterPlugin) or declares(
+            entry.factory(None, standalone_handle()), ScorePlugin
+        ):
+            names.append(name)
+    return names
+
+
+@pytest.mark.parametrize("name", _in_tree_filter_and_score_plugins())
+def test_every_in_tree_plugin_passes_the_conformance_helper(name: str) -> None:
+    """`check_plugin` on builder-made nodes and pods: the batch methods agree with the per-node ones."""
+    from builders import make_node, make_pod
+    from kubesched.plugin.testing import check_plugin
+
+    registry = in_tree_registry()
+    entry = registry.get(name)
+    assert entry is not None
+    nodes = [make_node("small").capacity(cpu="1", memory="2Gi", pods="110").labels(zone="a").obj]
+    nodes += [make_node("big").capacity(cpu="8", memory="32Gi", pods="110").labels(zone="b").obj]
+    running = [make_pod("r").req(cpu="500m").node("small").labels(app="web").obj]
+    pending = [make_pod("p").req(cpu="600m").labels(app="web").obj, make_pod("q").req(cpu="2").obj]
+    verdicts = check_plugin(entry.factory, name=name, nodes=nodes, pods=running, pending=pending)
+    assert len(verdicts) == 2
