@@ -422,28 +422,24 @@ class Framework:
 
     def run_add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status | None:
         """Every PreFilter plugin's AddPod extension (those not skipped this cycle)."""
-        for plugin in self.points.pre_filter:
-            if not declares(plugin, PreFilterExtensions) or plugin.name in state.skip_filter_plugins:
-                continue
-            try:
-                status = plugin.add_pod(state, pod, pod_to_add, node)
-            except Exception as e:
-                status = self._crashed(plugin, ExtensionPoint.PRE_FILTER, e)
-            if status is not None and status.code != Code.SUCCESS:
-                return _error('running AddPod on PreFilter plugin "{plugin}": {message}', plugin.name, status)
-        return None
+        return self._pre_filter_extensions("AddPod", state, lambda p: p.add_pod(state, pod, pod_to_add, node))
 
     def run_remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo) -> Status | None:
         """Every PreFilter plugin's RemovePod extension (those not skipped this cycle)."""
+        return self._pre_filter_extensions("RemovePod", state, lambda p: p.remove_pod(state, pod, pod_to_remove, node))
+
+    def _pre_filter_extensions(
+        self, label: str, state: CycleState, call: Callable[[PreFilterExtensions], Status | None]
+    ) -> Status | None:
         for plugin in self.points.pre_filter:
             if not declares(plugin, PreFilterExtensions) or plugin.name in state.skip_filter_plugins:
                 continue
             try:
-                status = plugin.remove_pod(state, pod, pod_to_remove, node)
+                status = call(plugin)
             except Exception as e:
                 status = self._crashed(plugin, ExtensionPoint.PRE_FILTER, e)
             if status is not None and status.code != Code.SUCCESS:
-                return _error('running RemovePod on PreFilter plugin "{plugin}": {message}', plugin.name, status)
+                return _error(f'running {label} on PreFilter plugin "{{plugin}}": {{message}}', plugin.name, status)
         return None
 
     def run_post_filter(
