@@ -35,17 +35,30 @@ def _truncate(message: str) -> str:
 
 
 class Failures:
-    """The failure reporting of `Scheduler`, mixed into it."""
+    """A scheduler's failure handling and reporting: requeueing, nominations, events, conditions."""
 
-    cluster: Cluster
-    clock: Clock
-    trace: Tracer
-    queue: SchedulingQueue
-    metrics: SchedulerMetrics
-    recorders: dict[str, EventsV1Recorder]
-    attempt_results: Counter[tuple[str, str]]
-    _unscheduled: dict[str, Any]
-    _spawn: Callable[[Any], None]
+    def __init__(
+        self,
+        *,
+        cluster: Cluster,
+        clock: Clock,
+        trace: Tracer,
+        queue: SchedulingQueue,
+        metrics: SchedulerMetrics,
+        recorders: dict[str, EventsV1Recorder],
+        attempt_results: Counter[tuple[str, str]],
+        current: Callable[[str], Any | None],
+        spawn: Callable[[Any], None],
+    ) -> None:
+        self.cluster = cluster
+        self.clock = clock
+        self.trace = trace
+        self.queue = queue
+        self.metrics = metrics
+        self.recorders = recorders
+        self.attempt_results = attempt_results
+        self._current = current  # a pod's latest version by uid (None: gone or bound)
+        self._spawn = spawn
 
     def handle_failure(self, fwk: Framework, qpi: QueuedPodInfo, status: Status, diagnosis: Diagnosis | None) -> None:
         pod = qpi.pod_info
@@ -62,7 +75,7 @@ class Failures:
             message=status.message,
             plugins=sorted(qpi.unschedulable_plugins | qpi.pending_plugins),
         )
-        current = self._unscheduled.get(pod.uid)
+        current = self._current(pod.uid)
         if current is None or current.spec.nodeName:
             self.queue.done(pod.uid)
             return
@@ -80,7 +93,7 @@ class Failures:
     ) -> None:
         """The FailedScheduling event, then the PodScheduled condition (and the nomination a
         PostFilter made or cleared) in one status patch, unless nothing would change."""
-        await self._event(fwk, pod, "Warning", "FailedScheduling", "Scheduling", _truncate(message))
+        await self.event(fwk, pod, "Warning", "FailedScheduling", "Scheduling", _truncate(message))
         condition = {
             "type": "PodScheduled",
             "status": "False",
@@ -112,7 +125,7 @@ class Failures:
                 patch_type="strategic",
             )
 
-    async def _event(self, fwk: Framework, pod: Any, type_: str, reason: str, action: str, note: str) -> None:
+    async def event(self, fwk: Framework, pod: Any, type_: str, reason: str, action: str, note: str) -> None:
         """Record an event about `pod` (the API object) as the profile's scheduler."""
         with contextlib.suppress(NotFound):
             await self.recorders[fwk.profile_name].record(pod, type_, reason, action, note)

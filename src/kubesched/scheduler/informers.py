@@ -42,25 +42,47 @@ def _requests(pod: Any) -> dict[str, int]:
 
 
 class Informers:
-    """The informer side of `Scheduler`, mixed into it."""
+    """A scheduler's informers: what they list and watch goes into its cache, its queue, the
+    plugins' listers and the informers plugins asked for."""
 
-    cluster: Cluster
-    trace: Tracer
-    cache: Cache
-    queue: SchedulingQueue
-    listers: Listers
-    namespace_labels: dict[str, dict[str, str]]
-    shared_informers: SharedInformers
-    profiles: dict[str, Framework]
-    _nodes: dict[str, Any]
-    _pdbs: dict[tuple[str, str], Any]
-    _unscheduled: dict[str, Any]
-    _tasks: list[asyncio.Future[None]]
-    synced: bool
+    def __init__(
+        self,
+        *,
+        cluster: Cluster,
+        trace: Tracer,
+        cache: Cache,
+        queue: SchedulingQueue,
+        listers: Listers,
+        namespace_labels: dict[str, dict[str, str]],
+        shared_informers: SharedInformers,
+        profiles: dict[str, Framework],
+    ) -> None:
+        self.cluster = cluster
+        self.trace = trace
+        self.cache = cache
+        self.queue = queue
+        self.listers = listers
+        self.namespace_labels = namespace_labels
+        self.shared_informers = shared_informers
+        self.profiles = profiles
+        self._nodes: dict[str, Any] = {}
+        self._pdbs: dict[tuple[str, str], Any] = {}
+        self._unscheduled: dict[str, Any] = {}  # uid -> latest unassigned pod the scheduler is responsible for
+        self._tasks: list[asyncio.Future[None]] = []
+        self.synced = False  # everything listed once
+
+    def unscheduled(self, uid: str) -> Any | None:
+        """The latest version of an unassigned pod of this scheduler's, None once gone or bound."""
+        return self._unscheduled.get(uid)
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def start(self) -> None:
-        """List every watched kind into the cache and queue, then keep watching; start the queue
-        timers. An optional kind the server does not serve (PodDisruptionBudgets on an old
+        """List every watched kind into the cache and queue (and the informers plugins asked
+        for), then keep watching. An optional kind the server does not serve (PodDisruptionBudgets on an old
         cluster, say) is traced once and left out."""
         informers: list[tuple[type[Any], Callable[[], Awaitable[str]], Callable[[WatchEvent], None], bool]] = [
             (policy_v1.PodDisruptionBudget, self._relist_pdbs, self._on_pdb_event, True),
@@ -78,7 +100,6 @@ class Informers:
                 continue
             self._tasks.append(asyncio.ensure_future(self._inform(kind, rv, relist, handle)))
         self._tasks += await self.shared_informers.start()
-        self.queue.start()
         self.synced = True
 
     async def _inform(

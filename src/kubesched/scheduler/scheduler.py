@@ -38,7 +38,7 @@ from kubesched.scheduler.shared_informers import SharedInformers
 from kubesched.trace import Tracer
 
 
-class Scheduler(Informers, Failures):
+class Scheduler:
     def __init__(
         self,
         cluster: Cluster,
@@ -105,14 +105,40 @@ class Scheduler(Informers, Failures):
             tracer=self.trace,
             nominator=self.nominator,
         )
-        self._nodes: dict[str, Any] = {}
-        self._pdbs: dict[tuple[str, str], Any] = {}
-        self._unscheduled: dict[str, Any] = {}  # uid -> latest unassigned pod we are responsible for
-        self.synced = False  # the informers have listed everything once
         self.attempts = 0  # scheduling attempts so far
         self.scheduled = 0  # pods bound so far
         self.attempt_results: Counter[tuple[str, str]] = Counter()  # (result, profile) -> attempts
-        self._tasks: list[asyncio.Future[None]] = []
+        self.informers = Informers(
+            cluster=cluster,
+            trace=self.trace,
+            cache=self.cache,
+            queue=self.queue,
+            listers=self.listers,
+            namespace_labels=self.namespace_labels,
+            shared_informers=self.shared_informers,
+            profiles=self.profiles,
+        )
+        self.failures = Failures(
+            cluster=cluster,
+            clock=clock,
+            trace=self.trace,
+            queue=self.queue,
+            metrics=self.metrics,
+            recorders=self.recorders,
+            attempt_results=self.attempt_results,
+            current=self.informers.unscheduled,
+            spawn=self._spawn,
+        )
+
+    @property
+    def synced(self) -> bool:
+        """Whether the informers have listed everything once."""
+        return self.informers.synced
+
+    async def start(self) -> None:
+        """List everything into the cache and queue, keep watching, start the queue's timers."""
+        await self.informers.start()
+        self.queue.start()
 
     def _known_pod(self, namespace: str, name: str) -> Any | None:
         info = self.cache.pod_by_key(f"{namespace}/{name}")
@@ -146,9 +172,7 @@ class Scheduler(Informers, Failures):
 
     async def stop(self) -> None:
         self.queue.close()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.informers.stop()
         for task in list(self._bindings):
             task.cancel()
         await asyncio.gather(*self._bindings, return_exceptions=True)
@@ -176,7 +200,7 @@ class Scheduler(Informers, Failures):
         if pod.pod.metadata.deletionTimestamp is not None:
             self.queue.done(pod.uid)
             self._spawn(
-                self._event(
+                self.failures.event(
                     fwk, pod.pod, "Warning", "FailedScheduling", "Scheduling", f"skip schedule deleting pod: {pod.key}"
                 )
             )
@@ -201,10 +225,10 @@ class Scheduler(Informers, Failures):
         try:
             result = self.find_host(fwk, state, pod)
         except FitError as fit:
-            self.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), fit.diagnosis)
+            self.failures.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), fit.diagnosis)
             return None
         except SchedulingError as e:
-            self.handle_failure(fwk, qpi, e.status, None)
+            self.failures.handle_failure(fwk, qpi, e.status, None)
             return None
         host = result.host
         if self.trace.enabled:
@@ -260,9 +284,9 @@ class Scheduler(Informers, Failures):
             diagnosis = Diagnosis()
             diagnosis.record(host, status)
             fit = FitError(qpi.key, 1, diagnosis)
-            self.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), diagnosis)
+            self.failures.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), diagnosis)
         else:
-            self.handle_failure(fwk, qpi, status, None)
+            self.failures.handle_failure(fwk, qpi, status, None)
 
     async def binding_cycle(
         self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: PodInfo, result: ScheduleResult
@@ -284,7 +308,7 @@ class Scheduler(Informers, Failures):
         self.metrics.attempt("scheduled", fwk.profile_name, now - qpi.attempt_started)
         self.metrics.scheduled(qpi.attempts, now - (qpi.initial_attempt or qpi.timestamp))
         self.trace.emit("bind.done", pod=assumed.key, node=host)
-        await self._event(
+        await self.failures.event(
             fwk, assumed.pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {assumed.key} to {host}"
         )
         fwk.run_post_bind(state, assumed, host)
