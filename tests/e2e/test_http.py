@@ -11,6 +11,7 @@ import urllib.request
 import pytest
 
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
+from kubesched.cluster.kinds import KINDS
 
 
 def call(url, method="GET", body=None, content_type="application/json", token=None, ca=None):
@@ -276,3 +277,21 @@ def test_discovery_lists_short_names_and_subresources(cluster):
         "resource.k8s.io",
         "storage.k8s.io",
     }
+
+
+@pytest.mark.parametrize("kind", list(KINDS.values()), ids=lambda k: k.qualified)
+def test_a_watch_list_ends_its_initial_events_with_a_bookmark_on_every_served_kind(cluster, kind):
+    """Bookmarks carry only the kind and a resourceVersion: no kind's required fields can break a stream."""
+    base = f"{cluster.url}/{'api' if not kind.group else 'apis/' + kind.group}/{kind.version}/{kind.plural}"
+    url = (
+        f"{base}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+        "&labelSelector=nothing%3Dmatches&timeoutSeconds=2"
+    )
+    with urllib.request.urlopen(url) as resp:
+        assert resp.status == 200
+        body = resp.read().decode()  # the whole stream, to its end: nothing but events
+    events = [json.loads(line) for line in body.splitlines() if line]
+    assert events and events[0]["type"] == "BOOKMARK"
+    assert events[0]["object"]["kind"] == kind.kind and events[0]["object"]["apiVersion"] == kind.api_version
+    assert events[0]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert all(e["type"] == "BOOKMARK" for e in events)

@@ -183,3 +183,32 @@ def test_token_protected_cluster_with_kubectl(tmp_path, kubectl_for):
         assert "node-0" in good("get", "nodes").stdout
         denied = bad("get", "nodes", check=False)
         assert denied.returncode != 0 and "You must be logged in to the server" in denied.stderr
+
+
+def test_the_system_namespaces_may_not_be_deleted(kubectl):
+    result = kubectl("delete", "namespace", "kube-system", check=False)
+    assert result.returncode != 0
+    assert 'namespaces "kube-system" is forbidden: this namespace may not be deleted' in result.stderr
+    assert "kube-system" in kubectl("get", "namespaces").stdout
+
+
+def test_the_minimal_scheduler_outlives_watch_bookmarks(cluster, kubectl, tmp_path):
+    """Bookmarks come every half second here: the from-scratch scheduler ignores them and keeps binding."""
+    import sys
+
+    command = [sys.executable, "-m", "kubesched.cli.main", "minimal", "--kubeconfig", str(cluster.kubeconfig)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(3)  # several bookmarks
+        assert process.poll() is None
+        path = tmp_path / "late.yaml"
+        path.write_text(manifest("minimal-late").replace("spec:\n", "spec:\n  schedulerName: minimal-scheduler\n"))
+        kubectl("create", "-f", str(path))
+        deadline = time.time() + 15
+        while not kubectl("get", "pod", "minimal-late", "-o", "jsonpath={.spec.nodeName}").stdout:
+            assert time.time() < deadline and process.poll() is None, "the minimal scheduler did not bind"
+            time.sleep(0.2)
+    finally:
+        process.terminate()
+        out, _ = process.communicate(timeout=20)
+    assert "Traceback" not in out

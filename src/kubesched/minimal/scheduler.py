@@ -23,7 +23,7 @@ from kubesched.api.errors import FieldError
 from kubesched.api.quantity import int_value, milli_value
 from kubesched.api.resources import pod_requests
 from kubesched.clock import Clock
-from kubesched.cluster import DELETED, ApiError, Cluster
+from kubesched.cluster import ADDED, DELETED, MODIFIED, ApiError, Cluster
 from kubesched.cluster.events import NORMAL, WARNING, EventRecorder
 from kubesched.trace import Tracer
 
@@ -80,6 +80,8 @@ class MinimalScheduler:
 
     async def _watch_nodes(self) -> None:
         async for event in self.cluster.watch(core_v1.Node):
+            if event.type not in (ADDED, MODIFIED, DELETED):
+                continue  # a bookmark (or anything else that is no node of its own)
             name = event.object.metadata.name
             if event.type == DELETED:
                 self.nodes.pop(name, None)
@@ -96,6 +98,8 @@ class MinimalScheduler:
 
     async def _watch_pods(self) -> None:
         async for event in self.cluster.watch(core_v1.Pod):
+            if event.type not in (ADDED, MODIFIED, DELETED):
+                continue  # a bookmark carries no pod
             pod = event.object
             uid = pod.metadata.uid
             finished = pod.status is not None and pod.status.phase in ("Succeeded", "Failed")

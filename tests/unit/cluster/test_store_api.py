@@ -7,7 +7,7 @@ from lightkube.models import policy_v1 as pm
 from lightkube.resources import core_v1, events_v1, policy_v1
 
 from builders import binding, make_node, make_pod
-from kubesched.cluster import BadRequest, Conflict, TooManyRequests
+from kubesched.cluster import BadRequest, Conflict, Forbidden, TooManyRequests
 from kubesched.cluster.memory import MemoryStore, copy_object
 
 
@@ -198,3 +198,12 @@ def test_delete_preconditions(store):
     with pytest.raises(Conflict, match="Precondition failed: UID in precondition: nope"):
         store.delete(core_v1.Pod, "a", uid="nope")
     store.delete(core_v1.Pod, "a", uid=pod.metadata.uid)
+
+
+@pytest.mark.parametrize("name", ["default", "kube-system", "kube-public", "kube-node-lease"])
+def test_the_system_namespaces_may_not_be_deleted(store, name):
+    store.create(make_pod("p").obj)
+    with pytest.raises(Forbidden, match=f'namespaces "{name}" is forbidden: this namespace may not be deleted'):
+        store.delete(core_v1.Namespace, name)
+    assert store.get(core_v1.Namespace, name) is not None
+    assert [p.metadata.name for p in store.list(core_v1.Pod).items] == ["p"]  # nothing taken with it

@@ -31,6 +31,7 @@ from kubesched.cluster.errors import (
     STALE_OBJECT,
     AlreadyExists,
     BadRequest,
+    Forbidden,
     Gone,
     Invalid,
     NotFound,
@@ -452,6 +453,10 @@ class MemoryStore:
             return cast(R, view.from_storage(gone))
         kind = self.kind_of(cls)
         current: Any = self.get(cls, name, namespace=namespace)
+        if kind.cls is core_v1.Namespace and name in INITIAL_NAMESPACES:  # as kube-apiserver's lifecycle admission
+            raise Forbidden(
+                f'namespaces "{name}" is forbidden: this namespace may not be deleted', kind="namespaces", name=name
+            )
         self._check_preconditions(kind, current, uid=uid, rv=resource_version)
         key = self._key(kind, namespace, name)
         meta = current.metadata
