@@ -155,7 +155,7 @@ class Informers:
         listed = await self.cluster.list(core_v1.Node)
         names = {n.metadata.name for n in listed.items}
         for name in [n for n in self._nodes if n not in names]:
-            self.cache.remove_node(self._nodes.pop(name))
+            self._on_node_delete(self._nodes.pop(name))
         for node in listed.items:
             old = self._nodes.get(node.metadata.name)
             if old is None or old.metadata.resourceVersion != node.metadata.resourceVersion:
@@ -183,9 +183,16 @@ class Informers:
         node = event.object
         if event.type == DELETED:
             self._nodes.pop(node.metadata.name, None)
-            self.cache.remove_node(node)
+            self._on_node_delete(node)
         else:
             self._on_node(node, self._nodes.get(node.metadata.name))
+
+    def _on_node_delete(self, node: Any) -> None:
+        """A node gone: the pods whose plugins registered Node/Delete may now fit (a lower skew,
+        say), so the queue hears of it before the cache forgets the node, as upstream's
+        `deleteNodeFromCache` does."""
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.DELETE), node, None)
+        self.cache.remove_node(node)
 
     def _on_node(self, node: Any, old: Any | None) -> None:
         self._nodes[node.metadata.name] = node

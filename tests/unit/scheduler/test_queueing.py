@@ -202,3 +202,40 @@ def test_lower_priority_pods_leave_room_for_a_nominated_pod(harness, clock):
     message = next(msg for reason, msg in h.events("low") if reason == "FailedScheduling")
     assert message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
     assert h.pod("higher").spec.nodeName == "n1"  # a higher priority ignores the nomination
+
+
+class NotWhileBlocked(FilterPlugin, EnqueueExtensions):
+    """Refuses every node while a node named `blocker` exists; only its deletion may help."""
+
+    name: ClassVar[str] = "NotWhileBlocked"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.handle = handle
+
+    def filter(self, state, pod, node):
+        if self.handle.snapshot.get("blocker") is not None:
+            return Status.unschedulable("a blocker node exists")
+        return None
+
+    def events_to_register(self):
+        return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.DELETE))]
+
+
+def test_a_deleted_node_requeues_the_pods_whose_plugins_registered_node_delete(harness, clock):
+    extra = Registry()
+    extra.register(NotWhileBlocked.name, NotWhileBlocked)
+    config = {
+        "profiles": [
+            {"schedulerName": "default-scheduler", "plugins": {"filter": {"enabled": [{"name": "NotWhileBlocked"}]}}}
+        ]
+    }
+    h = harness(config=config, extra=extra)
+    h.node("n1")
+    h.node("blocker")
+    h.start()
+    h.store.create(make_pod("a").obj)
+    clock.advance(2)
+    assert h.scheduler.queue.where("default/a") == "unschedulablePods"
+    h.store.delete(core_v1.Node, "blocker")
+    clock.advance(3)
+    assert h.pod("a").spec.nodeName == "n1"  # requeued by Node/Delete, not by the 5-minute flush
