@@ -245,7 +245,20 @@ class Informers:
         if old is None:
             self.queue.add(pod)
         elif old.metadata.resourceVersion != pod.metadata.resourceVersion:
+            if self.cache.is_assumed(uid):
+                return  # being bound: its own binding will tell the queue
             self.queue.update(old, pod, pod_update_events(UNSCHEDULED_POD, old, pod, requests=_requests))
+            if _nomination_moved(old, pod):
+                # The room held on the old node is free again for the pods the nomination kept out
+                # (upstream's hasNominatedNodeNameChanged): as if an assigned pod had gone.
+                self._free_nominated_room(old)
+
+    def _free_nominated_room(self, pod: Any) -> None:
+        """Requeue the waiting pods of lower or equal priority than `pod`, whose nomination is gone."""
+        priority = PodInfo(pod).priority
+        self.queue.move_all_to_active_or_backoff(
+            ClusterEvent(ASSIGNED_POD, ActionType.DELETE), pod, None, pre_check=lambda q: q.priority <= priority
+        )
 
     def _on_pod_delete(self, pod: Any) -> None:
         uid = pod.metadata.uid
@@ -259,11 +272,15 @@ class Informers:
             nominated = self.queue.nominator.node_of(uid) is not None
             self.queue.delete(pod)
             if nominated:  # the room kept for it is free again, for pods it outranked
-                priority = PodInfo(pod).priority
-                self.queue.move_all_to_active_or_backoff(
-                    ClusterEvent(ASSIGNED_POD, ActionType.DELETE), pod, None, pre_check=lambda q: q.priority <= priority
-                )
+                self._free_nominated_room(pod)
         for fwk in self.profiles.values():
             waiting = fwk.waiting_pods.get(uid)
             if waiting is not None:
                 waiting.reject("", "removed")
+
+
+def _nomination_moved(old: Any, new: Any) -> bool:
+    """A nomination that existed and was changed or cleared (a new one frees no room)."""
+    before = old.status.nominatedNodeName if old.status is not None else None
+    after = new.status.nominatedNodeName if new.status is not None else None
+    return bool(before) and before != after

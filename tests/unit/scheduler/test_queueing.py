@@ -7,6 +7,7 @@ import itertools
 import math
 from typing import Any, ClassVar
 
+import pytest
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1, scheduling_v1
 
@@ -239,3 +240,39 @@ def test_a_deleted_node_requeues_the_pods_whose_plugins_registered_node_delete(h
     h.store.delete(core_v1.Node, "blocker")
     clock.advance(3)
     assert h.pod("a").spec.nodeName == "n1"  # requeued by Node/Delete, not by the 5-minute flush
+
+
+@pytest.mark.parametrize("new_nomination", [None, "n2"], ids=["cleared", "moved"])
+def test_a_changed_nomination_requeues_the_waiting_pods_it_outranked(harness, clock, new_nomination):
+    h = harness()
+    h.node("n1", cpu=2)
+    h.node("n2", cpu=1)  # too small for `low` either way
+    _priority_class(h, "high", 100)
+    _priority_class(h, "top", 1000)
+    h.start()
+    nominated = make_pod("nominated").req(cpu="1").obj
+    nominated.spec.priorityClassName = "high"
+    nominated.spec.nodeSelector = {"disk": "ssd"}  # never fits: only its nomination holds room on n1
+    h.store.create(nominated)
+    clock.advance(1)
+    h.store.patch(
+        core_v1.Pod, "nominated", {"status": {"nominatedNodeName": "n1"}}, namespace="default", subresource="status"
+    )
+    clock.advance(1)
+    h.store.create(make_pod("low").req(cpu="1500m").obj)
+    big = make_pod("big").req(cpu="3").obj  # fits nowhere, nomination or not
+    big.spec.priorityClassName = "top"
+    h.store.create(big)
+    clock.advance(30)  # past every backoff: both wait for an event
+    assert h.scheduler.queue.where("default/low") == "unschedulablePods"
+    assert h.scheduler.queue.where("default/big") == "unschedulablePods"
+    h.store.patch(
+        core_v1.Pod,
+        "nominated",
+        {"status": {"nominatedNodeName": new_nomination}},
+        namespace="default",
+        subresource="status",
+    )
+    clock.advance(2)
+    assert h.pod("low").spec.nodeName == "n1"  # requeued by the nomination's change, not the 5-minute flush
+    assert h.scheduler.queue.where("default/big") == "unschedulablePods"  # higher priority: not moved
