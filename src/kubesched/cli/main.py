@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -55,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--nodes", type=int, default=3, help="fake nodes to create (default 3)")
     up.add_argument("--node-template", metavar="FILE", help="a Node manifest (YAML) the fake nodes copy")
     up.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    up.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks one)")
+    up.add_argument("--port", type=options.port, default=6443, help="port to listen on (default 6443; 0 picks one)")
     up.add_argument("--kubeconfig", default=".kubesched/kubeconfig", help="where to write the kubeconfig")
     up.add_argument("--token-file", metavar="F", help="require the bearer token in F on every request (serves HTTPS)")
     up.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed certificate")
@@ -71,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--scheduler", action="store_true", help="also run kubesched's scheduler (default profile)")
     up.add_argument(
         "--scheduler-port",
-        type=int,
+        type=options.port,
         default=DEFAULT_PORT,
         help=f"port of the scheduler's endpoints (default {DEFAULT_PORT}; 0 picks one)",
     )
@@ -150,6 +151,16 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`kubesched ... | head`): stop quietly, as command-line tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     tune_gc()
     console = Console()

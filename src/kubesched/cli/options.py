@@ -28,6 +28,17 @@ def at_least(option: str, value: int, minimum: int) -> int:
     return value
 
 
+def port(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, not {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {value}")
+    return value
+
+
 def node_template(path: str | None) -> NodeTemplate | None:
     if not path:
         return None

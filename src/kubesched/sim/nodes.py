@@ -13,6 +13,8 @@ from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
+from kubesched.api.quantity import parse_quantity
+
 FAKE_NODE_ANNOTATION = "kubesched.io/fake-node"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -50,11 +52,31 @@ class NodeTemplate:
 
     @classmethod
     def from_file(cls, path: str | Path) -> NodeTemplate:
+        """A template from a Node manifest file; ValueError names the file and what is wrong."""
         with open(path) as f:
-            doc = yaml.safe_load(f)
+            try:
+                doc = yaml.safe_load(f)
+            except yaml.YAMLError as e:
+                mark = getattr(e, "problem_mark", None)
+                where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+                problem = getattr(e, "problem", None) or str(e)
+                raise ValueError(f"{path}: not YAML{where}: {problem}") from None
         if not isinstance(doc, Mapping):
             raise ValueError(f"{path}: a node template must be a Node manifest (a YAML mapping)")
-        return cls.from_node(doc)
+        kind = doc.get("kind", "Node")
+        if kind != "Node":
+            raise ValueError(f"{path}: kind: a node template must be a Node, not {kind!r}")
+        template = cls.from_node(doc)
+        for section in ("capacity", "allocatable"):
+            resources = getattr(template, section) or {}
+            if not isinstance(resources, Mapping):
+                raise ValueError(f"{path}: status.{section}: expected a map of resource quantities")
+            for name, value in resources.items():
+                try:
+                    parse_quantity(value, field=f"status.{section}[{name}]")
+                except ValueError as e:
+                    raise ValueError(f"{path}: {e}") from None
+        return template
 
     def make(self, name: str, index: int) -> core_v1.Node:
         labels = {

@@ -1,6 +1,10 @@
 """The `kubesched` command: minimal and demo."""
 
 import json
+import subprocess
+import sys
+
+import pytest
 
 from kubesched.cli.main import main
 
@@ -43,3 +47,44 @@ def test_demo_shows_the_overcommit_then_kubesched_without_it(capsys):
     assert "Rejected by the kubelet" in first and "OutOfcpu" in first
     assert "OutOfcpu" not in second and "All 12 bound pods were admitted" in second
     assert "FailedScheduling huge: 0/3 nodes are available: 3 Insufficient cpu." in " ".join(second.split())
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("kind: Pod\n", "kind: a node template must be a Node, not 'Pod'"),
+        ("status: {capacity: {cpu: lots}}\n", 'status.capacity[cpu]: Invalid value: "lots"'),
+        ("status: {allocatable: {memory: [1]}}\n", "status.allocatable[memory]: Invalid value"),
+        ("a: [\n", "not YAML (line 2, column 1)"),
+        ("- a list\n", "a node template must be a Node manifest"),
+    ],
+    ids=["not-a-node", "bad-quantity", "quantity-list", "not-yaml", "not-a-mapping"],
+)
+def test_a_bad_node_template_is_one_line_naming_file_and_field(tmp_path, capsys, text, message):
+    template = tmp_path / "node.yaml"
+    template.write_text(text)
+    assert main(["minimal", "--node-template", str(template)]) == 2
+    out = capsys.readouterr().out.strip()
+    assert out.startswith(f"--node-template: {template}: ")
+    assert message in out
+    assert "\n" not in out
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+def test_cluster_up_refuses_a_port_out_of_range(capsys, port):
+    with pytest.raises(SystemExit) as exit_:
+        main(["cluster", "up", "--port", port])
+    assert exit_.value.code == 2
+    assert "argument --port: " in capsys.readouterr().err
+
+
+def test_a_closed_pipe_ends_the_output_quietly():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubesched", "minimal", "--pods", "200", "--output", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # the reader is gone before the first write, as `| head -0` leaves it
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert err == b""
