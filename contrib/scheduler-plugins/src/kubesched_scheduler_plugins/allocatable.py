@@ -23,6 +23,7 @@ from kubesched.plugin import (
     MAX_NODE_SCORE,
     MEMORY,
     MIN_NODE_SCORE,
+    PODS,
     CycleState,
     Handle,
     NodeInfo,
@@ -75,14 +76,8 @@ def _go_div(a: int, b: int) -> int:
 
 
 def _allocatable(node: NodeInfo, resource: str) -> int:
-    alloc = node.allocatable
-    if resource == CPU:
-        return alloc.cpu
-    if resource == MEMORY:
-        return alloc.memory
-    if resource == EPHEMERAL_STORAGE:
-        return alloc.ephemeral
-    return alloc.scalar.get(resource, 0)
+    # `pods` is neither a native nor a scalar resource to the port: it adds nothing, as upstream's.
+    return 0 if resource == PODS else node.allocatable.get(resource)
 
 
 class NodeResourcesAllocatable(ScoreBatchPlugin, NormalizeScoreBatch):

@@ -316,21 +316,19 @@ class CapacityScheduling(PreFilterExtensions, PostFilterPlugin, ReservePlugin, E
         return found.quotas if isinstance(found, _Snapshot) else None
 
     def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status | None:
-        quotas = self._snapshot(state)
-        if quotas is None:
-            return Status.error(f'error reading "{SNAPSHOT_KEY}" from cycleState: not found')
-        info = quotas.get(pod_to_add.namespace)
-        if info is not None:
-            info.add_pod(pod_to_add.pod)
-        return None
+        return self._count(state, pod_to_add, added=True)
 
     def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo) -> Status | None:
+        return self._count(state, pod_to_remove, added=False)
+
+    def _count(self, state: CycleState, other: PodInfo, *, added: bool) -> Status | None:
+        """Add or take `other` from its namespace's quota in this cycle's snapshot."""
         quotas = self._snapshot(state)
         if quotas is None:
             return Status.error(f'error reading "{SNAPSHOT_KEY}" from cycleState: not found')
-        info = quotas.get(pod_to_remove.namespace)
+        info = quotas.get(other.namespace)
         if info is not None:
-            info.remove_pod(pod_to_remove.pod)
+            (info.add_pod if added else info.remove_pod)(other.pod)
         return None
 
     # -- PostFilter: preemption by quota --------------------------------------------------------------------------
