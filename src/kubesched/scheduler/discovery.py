@@ -52,12 +52,17 @@ def _load(value: str, where: str) -> Any:
     return obj
 
 
+def _source(ep: metadata.EntryPoint) -> str:
+    """The distribution (name and version) that declares `ep`, as messages name it."""
+    dist = ep.dist
+    return f"{dist.name} {dist.version}" if dist is not None else f"entry point {ep.value}"
+
+
 def discovered(group: str = ENTRY_POINT_GROUP) -> Registry:
     """The plugins installed distributions declare under `group`."""
     registry = Registry()
     for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
-        dist = ep.dist
-        source = f"{dist.name} {dist.version}" if dist is not None else f"entry point {ep.value}"
+        source = _source(ep)
         where = f'plugin "{ep.name}" ({source})'
         spec = _as_spec(_load(ep.value, where), where)
         try:
@@ -125,8 +130,7 @@ def controllers(group: str = CONTROLLERS_GROUP) -> list[ControllerEntry]:
     """The controllers installed distributions declare under `group`."""
     out = []
     for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
-        dist = ep.dist
-        source = f"{dist.name} {dist.version}" if dist is not None else f"entry point {ep.value}"
+        source = _source(ep)
         factory = _load(ep.value, f'controller "{ep.name}" ({source})')
         if not callable(factory):
             raise PluginLoadError(f'controller "{ep.name}" ({source}): {ep.value} is not a factory')
