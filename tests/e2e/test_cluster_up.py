@@ -63,4 +63,4 @@ def test_cluster_up_refuses_a_missing_token_file(tmp_path):
         text=True,
         timeout=30,
     )
-    assert result.returncode == 2 and "--token-file" in result.stdout
+    assert result.returncode == 2 and "--token-file" in result.stderr

@@ -4,20 +4,14 @@ and with two replicas exactly one schedules until it is killed."""
 
 from __future__ import annotations
 
-import re
 import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
-from collections.abc import Callable
-from typing import Any
 
 import lightkube
 import pytest
-from lightkube.config.kubeconfig import KubeConfig
-from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import Event, Pod
 
 from kubesched.api.quantity import milli_value
@@ -25,6 +19,7 @@ from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
 from kubesched.cli.scenario import make_pod
 from kubesched.sim import KubeletConfig, NodeTemplate
+from processes import client, endpoint, eventually, lease, metrics, start_run
 from restartable import Restartable
 
 CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
@@ -41,14 +36,6 @@ profiles:
 """
 
 
-def eventually(probe: Callable[[], Any], timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (result := probe()):
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
-    return result
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     template = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"})
@@ -61,25 +48,11 @@ def cluster(tmp_path_factory):
 def start(cluster, tmp_path, *, elect: bool, name: str) -> subprocess.Popen[str]:
     config = tmp_path / f"{name}.yaml"
     config.write_text(CONFIG.format(elect=str(elect).lower()))
-    command = [sys.executable, "-m", "kubesched.cli.main", "run", "--config", str(config)]
-    command += ["--kubeconfig", str(cluster.kubeconfig), "--metrics-bind", "127.0.0.1:0"]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-
-def endpoint(process: subprocess.Popen[str]) -> str:
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    found = re.search(r"endpoints at (http://\S+)", line)
-    assert found, line
-    return found.group(1)
-
-
-def client(cluster) -> lightkube.Client:
-    return lightkube.Client(config=KubeConfig.from_file(str(cluster.kubeconfig)))
+    return start_run(cluster.kubeconfig, config)
 
 
 def test_run_binds_its_pods_evenly_leaves_others_alone_and_reports_failures(cluster, tmp_path):
-    api = client(cluster)
+    api = client(cluster.kubeconfig)
     process = start(cluster, tmp_path, elect=False, name="single")
     try:
         endpoint(process)
@@ -108,7 +81,7 @@ def test_run_binds_its_pods_evenly_leaves_others_alone_and_reports_failures(clus
 
 
 def test_two_replicas_one_leader_and_a_takeover_after_kill_9(cluster, tmp_path):
-    api = client(cluster)
+    api = client(cluster.kubeconfig)
     first = start(cluster, tmp_path, elect=True, name="a")
     endpoint(first)
     holder = eventually(lambda: _holder(api))
@@ -131,14 +104,12 @@ def test_two_replicas_one_leader_and_a_takeover_after_kill_9(cluster, tmp_path):
 
 
 def _holder(api: lightkube.Client) -> str | None:
-    try:
-        return api.get(Lease, "kubesched", namespace="default").spec.holderIdentity
-    except lightkube.ApiError:
-        return None
+    found = lease(api, "kubesched")
+    return found.spec.holderIdentity if found is not None else None
 
 
 def test_the_minimal_scheduler_runs_against_a_cluster_too(cluster):
-    api = client(cluster)
+    api = client(cluster.kubeconfig)
     command = [sys.executable, "-m", "kubesched.cli.main", "minimal", "--kubeconfig", str(cluster.kubeconfig)]
     process = subprocess.Popen([*command, "--scheduler-name", "mini"], stdout=subprocess.PIPE, text=True)
     try:
@@ -161,7 +132,7 @@ def _cpu_per_node(api: lightkube.Client) -> dict[str, int]:
 
 
 def test_a_scheduler_killed_in_a_burst_and_restarted_binds_every_pod_once(cluster, tmp_path):
-    api = client(cluster)
+    api = client(cluster.kubeconfig)
     first = start(cluster, tmp_path, elect=False, name="burst-a")
     endpoint(first)
     names = [f"burst-{i}" for i in range(200)]
@@ -177,10 +148,9 @@ def test_a_scheduler_killed_in_a_burst_and_restarted_binds_every_pod_once(cluste
         assert all(cpu <= 4000 for cpu in _cpu_per_node(api).values())  # no node overcommitted
         rejected = [e for e in api.list(Event) if (e.reason or "").startswith("OutOf")]
         assert rejected == []
-        with urllib.request.urlopen(url + "/metrics") as response:
-            metrics = response.read().decode()
-        assert 'scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"}' in metrics
-        assert 'scheduler_pending_pods{queue="active"} 0.0' in metrics
+        text = metrics(url)
+        assert 'scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"}' in text
+        assert 'scheduler_pending_pods{queue="active"} 0.0' in text
     finally:
         second.send_signal(signal.SIGTERM)
         assert second.wait(15) == 0
@@ -192,7 +162,7 @@ def test_scheduling_resumes_after_the_api_server_restarts_under_a_running_schedu
         server = Restartable(running)
         url = server.start()
         running.kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url)
-        api = client(running)
+        api = client(running.kubeconfig)
         process = start(running, tmp_path, elect=False, name="restart")
         try:
             endpoint(process)

@@ -55,7 +55,7 @@ def test_quota_borrowing_gives_quota2_its_min_back(capsys):
 )
 def test_bad_input_is_a_one_line_error(capsys, argv, message):
     assert main(["compare", str(ROOT / "workloads" / "gang-contention.yaml"), *argv]) == 2
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert message in out and "Traceback" not in out
 
 
@@ -65,4 +65,4 @@ def test_a_workload_with_a_kind_not_served_names_it(capsys, tmp_path):
         "name: w\nnodes: [{count: 1}]\nobjects:\n- {apiVersion: example.com/v1, kind: Widget, metadata: {name: x}}\n"
     )
     assert main(["compare", str(workload), "--config", "default", "--config", "default"]) == 2
-    assert "objects[0]: kind Widget (example.com/v1) is not served (a CRD missing?)" in capsys.readouterr().out
+    assert "objects[0]: kind Widget (example.com/v1) is not served (a CRD missing?)" in capsys.readouterr().err

@@ -13,11 +13,9 @@ from rich.console import Console
 from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.cli import options
 from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
-from kubesched.config import ConfigError, SchedulerConfig, load_file
+from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
-from kubesched.framework.runtime import FrameworkError
 from kubesched.scheduler.discovery import PluginLoadError
-from kubesched.scheduler.profiles import check_profiles
 
 
 def _scheduler_config(args: argparse.Namespace, registry: Registry) -> SchedulerConfig | None:
@@ -25,13 +23,7 @@ def _scheduler_config(args: argparse.Namespace, registry: Registry) -> Scheduler
         return None
     if not args.scheduler:
         raise options.UsageError("--scheduler-config needs --scheduler")
-    try:
-        config = load_file(args.scheduler_config, registry)
-        check_profiles(config, registry)
-    except (ConfigError, FrameworkError) as e:
-        message = str(e) if str(e).startswith(args.scheduler_config) else f"{args.scheduler_config}: {e}"
-        raise options.UsageError(f"--scheduler-config: {message}") from None
-    return config
+    return options.scheduler_config("--scheduler-config", args.scheduler_config, registry)
 
 
 def cluster_up(console: Console, args: argparse.Namespace) -> int:

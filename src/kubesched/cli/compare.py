@@ -11,18 +11,16 @@ from rich.console import Console
 from rich.table import Table
 
 from kubesched.cli import options
-from kubesched.config import ConfigError, SchedulerConfig, default_config, load_file
+from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import FrameworkError
-from kubesched.scheduler.profiles import check_profiles
 from kubesched.workloads.compare import Report, WorkloadError, bars, compare, load_workload, svg
 
 
 def _configs(names: list[str], registry: Registry) -> list[tuple[str, SchedulerConfig]]:
     out = []
     for name in names:
-        config = default_config(registry) if name == "default" else load_file(name, registry)
-        check_profiles(config, registry)
+        config = options.scheduler_config("--config", None if name == "default" else name, registry)
         out.append((name if name == "default" else Path(name).stem, config))
     return out
 

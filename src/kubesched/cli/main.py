@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
-import yaml
 from rich.console import Console
 
+from kubesched.api import yamlfile
 from kubesched.cli import options
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.compare import compare_command
@@ -260,8 +260,8 @@ def _bench(console: Console, args: argparse.Namespace) -> int:
     config = None
     if args.config:
         try:
-            config = yaml.safe_load(Path(args.config).read_text()) or {}
-        except (OSError, yaml.YAMLError) as e:
+            config = yamlfile.load(args.config) or {}
+        except yamlfile.YamlError as e:
             options.print_error(console, f"--config: {e}")
             return 2
     given = (("nodes", args.nodes, 1), ("initial", args.initial, 0), ("measured", args.measured, 1))

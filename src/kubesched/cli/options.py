@@ -8,8 +8,11 @@ from pathlib import Path
 
 from rich.console import Console
 
+from kubesched.config import ConfigError, SchedulerConfig, default_config, load_file
 from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import FrameworkError
 from kubesched.scheduler.discovery import PluginLoadError, plugin_registry
+from kubesched.scheduler.profiles import check_profiles
 from kubesched.sim import NodeTemplate
 
 
@@ -18,8 +21,9 @@ class UsageError(Exception):
 
 
 def print_error(console: Console, message: str) -> None:
-    """One error line, in red, printed as it is (no markup, emoji codes or wrapping)."""
-    console.print(message, style="red", markup=False, emoji=False, highlight=False, soft_wrap=True)
+    """One error line on stderr, in red, printed as it is (no markup, emoji codes or wrapping)."""
+    errors = Console(stderr=True, no_color=console.no_color)
+    errors.print(message, style="red", markup=False, emoji=False, highlight=False, soft_wrap=True)
 
 
 def at_least(option: str, value: int, minimum: int) -> int:
@@ -66,6 +70,21 @@ def registry(plugins: Sequence[str] | None = None) -> Registry:
         return plugin_registry(plugins or ())
     except PluginLoadError as e:
         raise UsageError(str(e)) from None
+
+
+def scheduler_config(option: str, path: str | None, registry: Registry) -> SchedulerConfig:
+    """The KubeSchedulerConfiguration in the file `path` (upstream's defaults without one), its
+    profiles built once as the scheduler builds them; a UsageError naming the option and the file."""
+    if not path:
+        return default_config(registry)
+    try:
+        config = load_file(path, registry)
+        check_profiles(config, registry)
+    except ConfigError as e:
+        raise UsageError(f"{option}: {e}") from None
+    except FrameworkError as e:
+        raise UsageError(f"{option}: {path}: {e}") from None
+    return config
 
 
 def add_plugin_option(parser: argparse.ArgumentParser) -> None:

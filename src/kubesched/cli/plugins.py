@@ -17,7 +17,7 @@ from rich.table import Table
 from kubesched.cache import Snapshot
 from kubesched.cli import options
 from kubesched.clock import RealClock
-from kubesched.config import ConfigError, SchedulerConfig, default_config, load_file
+from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.framework.args import decode_args
 from kubesched.framework.conformance import declared_points, declares
 from kubesched.framework.handle import Handle, Services
@@ -117,7 +117,7 @@ def _enabled_text(info: PluginInfo) -> str:
 def plugins_command(console: Console, args: argparse.Namespace) -> int:
     try:
         registry = options.registry(args.plugin)
-        config = load_file(args.config, registry) if args.config else default_config(registry)
+        config = options.scheduler_config("--config", args.config, registry)
         infos = describe(registry, config)
     except (options.UsageError, ConfigError, FrameworkError) as e:
         options.print_error(console, str(e))

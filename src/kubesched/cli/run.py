@@ -21,7 +21,7 @@ from kubesched.clock import Clock, RealClock
 from kubesched.cluster import Cluster
 from kubesched.cluster.kube import ConfigError as KubeConfigError
 from kubesched.cluster.kube import KubeCluster
-from kubesched.config import ConfigError, SchedulerConfig, default_config, load_file
+from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.config.duration import parse_duration
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import FrameworkError
@@ -30,7 +30,6 @@ from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import PluginLoadError
 from kubesched.scheduler.discovery import controllers as discovered_controllers
 from kubesched.scheduler.leader import LeaderElector, LeaseSettings
-from kubesched.scheduler.profiles import check_profiles
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
 from kubesched.trace import Sink, Tracer
 
@@ -63,8 +62,34 @@ def lease_settings(config: SchedulerConfig, holder: str) -> LeaseSettings:
     )
 
 
+@dataclass(frozen=True)
+class Clients:
+    """The three clients kube-scheduler keeps, each with its own rate limit: one for scheduling
+    (informers, bindings, status), one for Events, one for leader election (its requests bounded
+    by the renew deadline)."""
+
+    scheduling: Cluster
+    events: Cluster
+    leader_election: Cluster
+    connections: tuple[KubeCluster, ...] = ()  # what `close` closes
+
+    @classmethod
+    def shared(cls, cluster: Cluster) -> Clients:
+        """One client for everything (an in-process cluster, which has no rate limit)."""
+        return cls(cluster, cluster, cluster)
+
+    @classmethod
+    def of(cls, cluster: KubeCluster, *, renew_deadline: float) -> Clients:
+        events, elections = cluster.client("events"), cluster.client("leader-election", timeout=renew_deadline)
+        return cls(cluster, events, elections, (cluster, events, elections))
+
+    async def close(self) -> None:
+        for connection in self.connections:
+            await connection.close()
+
+
 async def serve(
-    cluster: Cluster,
+    clients: Cluster | Clients,
     clock: Clock,
     config: SchedulerConfig,
     registry: Registry,
@@ -74,10 +99,12 @@ async def serve(
     console: Console | None = None,
     ready: Any = None,
 ) -> int:
-    """Run until `stop` is set (0) or the lease is lost (LEASE_LOST). `ready(server_url)` is
-    called once the endpoints listen."""
+    """Run until `stop` is set (0) or the lease is lost (LEASE_LOST, with the reason printed).
+    `ready(server_url)` is called once the endpoints listen."""
+    if not isinstance(clients, Clients):
+        clients = Clients.shared(clients)
     holder = options.identity or identity()
-    scheduler = Scheduler(cluster, clock, config, registry, identity=holder)
+    scheduler = Scheduler(clients.scheduling, clock, config, registry, identity=holder, events_cluster=clients.events)
     server = SchedulerServer(scheduler, options.host, options.port)
     url = await server.start()
 
@@ -88,7 +115,8 @@ async def serve(
     say(f"kubesched scheduling {', '.join(scheduler.profiles)} as {holder}; endpoints at {url}")
     if ready is not None:
         ready(url)
-    lost = False
+    elector = LeaderElector(clients.leader_election, clock, lease_settings(config, holder), tracer=scheduler.trace)
+    scheduler.metrics.watch_leader(elector)
 
     async def lead() -> None:
         task = asyncio.ensure_future(scheduler.run())
@@ -103,13 +131,10 @@ async def serve(
         await scheduler.start()  # a standby keeps its cache warm (and answers /readyz), as upstream's default
     try:
         if options.leader_elect:
-            elector = LeaderElector(cluster, clock, lease_settings(config, holder), tracer=scheduler.trace)
             campaign = asyncio.ensure_future(elector.run(lead))
             stopping = asyncio.ensure_future(stop.wait())
             await asyncio.wait({campaign, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            if campaign.done():
-                lost = not stop.is_set()
-            else:  # stopped: let a leader drain and release; a waiting candidate just leaves
+            if not campaign.done():  # stopped: let a leader drain and release; a waiting candidate just leaves
                 if not elector.leading:
                     campaign.cancel()
                 await asyncio.gather(campaign, return_exceptions=True)
@@ -119,29 +144,32 @@ async def serve(
     finally:
         await scheduler.stop()  # a standby's informers, too
         await server.stop()
-    if lost:
-        say("[red]leader election lost[/red]")
+    if elector.lost is not None:
+        if console is not None:
+            options_.print_error(console, elector.lost.describe(elector.settings))
         return LEASE_LOST
     return 0
 
 
-def connect(kubeconfig: str | None, config: SchedulerConfig) -> KubeCluster:
+def connect(kubeconfig: str | None, config: SchedulerConfig) -> Clients:
     """The cluster to schedule for: `--kubeconfig`, else the configuration's
     `clientConnection.kubeconfig`, else in-cluster credentials when running in a pod, else
-    `$KUBECONFIG` or `~/.kube/config`; with `clientConnection`'s qps and burst."""
+    `$KUBECONFIG` or `~/.kube/config`; each client with `clientConnection`'s qps and burst."""
     connection = config.configuration.clientConnection
     path = kubeconfig or connection.kubeconfig or None
     if path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        return KubeCluster.in_cluster(qps=connection.qps, burst=connection.burst)
-    return KubeCluster.from_kubeconfig(path, qps=connection.qps, burst=connection.burst)
+        cluster = KubeCluster.in_cluster(qps=connection.qps, burst=connection.burst)
+    else:
+        cluster = KubeCluster.from_kubeconfig(path, qps=connection.qps, burst=connection.burst)
+    renew_deadline = parse_duration(config.configuration.leaderElection.renewDeadline)
+    return Clients.of(cluster, renew_deadline=renew_deadline)
 
 
 def run_command(console: Console, args: argparse.Namespace) -> int:
     """`kubesched run`: until SIGTERM/SIGINT (0) or a lost lease (1)."""
     try:
         registry = options_.registry(args.plugin)
-        config = load_file(args.config, registry) if args.config else default_config(registry)
-        check_profiles(config, registry)
+        config = options_.scheduler_config("--config", args.config, registry)
         host, _, port = args.metrics_bind.rpartition(":")
         if not port.isdigit() or int(port) > 65535:
             raise ValueError(f"--metrics-bind: expected HOST:PORT, got {args.metrics_bind!r}")
@@ -152,7 +180,7 @@ def run_command(console: Console, args: argparse.Namespace) -> int:
             host=host or "0.0.0.0",
             port=int(port),
         )
-        cluster = connect(args.kubeconfig, config)
+        clients = connect(args.kubeconfig, config)
     except (ConfigError, FrameworkError, KubeConfigError, OSError, ValueError, options_.UsageError) as e:
         options_.print_error(console, str(e))
         return 2
@@ -163,9 +191,9 @@ def run_command(console: Console, args: argparse.Namespace) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         try:
-            return await serve(cluster, RealClock(), config, registry, options, stop, console=console)
+            return await serve(clients, RealClock(), config, registry, options, stop, console=console)
         finally:
-            await cluster.close()
+            await clients.close()
 
     return asyncio.run(main())
 

@@ -3,14 +3,15 @@ and merge each profile's plugins with the default plugin set."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
-import yaml
 
+from kubesched.api import yamlfile
 from kubesched.config.defaults import default_plugins
 from kubesched.config.duration import parse_duration
 from kubesched.config.types import (
@@ -65,24 +66,34 @@ def _convert(data: Any, kind: type[Any], where: str) -> Any:
         match = re.search(r" - at `([^`]*)`$", text)
         location = _path(match.group(1)) if match else ""
         message = text[: match.start()] if match else text
-        prefix = f"{where}.{location}" if where and location != "(root)" else (where or location)
-        raise ConfigError(f"{prefix}: {message}") from None
+        prefix = f"{where}.{location}" if where and location not in ("", "(root)") else (where or location)
+        raise ConfigError(f"{prefix}: {message}" if prefix else message) from None
 
 
 def load_file(path: str | Path, registry: Registry) -> SchedulerConfig:
+    """The configuration in a file; every error's message starts with the file's name."""
     try:
         text = Path(path).read_text()
-    except OSError as e:
-        raise ConfigError(f"{path}: {e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
     return load_text(text, registry, source=str(path))
 
 
 def load_text(text: str, registry: Registry, *, source: str = "config") -> SchedulerConfig:
+    """The configuration in `text`; errors start with `source`. An empty document is refused as
+    kube-scheduler's decoder refuses it (it has no kind)."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{source}: not valid YAML: {e}") from None
-    return load_data(data if data is not None else {}, registry)
+        data = yamlfile.parse(text, source)
+    except yamlfile.YamlError as e:
+        raise ConfigError(str(e)) from None
+    for field_ in ("Kind", "apiVersion"):  # the decoder's first questions, asked as it asks them
+        if data is None or (isinstance(data, dict) and not data.get(field_[0].lower() + field_[1:])):
+            shown = "" if data is None else json.dumps(data, separators=(",", ":"), default=str)
+            raise ConfigError(f"{source}: Object '{field_}' is missing in '{shown}'")
+    try:
+        return load_data(data, registry)
+    except ConfigError as e:
+        raise ConfigError(f"{source}: {e}") from None
 
 
 def default_config(registry: Registry, **fields: Any) -> SchedulerConfig:

@@ -35,9 +35,34 @@ class LeaseSettings:
     retry_period: float = 2.0
 
 
+# why a renewal failed: the value of the `reason` label of kubesched_leader_election_lost_total
+TIMEOUT = "timeout"  # the API server did not answer in time
+TAKEN = "taken"  # another candidate holds the lease
+API_ERROR = "api_error"  # the API server refused or could not be reached
+
+
+@dataclass(frozen=True)
+class LeaseLoss:
+    """When the lease was lost and why: the last failed renewal's reason and what it said."""
+
+    at: float
+    last_renewal: float
+    reason: str
+    detail: str
+
+    def describe(self, settings: LeaseSettings) -> str:
+        return (
+            f"leader election lost: no renewal of Lease {settings.namespace}/{settings.name} within the renew "
+            f"deadline of {settings.renew_deadline:g}s (last renewal {self.at - self.last_renewal:.1f}s ago; "
+            f"last try: {self.detail})"
+        )
+
+
 class LeaderElector:
     """`run(lead)` campaigns for the lease, runs `lead()` while holding it, and returns when the
-    lease is lost (cancelling `lead`) or `lead` ends (releasing the lease)."""
+    lease is lost (cancelling `lead`, with `lost` saying why) or `lead` ends (releasing the lease).
+    Each try is bounded by the renew deadline, so a slow or silent API server cannot keep a holder
+    leading past it: give the elector a client of its own, whose requests wait behind nobody's."""
 
     def __init__(
         self, cluster: Cluster, clock: Clock, settings: LeaseSettings, *, tracer: Tracer | None = None
@@ -48,20 +73,36 @@ class LeaderElector:
         self._trace = tracer or Tracer(clock.now)
         self._observed: Any = None  # the lease spec as last read
         self._observed_at = 0.0  # when it last changed, on our clock
+        self._failure = (TIMEOUT, "no answer")  # the last try's reason and detail
         self.leading = False
+        self.renewed_at = 0.0  # the last successful write of the lease
+        self.lost: LeaseLoss | None = None
         self._rng = random.Random(settings.identity)
+
+    @property
+    def lease(self) -> str:
+        return f"{self.settings.namespace}/{self.settings.name}"
 
     async def run(self, lead: Callable[[], Awaitable[None]]) -> None:
         s = self.settings
-        while not await self._try_acquire_or_renew():
+        while not await self._try_within(s.renew_deadline):
             await self._clock.sleep(s.retry_period * (1 + self._rng.random() * (JITTER - 1)))
         self.leading = True
-        self._trace.emit("leader.acquired", lease=f"{s.namespace}/{s.name}", identity=s.identity)
+        self._trace.emit("leader.acquired", lease=self.lease, identity=s.identity)
         task = asyncio.ensure_future(lead())
         try:
             while not task.done():
                 if not await self._renew_within_deadline():
-                    self._trace.emit("leader.lost", lease=f"{s.namespace}/{s.name}", identity=s.identity)
+                    reason, detail = self._failure
+                    self.lost = LeaseLoss(self._clock.now(), self.renewed_at, reason, detail)
+                    self._trace.emit(
+                        "leader.lost",
+                        lease=self.lease,
+                        identity=s.identity,
+                        reason=reason,
+                        detail=detail,
+                        last_renewal=self.renewed_at,
+                    )
                     return
                 await self._sleep_or_done(task, s.retry_period)
             await task
@@ -80,15 +121,25 @@ class LeaderElector:
         sleeper.cancel()
 
     async def _renew_within_deadline(self) -> bool:
-        """Renew, retrying every retry period, for at most the renew deadline (counted from the
-        first try, as client-go's renew loop counts it)."""
-        deadline = self._clock.now() + self.settings.renew_deadline
+        """Renew, retrying every retry period, for at most the renew deadline counted from the
+        first try (as client-go's renew loop counts it); a try under way at the deadline is
+        abandoned there."""
+        s = self.settings
+        deadline = self._clock.now() + s.renew_deadline
         while True:
-            if await self._try_acquire_or_renew():
+            if await self._try_within(deadline - self._clock.now()):
                 return True
-            if self._clock.now() + self.settings.retry_period > deadline:
+            if self._clock.now() + s.retry_period >= deadline:
                 return False
-            await self._clock.sleep(self.settings.retry_period)
+            await self._clock.sleep(s.retry_period)
+
+    async def _try_within(self, seconds: float) -> bool:
+        try:
+            async with asyncio.timeout(max(seconds, 0.0)):
+                return await self._try_acquire_or_renew()
+        except TimeoutError:
+            self._failure = (TIMEOUT, f"no answer from the API server within {seconds:.1f}s")
+            return False
 
     async def _try_acquire_or_renew(self) -> bool:
         s, now = self.settings, self._clock.now()
@@ -96,7 +147,8 @@ class LeaderElector:
             lease: Any = await self._cluster.get(coordination_v1.Lease, s.name, namespace=s.namespace)
         except NotFound:
             return await self._write(None, now)
-        except ApiError:
+        except ApiError as e:
+            self._failure = (API_ERROR, f"reading the lease: {e}")
             return False
         spec = lease.spec or cm.LeaseSpec()
         if self._observed != spec:
@@ -104,6 +156,7 @@ class LeaderElector:
         held_by_other = spec.holderIdentity and spec.holderIdentity != s.identity
         duration = spec.leaseDurationSeconds or s.lease_duration
         if held_by_other and self._observed_at + duration > now:
+            self._failure = (TAKEN, f"held by {spec.holderIdentity}")
             return False
         return await self._write(lease, now)
 
@@ -124,20 +177,23 @@ class LeaderElector:
                 written: Any = await self._cluster.create(coordination_v1.Lease(metadata=meta, spec=spec))
             else:
                 written = await self._cluster.update(msgspec.structs.replace(lease, spec=spec))
-        except ApiError:  # someone else wrote it first (Conflict / AlreadyExists) or the API is away
+        except ApiError as e:  # someone else wrote it first (Conflict / AlreadyExists) or the API is away
+            self._failure = (API_ERROR, f"writing the lease: {e}")
             return False
         self._observed, self._observed_at = written.spec, now
+        self.renewed_at = now
         return True
 
     async def release(self) -> None:
         """Give the lease up (holder cleared, duration 1 s) so another candidate need not wait."""
         s = self.settings
-        with contextlib.suppress(ApiError):
-            lease: Any = await self._cluster.get(coordination_v1.Lease, s.name, namespace=s.namespace)
-            if lease.spec is None or lease.spec.holderIdentity != s.identity:
-                return
-            spec = msgspec.structs.replace(
-                lease.spec, holderIdentity=None, leaseDurationSeconds=1, renewTime=utc(self._clock.now())
-            )
-            await self._cluster.update(msgspec.structs.replace(lease, spec=spec))
-            self._trace.emit("leader.released", lease=f"{s.namespace}/{s.name}", identity=s.identity)
+        with contextlib.suppress(ApiError, TimeoutError):
+            async with asyncio.timeout(s.renew_deadline):
+                lease: Any = await self._cluster.get(coordination_v1.Lease, s.name, namespace=s.namespace)
+                if lease.spec is None or lease.spec.holderIdentity != s.identity:
+                    return
+                spec = msgspec.structs.replace(
+                    lease.spec, holderIdentity=None, leaseDurationSeconds=1, renewTime=utc(self._clock.now())
+                )
+                await self._cluster.update(msgspec.structs.replace(lease, spec=spec))
+                self._trace.emit("leader.released", lease=self.lease, identity=s.identity)

@@ -12,6 +12,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
+    from kubesched.scheduler.leader import LeaderElector
     from kubesched.scheduler.scheduler import Scheduler
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -67,6 +68,29 @@ class _SchedulerCollector(Collector):
         yield raised
 
 
+class _LeaderCollector(Collector):
+    """client-go's leader election gauge (named for kube-scheduler's election), and why the lease
+    was lost."""
+
+    def __init__(self, elector: LeaderElector) -> None:
+        self._elector = elector
+
+    def collect(self) -> Iterator[Metric]:
+        status = GaugeMetricFamily(
+            "leader_election_master_status", "Whether this replica holds the lease (1) or not (0).", labels=["name"]
+        )
+        status.add_metric(["kube-scheduler"], 1 if self._elector.leading else 0)
+        yield status
+        lost = CounterMetricFamily(
+            "kubesched_leader_election_lost",
+            "Leases lost because no renewal succeeded within the renew deadline, by the last try's reason.",
+            labels=["reason"],
+        )
+        if self._elector.lost is not None:
+            lost.add_metric([self._elector.lost.reason], 1)
+        yield lost
+
+
 def _exponential(start: float, factor: float, count: int) -> list[float]:
     return [start * factor**i for i in range(count)]
 
@@ -106,6 +130,10 @@ class SchedulerMetrics:
             buckets=_exponential(0.01, 2, 20),
             registry=self.registry,
         )
+
+    def watch_leader(self, elector: LeaderElector) -> None:
+        """Report `elector`'s leadership with the scheduler's metrics."""
+        self.registry.register(_LeaderCollector(elector))
 
     def attempt(self, result: str, profile: str, seconds: float) -> None:
         self.attempt_duration.labels(result, profile).observe(seconds)

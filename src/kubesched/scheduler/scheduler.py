@@ -50,10 +50,13 @@ class Scheduler:
         seed: int = 0,
         identity: str | None = None,
         attempt_seconds: float = 0.0,
+        events_cluster: Cluster | None = None,
     ) -> None:
-        """`attempt_seconds`: the clock time each scheduling attempt takes (for simulations on the
-        virtual clock, where attempts otherwise take none: plugins that requeue pods at once, as
-        Coscheduling's sibling activation does, then still let time pass)."""
+        """`events_cluster`: where Events are posted (default `cluster`; kube-scheduler gives them
+        a client of their own, so they never wait behind bindings). `attempt_seconds`: the clock
+        time each scheduling attempt takes (for simulations on the virtual clock, where attempts
+        otherwise take none: plugins that requeue pods at once, as Coscheduling's sibling
+        activation does, then still let time pass)."""
         self.attempt_seconds = attempt_seconds
         self.cluster = cluster
         self.clock = clock
@@ -68,7 +71,7 @@ class Scheduler:
         host = identity or socket.gethostname()
         self.recorders = {
             p.scheduler_name: EventsV1Recorder(
-                cluster, clock, controller=p.scheduler_name, instance=f"{p.scheduler_name}-{host}"
+                events_cluster or cluster, clock, controller=p.scheduler_name, instance=f"{p.scheduler_name}-{host}"
             )
             for p in config.profiles
         }

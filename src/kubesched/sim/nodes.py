@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import yaml
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
+from kubesched.api import yamlfile
 from kubesched.api.quantity import parse_quantity
 
 FAKE_NODE_ANNOTATION = "kubesched.io/fake-node"
@@ -53,14 +53,7 @@ class NodeTemplate:
     @classmethod
     def from_file(cls, path: str | Path) -> NodeTemplate:
         """A template from a Node manifest file; ValueError names the file and what is wrong."""
-        with open(path) as f:
-            try:
-                doc = yaml.safe_load(f)
-            except yaml.YAMLError as e:
-                mark = getattr(e, "problem_mark", None)
-                where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-                problem = getattr(e, "problem", None) or str(e)
-                raise ValueError(f"{path}: not YAML{where}: {problem}") from None
+        doc = yamlfile.load(path)
         if not isinstance(doc, Mapping):
             raise ValueError(f"{path}: a node template must be a Node manifest (a YAML mapping)")
         kind = doc.get("kind", "Node")

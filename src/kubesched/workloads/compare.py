@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import yaml
 from lightkube.resources import apiextensions_v1, core_v1, events_v1
 
+from kubesched.api import yamlfile
 from kubesched.api.quantity import int_value, milli_value
 from kubesched.api.resources import pod_requests
 from kubesched.clock import VirtualClock
@@ -86,9 +86,9 @@ class Workload:
 def load_workload(path: str | Path) -> Workload:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise WorkloadError(f"{path}: {e}") from None
+        data = yamlfile.load(path)
+    except yamlfile.YamlError as e:
+        raise WorkloadError(str(e)) from None
     try:
         spec = msgspec.convert(data, WorkloadFile)
     except msgspec.ValidationError as e:
@@ -178,9 +178,9 @@ async def _simulate(
     store = MemoryStore(clock=clock, seed=seed, watch_latency=0.001)
     for path in spec.crds:
         try:
-            data = yaml.safe_load((workload.root / path).read_text())
-        except (OSError, yaml.YAMLError) as e:
-            raise WorkloadError(f"crds: {path}: {e}") from None
+            data = yamlfile.load(workload.root / path)
+        except yamlfile.YamlError as e:
+            raise WorkloadError(f"crds: {e}") from None
         store.create(msgspec.convert(data, apiextensions_v1.CustomResourceDefinition))
     for nodes in spec.nodes:
         template = _node_template(nodes.template)

@@ -37,7 +37,7 @@ def test_minimal_with_a_node_template(tmp_path, capsys):
 def test_bad_node_template_is_a_clear_error(tmp_path, capsys):
     missing = tmp_path / "missing.yaml"
     assert main(["minimal", "--node-template", str(missing)]) == 2
-    assert "--node-template" in capsys.readouterr().out
+    assert "--node-template" in capsys.readouterr().err
 
 
 def test_demo_shows_the_overcommit_then_kubesched_without_it(capsys):
@@ -55,7 +55,7 @@ def test_demo_shows_the_overcommit_then_kubesched_without_it(capsys):
         ("kind: Pod\n", "kind: a node template must be a Node, not 'Pod'"),
         ("status: {capacity: {cpu: lots}}\n", 'status.capacity[cpu]: Invalid value: "lots"'),
         ("status: {allocatable: {memory: [1]}}\n", "status.allocatable[memory]: Invalid value"),
-        ("a: [\n", "not YAML (line 2, column 1)"),
+        ("a: [\n", "not valid YAML (line 2, column 1)"),
         ("- a list\n", "a node template must be a Node manifest"),
     ],
     ids=["not-a-node", "bad-quantity", "quantity-list", "not-yaml", "not-a-mapping"],
@@ -64,7 +64,7 @@ def test_a_bad_node_template_is_one_line_naming_file_and_field(tmp_path, capsys,
     template = tmp_path / "node.yaml"
     template.write_text(text)
     assert main(["minimal", "--node-template", str(template)]) == 2
-    out = capsys.readouterr().out.strip()
+    out = capsys.readouterr().err.strip()
     assert out.startswith(f"--node-template: {template}: ")
     assert message in out
     assert "\n" not in out

@@ -109,11 +109,11 @@ def test_args_are_decoded_strictly_naming_the_plugin_and_the_field(gold_package,
         "- pluginConfig:\n  - name: Gold\n    args: {bonus: lots}\n"
     )
     assert main(["plugins", "--config", str(config)]) == 2
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert "profiles[0].pluginConfig[0].args.bonus: Expected `int`, got `str` (plugin Gold)" in out
     config.write_text(config.read_text().replace("{bonus: lots}", "{bonsu: 3}"))
     assert main(["plugins", "--config", str(config)]) == 2
-    assert "args: unknown field `bonsu`" in capsys.readouterr().out
+    assert "args: unknown field `bonsu`" in capsys.readouterr().err
 
 
 MODULE = """
@@ -170,7 +170,7 @@ def test_a_module_in_the_working_directory_loads_with_plugin(module_in_cwd, caps
 )
 def test_loading_errors_are_one_line_naming_the_source(module_in_cwd, capsys, argv, message):
     assert main(["plugins", *argv]) == 2
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert message in out and "Traceback" not in out
 
 
@@ -182,9 +182,9 @@ def test_a_configuration_run_would_refuse_is_refused_with_the_same_error(module_
     )
     expected = 'plugin "Misspelt" declares FilterPlugin but does not implement filter (it has "filer": a misspelling?)'
     assert main(["plugins", "--plugin", "sundays:misspelt", "--config", str(config)]) == 2
-    assert expected in capsys.readouterr().out
+    assert expected in capsys.readouterr().err
     assert main(["run", "--plugin", "sundays:misspelt", "--config", str(config), "--kubeconfig", "/nonexistent"]) == 2
-    assert expected in capsys.readouterr().out
+    assert expected in capsys.readouterr().err
 
 
 def test_a_name_clash_between_installed_plugins_and_modules_names_both(gold_package, module_in_cwd, tmp_path):

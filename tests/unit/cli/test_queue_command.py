@@ -38,7 +38,7 @@ def test_simulated_queue_as_a_table(capsys, monkeypatch):
 
 def test_a_bad_horizon_is_a_usage_error(capsys):
     assert main(["queue", "--horizon", "0"]) == 2
-    assert "--horizon" in capsys.readouterr().out
+    assert "--horizon" in capsys.readouterr().err
 
 
 def closed_port() -> int:
@@ -86,10 +86,10 @@ def test_cluster_up_refuses_a_bad_scheduler_config(tmp_path, capsys):
     bad = tmp_path / "sched.yaml"
     bad.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nbogus: 1\n")
     assert main(["cluster", "up", "--port", "0", "--scheduler", "--scheduler-config", str(bad)]) == 2
-    out = " ".join(capsys.readouterr().out.split())
+    out = " ".join(capsys.readouterr().err.split())
     assert out.startswith(f"--scheduler-config: {bad}:")
 
 
 def test_cluster_up_wants_scheduler_with_a_scheduler_config(tmp_path, capsys):
     assert main(["cluster", "up", "--port", "0", "--scheduler-config", str(tmp_path / "none.yaml")]) == 2
-    assert "--scheduler-config needs --scheduler" in capsys.readouterr().out
+    assert "--scheduler-config needs --scheduler" in capsys.readouterr().err

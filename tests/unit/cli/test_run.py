@@ -4,12 +4,16 @@ one leader among replicas, takeover, and SIGTERM draining and releasing the leas
 from __future__ import annotations
 
 import asyncio
+import io
 
 import aiohttp
+import pytest
 from lightkube.resources import coordination_v1, core_v1
+from rich.console import Console
 
 from builders import make_node, make_pod
-from kubesched.cli.run import RunOptions, serve
+from kubesched.cli import options
+from kubesched.cli.run import Clients, RunOptions, serve
 from kubesched.clock import RealClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
@@ -101,14 +105,84 @@ def test_one_replica_leads_the_other_takes_over_when_it_stops_and_the_lease_is_r
     asyncio.run(main())
 
 
+def test_a_leader_whose_lease_client_goes_silent_stops_scheduling_and_exits_1_saying_why(capsys):
+    async def main():
+        clock, registry = RealClock(), in_tree_registry()
+        store = MemoryStore(clock=clock)
+        store.create(make_node("n1").capacity(cpu=4).obj)
+        scheduling, elections = MemoryCluster(store), MemoryCluster(store)
+        clients = Clients(scheduling, scheduling, elections)
+        stop, urls = asyncio.Event(), []
+        options = RunOptions(True, "127.0.0.1", 0, identity="a")
+        console = Console(file=io.StringIO())
+        task = asyncio.ensure_future(
+            serve(
+                clients,
+                clock,
+                config(registry, elect=True),
+                registry,
+                options,
+                stop,
+                ready=urls.append,
+                console=console,
+            )
+        )
+        store.create(make_pod("before").req(cpu="100m").obj)
+        await until(lambda: bound(store, ["before"]))
+        assert 'leader_election_master_status{name="kube-scheduler"} 1.0' in (await get(urls[0] + "/metrics"))[1]
+
+        async def silent(*args, **kwargs):
+            await asyncio.Event().wait()
+
+        elections.get = silent  # the lease's own client hangs; scheduling traffic is untouched
+        started = asyncio.get_running_loop().time()
+        assert await asyncio.wait_for(task, 5) == 1  # LEASE_LOST, without being asked to stop
+        assert asyncio.get_running_loop().time() - started <= 0.1 + 1.0 + 0.2  # retry period + renew deadline
+        store.create(make_pod("after").req(cpu="100m").obj)
+        await asyncio.sleep(0.3)
+        assert not bound(store, ["after"])  # nothing schedules once the lease is lost
+
+    asyncio.run(main())
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("leader election lost: no renewal of Lease default/kube-scheduler within the renew deadline")
+    assert "no answer from the API server" in err and "\n" not in err
+
+
+HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (HEADER + "bogus: 1\n", "{file}: Object contains unknown field `bogus`"),
+        (HEADER + "profiles: [\n", "{file}: not valid YAML (line 4, column 1): expected the node content"),
+        ("", "{file}: Object 'Kind' is missing in ''"),  # kube-scheduler's decoder: an empty file has no kind
+        ("profiles: []\n", """{file}: Object 'Kind' is missing in '{{"profiles":[]}}'"""),
+        ("kind: KubeSchedulerConfiguration\n", "{file}: Object 'apiVersion' is missing in"),
+    ],
+    ids=["unknown-field", "not-yaml", "empty", "no-kind", "no-apiVersion"],
+)
+def test_a_bad_configuration_file_is_one_line_naming_the_option_and_the_file(tmp_path, capsys, text, message):
+    from kubesched.cli.main import main
+
+    bad = tmp_path / "config.yaml"
+    bad.write_text(text)
+    assert main(["run", "--config", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("--config: " + message.format(file=bad)) and "\n" not in err
+
+
+def test_profiles_empty_is_the_default_profile_as_upstream_defaults_it(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(HEADER + "profiles: []\n")
+    config = options.scheduler_config("--config", str(path), in_tree_registry())
+    assert [p.scheduler_name for p in config.profiles] == ["default-scheduler"]
+
+
 def test_bad_run_options_are_clear_errors_before_anything_starts(tmp_path, capsys):
     from kubesched.cli.main import main
 
     assert main(["run", "--metrics-bind", "abc"]) == 2
-    assert "--metrics-bind: expected HOST:PORT, got 'abc'" in capsys.readouterr().out
-    bad = tmp_path / "config.yaml"
-    bad.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nbogus: 1\n")
-    assert main(["run", "--config", str(bad)]) == 2
-    assert "bogus" in capsys.readouterr().out
+    assert "--metrics-bind: expected HOST:PORT, got 'abc'" in capsys.readouterr().err
     assert main(["run", "--kubeconfig", str(tmp_path / "missing")]) == 2
-    assert "missing" in capsys.readouterr().out
+    assert "missing" in capsys.readouterr().err

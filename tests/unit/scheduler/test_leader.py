@@ -96,3 +96,44 @@ def test_a_leader_that_cannot_renew_within_the_deadline_stops_leading(clock, mon
     clock.advance(20)
     assert len(a.stopped_at) == 1 and a.stopped_at[0] - away <= 10 + 2 + 2
     assert a.task.done() and not a.elector.leading
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason", "detail"),
+    [
+        ("hang", "timeout", "no answer from the API server within"),
+        ("refuse", "api_error", "reading the lease: the API server is away"),
+        ("take", "taken", "held by thief"),
+    ],
+)
+def test_a_leader_whose_renewals_fail_stops_by_the_renew_deadline_and_says_why(
+    clock, monkeypatch, fault, reason, detail
+):
+    _, cluster = setup(clock)
+    a = Candidate(clock, cluster, "a")
+    clock.advance(1)
+    assert len(a.led_at) == 1
+    get = cluster.get
+
+    async def hang(*args, **kwargs):
+        await asyncio.Event().wait()  # a request stuck behind a full token bucket, or a silent server
+
+    async def refuse(*args, **kwargs):
+        raise InternalError("the API server is away")
+
+    async def take(*args, **kwargs):
+        lease = await get(*args, **kwargs)
+        lease.spec.holderIdentity = "thief"
+        return lease
+
+    monkeypatch.setattr(cluster, "get", {"hang": hang, "refuse": refuse, "take": take}[fault])
+    renewed = a.elector.renewed_at
+    clock.advance(30)
+    # stopped before another candidate could take the lease: within retry period + renew deadline
+    assert len(a.stopped_at) == 1 and a.stopped_at[0] - renewed <= 2 + 10 < 15
+    lost = a.elector.lost
+    assert a.task.done() and not a.elector.leading and lost is not None
+    assert (lost.reason, lost.last_renewal) == (reason, renewed) and detail in lost.detail
+    assert lost.describe(a.elector.settings).startswith(
+        "leader election lost: no renewal of Lease default/kubesched within the renew deadline of 10s"
+    )

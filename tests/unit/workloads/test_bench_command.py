@@ -20,7 +20,7 @@ def test_bad_config_file_is_a_clear_error(tmp_path, capsys):
     bad = tmp_path / "config.yaml"
     bad.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nbogus: 1\n")
     assert main(["bench", "scheduling-basic", "--nodes", "5", "--measured", "5", "--config", str(bad)]) == 2
-    assert "bogus" in capsys.readouterr().out
+    assert "bogus" in capsys.readouterr().err
 
 
 def test_each_shaped_workload_runs_small(capsys):
@@ -35,12 +35,12 @@ def test_a_workload_that_cannot_finish_fails_instead_of_hanging(monkeypatch, cap
     monkeypatch.setattr(runner, "STALL_SECONDS", 0.5)
     # Required anti-affinity per node: only 3 of the 8 pods can ever be placed on 3 nodes.
     assert main(["bench", "pod-anti-affinity", "--nodes", "3", "--initial", "0", "--measured", "8"]) == 1
-    assert "5 pods still unscheduled after 0.5 s without progress" in capsys.readouterr().out
+    assert "5 pods still unscheduled after 0.5 s without progress" in capsys.readouterr().err
 
 
 def test_sizes_below_their_minimum_are_usage_errors(capsys):
     assert main(["bench", "scheduling-basic", "--nodes", "0"]) == 2
-    assert "--nodes must be at least 1" in capsys.readouterr().out
+    assert "--nodes must be at least 1" in capsys.readouterr().err
 
 
 def test_preemption_basic_small_binds_every_preemptor(capsys):

@@ -116,6 +116,16 @@ class KubeCluster:
         """The cluster this pod runs in, through its service account."""
         return cls(replace(ClientConfig.in_cluster(), qps=qps, burst=burst))
 
+    def client(self, purpose: str, *, timeout: float | None = None) -> KubeCluster:
+        """Another client of the same server with the same credentials and limits but its own
+        connections and token bucket, its user agent naming `purpose` — as kube-scheduler gives
+        events and leader election clients of their own, so neither waits behind the other's
+        traffic. `timeout` bounds each of its requests."""
+        config = replace(self.config, user_agent=f"{self.config.user_agent}/{purpose}")
+        if timeout is not None:
+            config = replace(config, timeout=timeout)
+        return KubeCluster(config, min_watch_timeout=self.min_watch_timeout, watch_backoff=self.watch_backoff)
+
     async def __aenter__(self) -> KubeCluster:
         return self
 

@@ -43,6 +43,7 @@ class ClientConfig:
     qps: float = DEFAULT_QPS
     burst: int = DEFAULT_BURST
     timeout: float = 60.0  # seconds for one non-watch request
+    user_agent: str = "kubesched/0.1.0"
 
     @classmethod
     def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, *, context: str | None = None) -> ClientConfig:

@@ -16,7 +16,6 @@ from kubesched.cluster.kube.http1 import Response
 from kubesched.cluster.kube.ratelimit import TokenBucket
 
 JSON = "application/json"
-USER_AGENT = "kubesched/0.1.0"
 MAX_RETRIES = 10  # client-go retries a reply carrying Retry-After at most this often
 TOKEN_FILE_PERIOD = 60.0  # client-go re-reads a token file once a minute
 TRANSPORT_ERRORS = http1.ERRORS
@@ -39,7 +38,7 @@ class Transport:
         self._token_read: float | None = None
 
     def _headers(self, credentials: Credentials | None = None) -> dict[str, str]:
-        headers = {"Accept": JSON, "User-Agent": USER_AGENT}
+        headers = {"Accept": JSON, "User-Agent": self.config.user_agent}
         if credentials is not None:
             if credentials.token:
                 headers["Authorization"] = f"Bearer {credentials.token}"

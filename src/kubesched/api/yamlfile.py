@@ -1,0 +1,34 @@
+"""YAML documents read from files, with errors that name the file, line and column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class YamlError(ValueError):
+    """A file that cannot be read or is not YAML; the message starts with the file's name."""
+
+
+def parse(text: str, source: str) -> Any:
+    """The one document in `text` (None when empty); `source` names it in errors."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e)
+        raise YamlError(f"{source}: not valid YAML{where}: {problem}") from None
+
+
+def load(path: str | Path) -> Any:
+    """The one document in the file at `path`."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise YamlError(f"{path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise YamlError(f"{path}: not a text file") from None
+    return parse(text, str(path))

@@ -1,0 +1,68 @@
+"""`kubesched run` as a separate process against an embedded cluster, and what e2e tests ask of it:
+its endpoint, its metrics, the cluster through a real client."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import lightkube
+from lightkube.config.kubeconfig import KubeConfig
+from lightkube.resources.coordination_v1 import Lease
+
+
+def eventually(probe: Callable[[], Any], timeout: float = 20.0) -> Any:
+    """`probe()`'s first truthy answer, asked every 0.1 s; an AssertionError after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while not (result := probe()):
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+    return result
+
+
+def start_run(
+    kubeconfig: Path, config: Path, *, extra: Sequence[str] = (), stderr: int | None = subprocess.STDOUT
+) -> subprocess.Popen[str]:
+    """`kubesched run --config CONFIG --kubeconfig K` on a free metrics port, its output piped."""
+    command = [sys.executable, "-m", "kubesched", "run", "--config", str(config), "--kubeconfig", str(kubeconfig)]
+    command += ["--metrics-bind", "127.0.0.1:0", *extra]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True)
+
+
+def endpoint(process: subprocess.Popen[str]) -> str:
+    """The URL of the scheduler's endpoints, from its first line of output."""
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    found = re.search(r"endpoints at (http://\S+)", line)
+    assert found, line
+    return found.group(1)
+
+
+def metrics(url: str) -> str:
+    with urllib.request.urlopen(url + "/metrics", timeout=10) as response:
+        return response.read().decode()
+
+
+def metric(url: str, sample: str) -> float:
+    """The value of one sample (`name{labels}`) of the scheduler's metrics; 0 when absent."""
+    for line in metrics(url).splitlines():
+        if line.startswith(sample + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def client(kubeconfig: Path) -> lightkube.Client:
+    return lightkube.Client(config=KubeConfig.from_file(str(kubeconfig)))
+
+
+def lease(api: lightkube.Client, name: str, namespace: str = "default") -> Any | None:
+    try:
+        return api.get(Lease, name, namespace=namespace)
+    except lightkube.ApiError:
+        return None
