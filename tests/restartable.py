@@ -6,6 +6,8 @@ from aiohttp import web
 
 from kubesched.apiserver.server import ApiServer
 from kubesched.cli.cluster import ClusterThread, EmbeddedCluster
+from kubesched.cluster.memory import MemoryStore
+from kubesched.sim import make_nodes
 
 
 class Restartable:
@@ -17,9 +19,17 @@ class Restartable:
         self.port = 0
         self._runner: web.AppRunner | None = None
 
-    def start(self) -> str:
+    def start(self, *, empty_with_nodes: int | None = None, rewound: bool = False) -> str:
+        """Serve the cluster's store, or a new one holding only that many nodes (the API server
+        came back empty) — `rewound`: whose versions start from zero again, behind the old one's."""
+
         async def start(cluster: EmbeddedCluster) -> int:
-            server = ApiServer(cluster.store, bookmark_interval=0.2)
+            store = cluster.store
+            if empty_with_nodes is not None:
+                store = MemoryStore(clock=cluster.clock, seed=None) if rewound else cluster.new_store()
+                for node in make_nodes(empty_with_nodes, None):
+                    store.create(node)
+            server = ApiServer(store, bookmark_interval=0.2)
             self._runner = web.AppRunner(server.app, access_log=None, shutdown_timeout=0.1)
             await self._runner.setup()
             await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
@@ -31,7 +41,16 @@ class Restartable:
     def stop(self) -> None:
         runner = self._runner
         assert runner is not None
+        self._runner = None
         self.thread.call(lambda _: runner.cleanup())
+
+    def __enter__(self) -> Restartable:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Stop serving, so that no watch is left open when the cluster's loop closes."""
+        if self._runner is not None:
+            self.stop()
 
     def change(self, fn) -> None:
         """Run `fn(store)` on the cluster's loop."""

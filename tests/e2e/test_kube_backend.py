@@ -224,8 +224,8 @@ def test_a_watch_sees_added_modified_deleted_and_bookmarks(served):
 @pytest.fixture
 def restartable():
     spec = ClusterSpec(nodes=1, port=0, history=40, kubelet=KubeletConfig(start_seconds=0.2, stop_seconds=0.3))
-    with ClusterThread(spec) as running:
-        yield Restartable(running)
+    with ClusterThread(spec) as running, Restartable(running) as server:
+        yield server
 
 
 def _client(url: str) -> KubeCluster:

@@ -158,8 +158,7 @@ def test_a_scheduler_killed_in_a_burst_and_restarted_binds_every_pod_once(cluste
 
 def test_scheduling_resumes_after_the_api_server_restarts_under_a_running_scheduler(tmp_path):
     spec = ClusterSpec(nodes=2, port=0, kubelet=KubeletConfig(start_seconds=0.1, stop_seconds=0.1))
-    with ClusterThread(spec) as running:
-        server = Restartable(running)
+    with ClusterThread(spec) as running, Restartable(running) as server:
         url = server.start()
         running.kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url)
         api = client(running.kubeconfig)
@@ -178,3 +177,31 @@ def test_scheduling_resumes_after_the_api_server_restarts_under_a_running_schedu
         finally:
             process.send_signal(signal.SIGTERM)
             assert process.wait(15) == 0
+
+
+@pytest.mark.parametrize(
+    ("elect", "rewound"),
+    [(False, True), (True, False)],
+    ids=["single-versions-too-large", "leader-elect-versions-gone"],
+)
+def test_a_scheduler_under_an_api_server_that_comes_back_empty_relists_and_schedules_on_it(tmp_path, elect, rewound):
+    spec = ClusterSpec(nodes=2, port=0, kubelets=False)
+    with ClusterThread(spec) as running, Restartable(running) as server:
+        running.kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", server.start())
+        api = client(running.kubeconfig)
+        process = start(running, tmp_path, elect=elect, name="empty")
+        try:
+            endpoint(process)
+            api.create(make_pod("before", cpu="100m", scheduler="kubesched"))
+            eventually(lambda: api.get(Pod, "before").spec.nodeName)
+            server.stop()
+            # same port; the versions the scheduler holds are newer than any (or older than all) it has
+            server.start(empty_with_nodes=2, rewound=rewound)
+            for name in ("after-1", "after-2"):
+                api.create(make_pod(name, cpu="100m", scheduler="kubesched"))
+            eventually(lambda: all(api.get(Pod, n).spec.nodeName for n in ("after-1", "after-2")), 40)
+            assert process.poll() is None  # the same scheduler process throughout
+        finally:
+            process.send_signal(signal.SIGTERM)
+            out, _ = process.communicate(timeout=15)
+        assert process.returncode == 0, out

@@ -11,7 +11,7 @@ from aiohttp import web
 from kubesched.apiserver import tables
 from kubesched.apiserver.routing import Target
 from kubesched.cluster.codec import encode
-from kubesched.cluster.errors import BadRequest, Gone
+from kubesched.cluster.errors import BadRequest, Gone, TooLargeResourceVersion
 from kubesched.cluster.memory import MemoryStore, MemoryWatch
 from kubesched.cluster.protocol import BOOKMARK, ERROR, WatchEvent
 
@@ -71,7 +71,7 @@ async def stream_watch(
             field_selector=selector,
             resource_version=rv,
         )
-    except Gone as e:
+    except (Gone, TooLargeResourceVersion) as e:  # told inside the stream, as kube-apiserver tells it
         watch = None
         gone = e
     response = web.StreamResponse(headers={"Content-Type": "application/json", "Cache-Control": "no-cache"})

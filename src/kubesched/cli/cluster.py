@@ -51,7 +51,7 @@ class EmbeddedCluster:
     def __init__(self, spec: ClusterSpec) -> None:
         self.spec = spec
         self.clock = RealClock()
-        self.store = MemoryStore(clock=self.clock, seed=0, history=spec.history)
+        self.store = self.new_store()
         self.server = ApiServer(self.store, token=spec.token, bookmark_interval=spec.bookmark_interval)
         self.url = ""
         self.ca_pem: bytes | None = None
@@ -68,6 +68,12 @@ class EmbeddedCluster:
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self.controllers = controllers() if spec.controllers else []
+
+    def new_store(self) -> MemoryStore:
+        """An empty store as this cluster keeps one: random uids, and versions counted from the
+        microsecond it was made, past any an earlier run of the cluster gave out."""
+        first = int(self.clock.now() * 1_000_000)
+        return MemoryStore(clock=self.clock, seed=None, history=self.spec.history, first_resource_version=first)
 
     async def start(self) -> str:
         """Listen, start the kubelets, the installed packages' controllers and the scheduler if

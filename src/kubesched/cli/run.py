@@ -35,6 +35,7 @@ from kubesched.trace import Sink, Tracer
 
 DRAIN_SECONDS = 10.0
 LEASE_LOST = 1  # the exit code when the lease is lost, as kube-scheduler exits then
+FAILED = 1  # the exit code when the scheduler cannot go on
 
 
 @dataclass
@@ -99,8 +100,9 @@ async def serve(
     console: Console | None = None,
     ready: Any = None,
 ) -> int:
-    """Run until `stop` is set (0) or the lease is lost (LEASE_LOST, with the reason printed).
-    `ready(server_url)` is called once the endpoints listen."""
+    """Run until `stop` is set (0), the lease is lost (LEASE_LOST) or the scheduler cannot go on
+    (FAILED), the reason printed as one line on stderr. `ready(server_url)` is called once the
+    endpoints listen."""
     if not isinstance(clients, Clients):
         clients = Clients.shared(clients)
     holder = options.identity or identity()
@@ -118,37 +120,55 @@ async def serve(
     elector = LeaderElector(clients.leader_election, clock, lease_settings(config, holder), tracer=scheduler.trace)
     scheduler.metrics.watch_leader(elector)
 
+    halt = asyncio.Event()  # SIGTERM, or the scheduler cannot go on
+    relays = [asyncio.ensure_future(_relay(e, halt)) for e in (stop, scheduler.informers.failed)]
+    failures: list[BaseException] = []
+
     async def lead() -> None:
         task = asyncio.ensure_future(scheduler.run())
-        stopping = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({task, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        stopping.cancel()
+        halting = asyncio.ensure_future(halt.wait())
+        await asyncio.wait({task, halting}, return_when=asyncio.FIRST_COMPLETED)
+        halting.cancel()
         await scheduler.drain(DRAIN_SECONDS)
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+        if not task.cancelled() and task.exception() is not None:
+            failures.append(task.exception())  # type: ignore[arg-type]
 
     if options.leader_elect and not config.configuration.delayCacheUntilActive:
         await scheduler.start()  # a standby keeps its cache warm (and answers /readyz), as upstream's default
     try:
         if options.leader_elect:
             campaign = asyncio.ensure_future(elector.run(lead))
-            stopping = asyncio.ensure_future(stop.wait())
-            await asyncio.wait({campaign, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            if not campaign.done():  # stopped: let a leader drain and release; a waiting candidate just leaves
+            halting = asyncio.ensure_future(halt.wait())
+            await asyncio.wait({campaign, halting}, return_when=asyncio.FIRST_COMPLETED)
+            if not campaign.done():  # halted: let a leader drain and release; a waiting candidate just leaves
                 if not elector.leading:
                     campaign.cancel()
                 await asyncio.gather(campaign, return_exceptions=True)
-            stopping.cancel()
+            halting.cancel()
         else:
             await lead()
     finally:
+        for relay in relays:
+            relay.cancel()
         await scheduler.stop()  # a standby's informers, too
         await server.stop()
+    reason = scheduler.informers.failure or next((f"{type(f).__name__}: {f}" for f in failures), None)
+    if reason is not None:
+        if console is not None:
+            options_.print_error(console, f"kubesched run stopped: {reason}")
+        return FAILED
     if elector.lost is not None:
         if console is not None:
             options_.print_error(console, elector.lost.describe(elector.settings))
         return LEASE_LOST
     return 0
+
+
+async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:
+    await source.wait()
+    target.set()
 
 
 def connect(kubeconfig: str | None, config: SchedulerConfig) -> Clients:

@@ -9,6 +9,8 @@ from kubesched.cluster.errors import (
     Gone,
     Invalid,
     NotFound,
+    Timeout,
+    TooLargeResourceVersion,
     TooManyRequests,
 )
 from kubesched.cluster.protocol import ADDED, DELETED, MODIFIED, Cluster, ListResult, WatchEvent
@@ -27,6 +29,8 @@ __all__ = [
     "Invalid",
     "ListResult",
     "NotFound",
+    "Timeout",
+    "TooLargeResourceVersion",
     "TooManyRequests",
     "WatchEvent",
 ]

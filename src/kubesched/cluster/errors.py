@@ -83,6 +83,45 @@ class Gone(ApiError):
     reason = "Expired"
 
 
+class Timeout(ApiError):
+    """The server could not answer in time; `retry_after` seconds says when to ask again."""
+
+    code = 504
+    reason = "Timeout"
+
+    def __init__(
+        self, message: str, *, causes: list[dict[str, str]] | None = None, retry_after: int = 0, **kw: str
+    ) -> None:
+        super().__init__(message, **kw)
+        self._causes = causes or []
+        self.retry_after = retry_after
+
+    def causes(self) -> list[dict[str, str]]:
+        return self._causes
+
+    def status(self) -> dict[str, Any]:
+        out = super().status()
+        if self.retry_after:
+            out.setdefault("details", {})["retryAfterSeconds"] = self.retry_after
+        return out
+
+
+RESOURCE_VERSION_TOO_LARGE = "ResourceVersionTooLarge"  # the cause client-go's reflector recognises
+
+
+class TooLargeResourceVersion(Timeout):
+    """A watch (or list) from a resourceVersion newer than any the server has (the store went back
+    in time: restored, or replaced by an empty one). A client relists from scratch, as client-go's
+    reflector does."""
+
+    def __init__(self, requested: int, current: int) -> None:
+        super().__init__(
+            f"Timeout: Too large resource version: {requested}, current: {current}",
+            causes=[{"reason": RESOURCE_VERSION_TOO_LARGE, "message": "Too large resource version"}],
+            retry_after=1,
+        )
+
+
 class TooManyRequests(ApiError):
     code = 429
     reason = "TooManyRequests"

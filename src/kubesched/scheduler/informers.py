@@ -10,8 +10,7 @@ from lightkube.resources import core_v1, policy_v1
 
 from kubesched.api.resources import pod_requests
 from kubesched.cache import PodInfo
-from kubesched.cluster import DELETED, Gone, NotFound, WatchEvent
-from kubesched.cluster.protocol import BOOKMARK
+from kubesched.cluster import DELETED, NotFound, WatchEvent
 from kubesched.framework.events import (
     ASSIGNED_POD,
     NODE,
@@ -21,6 +20,7 @@ from kubesched.framework.events import (
     node_update_events,
     pod_update_events,
 )
+from kubesched.scheduler.reflector import reflect
 
 if TYPE_CHECKING:
     from kubesched.cache import Cache
@@ -70,6 +70,8 @@ class Informers:
         self._unscheduled: dict[str, Any] = {}  # uid -> latest unassigned pod the scheduler is responsible for
         self._tasks: list[asyncio.Future[None]] = []
         self.synced = False  # everything listed once
+        self.failure: str | None = None  # why an informer stopped, when one did
+        self.failed = asyncio.Event()  # set then
 
     def unscheduled(self, uid: str) -> Any | None:
         """The latest version of an unassigned pod of this scheduler's, None once gone or bound."""
@@ -98,29 +100,33 @@ class Informers:
                     raise
                 self.trace.emit("informer.not_served", resource=kind.__name__)
                 continue
-            self._tasks.append(asyncio.ensure_future(self._inform(kind, rv, relist, handle)))
+            selector = NOT_TERMINAL if kind is core_v1.Pod else ""
+            watch = reflect(
+                self.cluster,
+                kind,
+                resource_version=rv,
+                relist=relist,
+                handle=handle,
+                trace=self.trace,
+                field_selector=selector,
+            )
+            self._tasks.append(asyncio.get_running_loop().create_task(watch, name=kind.__name__))
         self._tasks += await self.shared_informers.start()
+        for task in self._tasks:
+            task.add_done_callback(self._ended)
         self.synced = True
 
-    async def _inform(
-        self,
-        kind: type[Any],
-        rv: str,
-        relist: Callable[[], Awaitable[str]],
-        handle: Callable[[WatchEvent], None],
-    ) -> None:
-        """Watch from `rv`; when the watch ends, resume from the last version seen, and when the
-        API says that version is gone, relist and reconcile, as client-go's reflector does."""
-        selector = NOT_TERMINAL if kind is core_v1.Pod else ""
-        while True:
-            try:
-                async for event in self.cluster.watch(kind, resource_version=rv, field_selector=selector):
-                    if event.type != BOOKMARK:
-                        handle(event)
-                    rv = event.object.metadata.resourceVersion or rv
-            except Gone:
-                self.trace.emit("informer.relist", resource=kind.__name__, resource_version=rv)
-                rv = await relist()
+    def _ended(self, task: asyncio.Future[None]) -> None:
+        """An informer never ends but by being cancelled: one that raised leaves the scheduler
+        blind, so the queue closes and `failure` says why (the scheduler then stops with it)."""
+        error = None if task.cancelled() else task.exception()
+        if error is None or self.failure is not None:
+            return
+        name = task.get_name() if isinstance(task, asyncio.Task) else "an"
+        self.failure = f"the {name} informer stopped: {type(error).__name__}: {error}"
+        self.trace.emit("informer.failed", error=self.failure)
+        self.queue.close()
+        self.failed.set()
 
     async def _relist_pdbs(self) -> str:
         listed = await self.cluster.list(policy_v1.PodDisruptionBudget)
@@ -164,16 +170,21 @@ class Informers:
 
     async def _relist_pods(self) -> str:
         listed = await self.cluster.list(core_v1.Pod, field_selector=NOT_TERMINAL)
-        uids = {p.metadata.uid for p in listed.items}
-        gone = [p for p in self._unscheduled.values() if p.metadata.uid not in uids]
-        gone += [info.pod for info in self.cache.pods() if info.uid not in uids and not self.cache.is_assumed(info.uid)]
+        # known by uid and name: a store replaced under the scheduler may reuse a uid for another pod
+        ids = {_identity(p) for p in listed.items}
+        gone = [p for p in self._unscheduled.values() if _identity(p) not in ids]
+        gone += [
+            info.pod
+            for info in self.cache.pods()
+            if _identity(info.pod) not in ids and not self.cache.is_assumed(info.uid)
+        ]
         for pod in gone:
             self._on_pod_delete(pod)
         for pod in listed.items:
             self._on_pod_upsert(pod)
         fed = self.shared_informers.fed(core_v1.Pod)
         if fed is not None:
-            for pod in [p for p in fed.list() if p.metadata.uid not in uids]:
+            for pod in [p for p in fed.list() if _identity(p) not in ids]:
                 self.shared_informers.feed(fed, pod, deleted=True)
             for pod in listed.items:
                 self.shared_informers.feed(fed, pod)
@@ -284,3 +295,8 @@ def _nomination_moved(old: Any, new: Any) -> bool:
     before = old.status.nominatedNodeName if old.status is not None else None
     after = new.status.nominatedNodeName if new.status is not None else None
     return bool(before) and before != after
+
+
+def _identity(pod: Any) -> tuple[str, str, str]:
+    meta = pod.metadata
+    return meta.uid, meta.namespace or "", meta.name

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from kubesched.cache import Cache, PodInfo, Snapshot
+from kubesched.cache import Cache, CacheError, PodInfo, Snapshot
 from kubesched.clock import Clock
 from kubesched.cluster import Cluster
 from kubesched.cluster.events import EventsV1Recorder
@@ -36,6 +36,10 @@ from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.profiles import build_frameworks
 from kubesched.scheduler.shared_informers import SharedInformers
 from kubesched.trace import Tracer
+
+
+class SchedulerFailure(Exception):
+    """The scheduler cannot go on (an informer stopped); the message says why."""
 
 
 class Scheduler:
@@ -157,13 +161,16 @@ class Scheduler:
     # -- the loop -------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Start the informers (unless already started) and schedule until cancelled."""
+        """Start the informers (unless already started) and schedule until cancelled, or until the
+        queue is closed (`drain`); SchedulerFailure when an informer stopped."""
         if not self.synced:
             await self.start()
         try:
             while True:
                 qpi = await self.queue.pop()
                 if qpi is None:
+                    if self.informers.failure is not None:
+                        raise SchedulerFailure(self.informers.failure)
                     return
                 self.schedule_one(qpi)
                 if self.attempt_seconds:
@@ -244,7 +251,11 @@ class Scheduler:
                 top=result.top,
             )
         assumed = pod.with_node(host)
-        self.cache.assume_pod(assumed)
+        try:
+            self.cache.assume_pod(assumed)
+        except CacheError as e:  # an error status, retried with backoff, as upstream's assume failure
+            self.failures.handle_failure(fwk, qpi, Status.error(str(e)), None)
+            return None
         self.queue.nominator.delete(assumed.uid)
         self.trace.emit("cache.assumed", pod=pod.key, node=host)
         status = fwk.run_reserve(state, assumed, host)

@@ -5,15 +5,16 @@ registered events of that kind."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from lightkube.resources import core_v1
 
-from kubesched.cluster import DELETED, Cluster, Gone, NotFound, WatchEvent
-from kubesched.cluster.protocol import BOOKMARK
+from kubesched.cluster import DELETED, Cluster, NotFound, WatchEvent
 from kubesched.framework.events import ActionType, ClusterEvent
 from kubesched.framework.handle import Informer, InformerHandler
+from kubesched.scheduler.reflector import reflect
 from kubesched.trace import Tracer
 
 T = TypeVar("T")
@@ -90,7 +91,15 @@ class SharedInformers:
             except (NotFound, TypeError):
                 self._trace.emit("informer.not_served", resource=informer.resource)
                 continue
-            tasks.append(asyncio.ensure_future(self._watch(informer, rv)))
+            watch = reflect(
+                self._cluster,
+                informer.kind,
+                resource_version=rv,
+                relist=functools.partial(self._relist, informer),
+                handle=functools.partial(self._on_event, informer),
+                trace=self._trace,
+            )
+            tasks.append(asyncio.get_running_loop().create_task(watch, name=informer.resource))
         return tasks
 
     async def _relist(self, informer: KindInformer) -> str:
@@ -104,17 +113,6 @@ class SharedInformers:
                 informer.objects[key] = obj
                 self._apply(informer, old, obj)
         return listed.resource_version
-
-    async def _watch(self, informer: KindInformer, rv: str) -> None:
-        while True:
-            try:
-                async for event in self._cluster.watch(informer.kind, resource_version=rv):
-                    if event.type != BOOKMARK:
-                        self._on_event(informer, event)
-                    rv = event.object.metadata.resourceVersion or rv
-            except Gone:
-                self._trace.emit("informer.relist", resource=informer.resource, resource_version=rv)
-                rv = await self._relist(informer)
 
     def _on_event(self, informer: KindInformer, event: WatchEvent) -> None:
         key = _key(event.object)

@@ -148,6 +148,38 @@ def test_a_leader_whose_lease_client_goes_silent_stops_scheduling_and_exits_1_sa
     assert "no answer from the API server" in err and "\n" not in err
 
 
+def test_a_scheduler_that_cannot_go_on_exits_1_with_the_reason_in_one_line(capsys, monkeypatch):
+    from kubesched.scheduler.informers import Informers
+
+    def broken(self, event):
+        raise RuntimeError("the handler broke")
+
+    monkeypatch.setattr(Informers, "_on_node_event", broken)
+
+    async def main():
+        clock, registry = RealClock(), in_tree_registry()
+        store = MemoryStore(clock=clock)
+        stop = asyncio.Event()
+        task = asyncio.ensure_future(
+            serve(
+                MemoryCluster(store),
+                clock,
+                config(registry, elect=False),
+                registry,
+                RunOptions(False, "127.0.0.1", 0),
+                stop,
+                console=Console(file=io.StringIO()),
+            )
+        )
+        await asyncio.sleep(0.2)
+        store.create(make_node("n1").capacity(cpu=4).obj)  # its watch event reaches the broken handler
+        return await asyncio.wait_for(task, 5)  # without being asked to stop
+
+    assert asyncio.run(main()) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == "kubesched run stopped: the Node informer stopped: RuntimeError: the handler broke"
+
+
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
 

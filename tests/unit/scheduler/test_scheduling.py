@@ -134,8 +134,7 @@ def test_the_scheduler_relists_when_its_watch_falls_behind_the_history(clock):
     clock.advance(0.1)
     # The watches drop (as an HTTP watch times out) and, before they resume, more changes land
     # than the history keeps: resuming from the last version seen is answered with Gone.
-    for watch in list(store._watches[core_v1.Pod]) + list(store._watches[core_v1.Node]):
-        watch.stop()
+    store.drop_watches(core_v1.Pod, core_v1.Node)
     for i in range(30):
         store.create(make_pod(f"p{i}").req(cpu="10m").obj)
     store.create(make_node("n1").capacity(cpu=8, pods=110).obj)
@@ -143,5 +142,42 @@ def test_the_scheduler_relists_when_its_watch_falls_behind_the_history(clock):
     relisted = {r.details["resource"] for r in scheduler.trace.records if r.kind == "informer.relist"}
     assert relisted == {"Pod", "Node"}
     assert all(store.get(core_v1.Pod, f"p{i}", namespace="default").spec.nodeName == "n1" for i in range(30))
+    task.cancel()
+    clock.advance(0.01)
+
+
+def test_the_scheduler_relists_when_the_store_goes_back_in_time_and_schedules_on_the_new_one(clock):
+    from builders import make_node
+    from kubesched.cluster import TooLargeResourceVersion
+    from kubesched.cluster.memory import MemoryCluster, MemoryStore
+    from kubesched.config import default_config
+    from kubesched.scheduler import Scheduler
+    from kubesched.trace import Tracer
+
+    old = MemoryStore(clock=clock, watch_latency=0.001)
+    old.create(make_node("n1").capacity(cpu=8, pods=110).obj)
+    for i in range(20):
+        old.create(make_pod(f"old-{i}").req(cpu="10m").obj)
+    registry = in_tree_registry()
+    cluster = MemoryCluster(old)
+    scheduler = Scheduler(cluster, clock, default_config(registry), registry, tracer=Tracer(clock.now, keep=True))
+    task = clock.loop.create_task(scheduler.run())
+    clock.advance(1)
+    assert scheduler.scheduled == 20
+    # The API server comes back over a new, empty store: every version the informers hold is
+    # newer than any it has, and it says so instead of waiting for them.
+    fresh = MemoryStore(clock=clock, watch_latency=0.001)
+    with pytest.raises(TooLargeResourceVersion):
+        fresh.watch(core_v1.Pod, resource_version=old.list(core_v1.Pod).resource_version)
+    cluster.store = fresh
+    old.drop_watches()
+    fresh.create(make_node("m1").capacity(cpu=8, pods=110).obj)
+    for i in range(3):
+        fresh.create(make_pod(f"new-{i}").req(cpu="10m").obj)
+    clock.advance(3)
+    relisted = {r.details["resource"] for r in scheduler.trace.records if r.kind == "informer.relist"}
+    assert {"Pod", "Node"} <= relisted
+    assert [fresh.get(core_v1.Pod, f"new-{i}", namespace="default").spec.nodeName for i in range(3)] == ["m1"] * 3
+    assert scheduler.cache.sizes()["nodes"] == 1 and not task.done()  # n1 forgotten; still scheduling
     task.cancel()
     clock.advance(0.01)

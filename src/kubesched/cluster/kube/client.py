@@ -12,6 +12,7 @@ from lightkube.core.resource import NamespacedResource
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import REQUIRED, FieldError
+from kubesched.cluster.backoff import Backoff
 from kubesched.cluster.codec import encode
 from kubesched.cluster.errors import BadRequest, Invalid, NotFound
 from kubesched.cluster.kube.codec import decode, decode_dict, decode_list, is_status
@@ -19,7 +20,7 @@ from kubesched.cluster.kube.config import DEFAULT_BURST, DEFAULT_QPS, ClientConf
 from kubesched.cluster.kube.errors import NotServed, error_from_status
 from kubesched.cluster.kube.http1 import Response
 from kubesched.cluster.kube.transport import Transport
-from kubesched.cluster.kube.watch import Backoff, KubeWatch
+from kubesched.cluster.kube.watch import KubeWatch
 from kubesched.cluster.protocol import ListResult
 
 R = TypeVar("R")

@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 
 from kubesched.cluster.errors import (
+    RESOURCE_VERSION_TOO_LARGE,
     AlreadyExists,
     ApiError,
     BadRequest,
@@ -18,6 +19,8 @@ from kubesched.cluster.errors import (
     MethodNotAllowed,
     NotFound,
     RequestEntityTooLarge,
+    Timeout,
+    TooLargeResourceVersion,
     TooManyRequests,
     Unauthorized,
     UnsupportedMediaType,
@@ -54,6 +57,7 @@ _BY_REASON: dict[str, type[ApiError]] = {
         TooManyRequests,
         InternalError,
         ServiceUnavailable,
+        Timeout,
     )
 }
 _BY_REASON["Gone"] = Gone
@@ -71,6 +75,7 @@ _BY_CODE: dict[int, type[ApiError]] = {
     429: TooManyRequests,
     500: InternalError,
     503: ServiceUnavailable,
+    504: Timeout,
 }
 _CAUSE_KINDS = {  # a cause's reason back to the field error kind `Invalid` renders it from
     "FieldValueRequired": "Required value",
@@ -112,6 +117,15 @@ def error_from_status(code: int, status: dict[str, Any]) -> ApiError:
         error = Invalid(names["kind"], names["name"], [_Cause(c) for c in causes], group=names["group"])
         error.message = message
         error.args = (message,)
+    elif cls is Timeout:
+        retry_after = int(details.get("retryAfterSeconds") or 0)
+        if any(c.get("reason") == RESOURCE_VERSION_TOO_LARGE for c in causes):
+            error = TooLargeResourceVersion(0, 0)
+            error.message, error.args = message, (message,)
+        else:
+            error = Timeout(
+                message, causes=[{k: str(v) for k, v in c.items()} for c in causes], retry_after=retry_after
+            )
     elif cls is TooManyRequests:
         error = TooManyRequests(message, causes=[{k: str(v) for k, v in c.items()} for c in causes], **names)
     else:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
 
+from kubesched.cluster.backoff import Backoff
 from kubesched.cluster.errors import ApiError, InternalError, TooManyRequests
 from kubesched.cluster.kube.codec import decode, decode_event_lines
 from kubesched.cluster.kube.errors import ServiceUnavailable, error_from_reply
@@ -29,25 +29,6 @@ SHORT_WATCH = 1.0  # a watch closed this soon without an event is a failure (cli
 def transient(error: ApiError) -> bool:
     """Whether a failed watch is worth retrying as it is (the server or the way to it is struggling)."""
     return isinstance(error, ServiceUnavailable | InternalError | TooManyRequests)
-
-
-class Backoff:
-    """Exponential delays from `initial` up to `cap`, each stretched by a random [1, 2) factor
-    (client-go's jitter 1.0), so that clients cut off together do not come back together."""
-
-    def __init__(self, initial: float, cap: float, rng: random.Random) -> None:
-        self.initial = initial
-        self.cap = cap
-        self._rng = rng
-        self._failures = 0
-
-    def next(self) -> float:
-        delay = min(self.cap, self.initial * 2.0**self._failures)
-        self._failures += 1
-        return delay * (1.0 + self._rng.random())
-
-    def reset(self) -> None:
-        self._failures = 0
 
 
 class KubeWatch:

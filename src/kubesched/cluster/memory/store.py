@@ -35,6 +35,7 @@ from kubesched.cluster.errors import (
     Gone,
     Invalid,
     NotFound,
+    TooLargeResourceVersion,
     conflict,
 )
 from kubesched.cluster.kinds import KINDS, Kind, custom_kind
@@ -113,12 +114,18 @@ class MemoryStore:
         watch_latency: float = DEFAULT_WATCH_LATENCY,
         history: int = DEFAULT_HISTORY,
         tracer: Tracer | None = None,
-        seed: int = 0,
+        seed: int | None = 0,
+        first_resource_version: int = 0,
     ) -> None:
+        """`seed` draws object uids reproducibly (None: from the system's randomness, as a
+        server that may restart over a new store must, lest two objects share a uid).
+        `first_resource_version`: where versions start; a watch from an earlier one is Gone (a
+        new store under a restarted server starts past every version the old one gave out, so
+        clients relist instead of resuming into another store's history)."""
         self.clock = clock
         self.watch_latency = watch_latency
         self.tracer = tracer or Tracer(clock.now)
-        self._rv = 0
+        self._rv = first_resource_version
         self._kinds: dict[type[Any], Kind] = dict(KINDS)
         self._views: dict[type[Any], View] = dict(VIEWS)
         self._custom: dict[tuple[str, str, str], Kind] = {}  # served custom kinds, by group/version/kind
@@ -127,7 +134,7 @@ class MemoryStore:
         self._objects: dict[type[Any], dict[Key, Any]] = {cls: {} for cls in KINDS if cls not in VIEWS}
         self._history: deque[Change] = deque()
         self._history_limit = history
-        self._compacted = 0
+        self._compacted = first_resource_version
         self._watches: dict[type[Any], list[MemoryWatch]] = {cls: [] for cls in self._objects}
         self._rng = random.Random(seed)
         self._pod_specs = PodSpecCache()
@@ -561,11 +568,20 @@ class MemoryStore:
             start = self._parse_rv(resource_version)
             if start < self._compacted:
                 raise Gone(f"too old resource version: {start} ({self._compacted})")
+            if start > self._rv:
+                raise TooLargeResourceVersion(start, self._rv)
             for change in self._history:
                 if change.rv > start and change.cls is storage:
                     watch.offer(change.type, change.obj, change.old)
         self._watches[storage].append(watch)
         return watch
+
+    def drop_watches(self, *kinds: type[Any]) -> None:
+        """End every open watch of `kinds` (of every kind without any), as an API server going
+        away ends them; their clients resume from the last version they saw."""
+        for cls in kinds or tuple(self._watches):
+            for watch in list(self._watches.get(cls, ())):
+                watch.stop()
 
     def bookmark(self, watch: MemoryWatch, cls: type[Any], *, initial_events_end: bool = False) -> None:
         """Queue a BOOKMARK carrying the current resourceVersion: once delivered, every change

@@ -15,6 +15,8 @@ from kubesched.cluster.errors import (
     InternalError,
     Invalid,
     NotFound,
+    Timeout,
+    TooLargeResourceVersion,
     TooManyRequests,
     Unauthorized,
     conflict,
@@ -81,7 +83,7 @@ def test_a_reason_that_contradicts_the_code_yields_to_the_code():
 
 def test_codes_without_a_class_fall_back_by_range():
     assert type(error_from_status(418, {"message": "teapot"})) is BadRequest
-    assert type(error_from_status(504, {"message": "timeout"})) is InternalError
+    assert type(error_from_status(502, {"message": "bad gateway"})) is InternalError
     assert type(error_from_status(503, {})) is ServiceUnavailable
 
 
@@ -90,3 +92,16 @@ def test_a_reply_that_is_not_a_status_keeps_its_text():
     assert type(error) is InternalError
     assert error.message == "the server responded with HTTP 502: <html>Bad Gateway</html>"
     assert error_from_reply(500, b"").message == "the server responded with HTTP 500"
+
+
+def test_too_large_resource_version_is_recognised_by_its_cause_as_client_go_does():
+    status = TooLargeResourceVersion(5000, 12).status()
+    assert (status["code"], status["reason"], status["details"]["retryAfterSeconds"]) == (504, "Timeout", 1)
+    assert status["message"] == "Timeout: Too large resource version: 5000, current: 12"
+    assert status["details"]["causes"] == [
+        {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+    ]
+    error = error_from_status(504, status)
+    assert type(error) is TooLargeResourceVersion and str(error) == status["message"]
+    plain = error_from_status(504, {"kind": "Status", "code": 504, "reason": "Timeout", "message": "slow"})
+    assert type(plain) is Timeout

@@ -1,0 +1,54 @@
+"""The loop under every informer, as client-go's reflector runs it: watch from the last version
+seen; relist when the server no longer has that version or has never had it; back off and try
+again when a watch or a list fails. It never gives up: only cancelling it stops it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kubesched.cluster import ApiError, Cluster, Gone, TooLargeResourceVersion, WatchEvent
+from kubesched.cluster.backoff import Backoff
+from kubesched.cluster.protocol import BOOKMARK
+from kubesched.trace import Tracer
+
+log = logging.getLogger(__name__)
+
+BACKOFF = (0.8, 30.0)  # client-go's reflector backoff: initial and cap, in seconds
+
+
+async def reflect(
+    cluster: Cluster,
+    kind: type[Any],
+    *,
+    resource_version: str | None,
+    relist: Callable[[], Awaitable[str]],
+    handle: Callable[[WatchEvent], None],
+    trace: Tracer,
+    field_selector: str = "",
+) -> None:
+    """Watch `kind` from `resource_version` (None: `relist()` first, which reconciles what the
+    informer holds and returns the list's version), handing each event but bookmarks to `handle`."""
+    resource = kind.__name__
+    backoff = Backoff(*BACKOFF, random.Random(resource))
+    rv = resource_version
+    while True:
+        try:
+            if rv is None:
+                rv = await relist()
+            async for event in cluster.watch(kind, resource_version=rv, field_selector=field_selector):
+                if event.type != BOOKMARK:
+                    handle(event)
+                rv = event.object.metadata.resourceVersion or rv
+                backoff.reset()
+        except (Gone, TooLargeResourceVersion) as e:
+            trace.emit("informer.relist", resource=resource, resource_version=rv, reason=e.reason)
+            rv = None
+        except ApiError as e:
+            delay = backoff.next()
+            trace.emit("informer.retry", resource=resource, resource_version=rv, error=str(e), delay=round(delay, 3))
+            log.warning("%s informer: %s; trying again in %.1fs", resource, e, delay)
+            await asyncio.sleep(delay)
