@@ -5,6 +5,7 @@ and with two replicas exactly one schedules until it is killed."""
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -205,3 +206,27 @@ def test_a_scheduler_under_an_api_server_that_comes_back_empty_relists_and_sched
             process.send_signal(signal.SIGTERM)
             out, _ = process.communicate(timeout=15)
         assert process.returncode == 0, out
+
+
+def test_a_scheduler_started_before_its_api_server_retries_one_line_a_try_then_schedules(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # free now; the cluster comes up on it later
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", f"http://127.0.0.1:{port}")
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG.format(elect="false"))
+    process = start_run(kubeconfig, config, stderr=subprocess.PIPE)
+    try:
+        endpoint(process)
+        assert process.stderr is not None
+        tries = [process.stderr.readline() for _ in range(2)]
+        assert all(t.startswith("listing PodDisruptionBudget: ") and "; trying again in " in t for t in tries), tries
+        spec = ClusterSpec(nodes=1, port=port, kubelets=False)
+        with ClusterThread(spec) as running:
+            api = client(kubeconfig)
+            api.create(make_pod("late", cpu="100m", scheduler="kubesched"))
+            eventually(lambda: api.get(Pod, "late").spec.nodeName, 45)
+            assert running.url.endswith(f":{port}")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(15) == 0

@@ -26,6 +26,7 @@ from kubesched.cli.scenario import KUBESCHED, run_minimal, run_scenario
 from kubesched.config import ConfigError
 from kubesched.framework.runtime import FrameworkError
 from kubesched.golden.cli import report, run_directory
+from kubesched.golden.loader import case_names
 from kubesched.minimal import NAME as MINIMAL_NAME
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.server import DEFAULT_PORT
@@ -300,6 +301,11 @@ def _golden(console: Console, args: argparse.Namespace) -> int:
     directory = Path(args.directory)
     if not directory.is_dir():
         options.print_error(console, f"{directory}: not a directory")
+        return 2
+    known = set(case_names(directory))
+    unknown = [c for c in args.case or () if c not in known]
+    if unknown:
+        options.print_error(console, f"--case: no case {unknown[0]!r} in {directory} (cases: {len(known)})")
         return 2
     outcomes = run_directory(directory, in_tree_registry(), only=args.case)
     report(console, outcomes, as_json=args.output == "json")

@@ -108,7 +108,11 @@ async def serve(
     holder = options.identity or identity()
     scheduler = Scheduler(clients.scheduling, clock, config, registry, identity=holder, events_cluster=clients.events)
     server = SchedulerServer(scheduler, options.host, options.port)
-    url = await server.start()
+    try:
+        url = await server.start()
+    except OSError as e:
+        why = os.strerror(e.errno) if e.errno else str(e)
+        raise options_.UsageError(f"--metrics-bind: cannot listen on {options.host}:{options.port}: {why}") from None
 
     def say(text: str) -> None:
         if console is not None:
@@ -212,6 +216,9 @@ def run_command(console: Console, args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, stop.set)
         try:
             return await serve(clients, RealClock(), config, registry, options, stop, console=console)
+        except options_.UsageError as e:
+            options_.print_error(console, str(e))
+            return 2
         finally:
             await clients.close()
 

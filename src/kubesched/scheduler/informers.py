@@ -20,7 +20,7 @@ from kubesched.framework.events import (
     node_update_events,
     pod_update_events,
 )
-from kubesched.scheduler.reflector import reflect
+from kubesched.scheduler.reflector import list_until_listed, reflect
 
 if TYPE_CHECKING:
     from kubesched.cache import Cache
@@ -94,7 +94,7 @@ class Informers:
         ]
         for kind, relist, handle, optional in informers:
             try:
-                rv = await relist()
+                rv = await list_until_listed(relist, kind, trace=self.trace)
             except NotFound:
                 if not optional:
                     raise

@@ -10,7 +10,7 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kubesched.cluster import ApiError, Cluster, Gone, TooLargeResourceVersion, WatchEvent
+from kubesched.cluster import ApiError, Cluster, Gone, NotFound, TooLargeResourceVersion, WatchEvent
 from kubesched.cluster.backoff import Backoff
 from kubesched.cluster.protocol import BOOKMARK
 from kubesched.trace import Tracer
@@ -18,6 +18,24 @@ from kubesched.trace import Tracer
 log = logging.getLogger(__name__)
 
 BACKOFF = (0.8, 30.0)  # client-go's reflector backoff: initial and cap, in seconds
+
+
+async def list_until_listed(relist: Callable[[], Awaitable[str]], kind: type[Any], *, trace: Tracer) -> str:
+    """`relist()`'s version, trying again after a jittered backoff for as long as the API server
+    cannot answer, one line on stderr per failed try, as kube-scheduler waits for its caches to
+    sync at start. NotFound (the kind is not served) is the caller's to judge."""
+    resource = kind.__name__
+    backoff = Backoff(*BACKOFF, random.Random(resource))
+    while True:
+        try:
+            return await relist()
+        except NotFound:
+            raise
+        except ApiError as e:
+            delay = backoff.next()
+            trace.emit("informer.retry", resource=resource, resource_version=None, error=str(e), delay=round(delay, 3))
+            log.warning("listing %s: %s; trying again in %.1fs", resource, e, delay)
+            await asyncio.sleep(delay)
 
 
 async def reflect(

@@ -14,7 +14,7 @@ from lightkube.resources import core_v1
 from kubesched.cluster import DELETED, Cluster, NotFound, WatchEvent
 from kubesched.framework.events import ActionType, ClusterEvent
 from kubesched.framework.handle import Informer, InformerHandler
-from kubesched.scheduler.reflector import reflect
+from kubesched.scheduler.reflector import list_until_listed, reflect
 from kubesched.trace import Tracer
 
 T = TypeVar("T")
@@ -87,7 +87,8 @@ class SharedInformers:
             if informer.kind in FED:
                 continue
             try:
-                rv = await self._relist(informer)
+                relist = functools.partial(self._relist, informer)
+                rv = await list_until_listed(relist, informer.kind, trace=self._trace)
             except (NotFound, TypeError):
                 self._trace.emit("informer.not_served", resource=informer.resource)
                 continue

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -88,3 +89,10 @@ def test_a_closed_pipe_ends_the_output_quietly():
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1
     assert err == b""
+
+
+def test_golden_refuses_a_case_it_does_not_have_instead_of_failing_it(capsys):
+    corpus = Path(__file__).resolve().parents[2] / "golden" / "corpus"
+    assert main(["golden", str(corpus), "--case", "nosuch"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"--case: no case 'nosuch' in {corpus}") and captured.out == ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import socket
 
 import aiohttp
 import pytest
@@ -12,6 +13,7 @@ from lightkube.resources import coordination_v1, core_v1
 from rich.console import Console
 
 from builders import make_node, make_pod
+from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.cli import options
 from kubesched.cli.run import Clients, RunOptions, serve
 from kubesched.clock import RealClock
@@ -218,3 +220,18 @@ def test_bad_run_options_are_clear_errors_before_anything_starts(tmp_path, capsy
     assert "--metrics-bind: expected HOST:PORT, got 'abc'" in capsys.readouterr().err
     assert main(["run", "--kubeconfig", str(tmp_path / "missing")]) == 2
     assert "missing" in capsys.readouterr().err
+
+
+def test_a_metrics_port_in_use_is_one_line_naming_the_option(tmp_path, capsys):
+    from kubesched.cli.main import main
+
+    kubeconfig = tmp_path / "kubeconfig"
+    write_kubeconfig(kubeconfig, "http://127.0.0.1:1")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = ["run", "--kubeconfig", str(kubeconfig), "--metrics-bind", f"127.0.0.1:{port}", "--no-leader-elect"]
+        assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"--metrics-bind: cannot listen on 127.0.0.1:{port}: Address already in use"
