@@ -47,6 +47,21 @@ class PodBuilder:
         self.obj.spec.terminationGracePeriodSeconds = seconds
         return self
 
+    def toleration(self, **fields: Any) -> PodBuilder:
+        self.obj.spec.tolerations = [*(self.obj.spec.tolerations or []), m.Toleration(**fields)]
+        return self
+
+    def node_affinity_in(self, key: str, values: Sequence[str]) -> PodBuilder:
+        """Required node affinity: `key` In `values`."""
+        term = m.NodeSelectorTerm(
+            matchExpressions=[m.NodeSelectorRequirement(key=key, operator="In", values=list(values))]
+        )
+        required = m.NodeSelector(nodeSelectorTerms=[term])
+        self.obj.spec.affinity = m.Affinity(
+            nodeAffinity=m.NodeAffinity(requiredDuringSchedulingIgnoredDuringExecution=required)
+        )
+        return self
+
 
 class NodeBuilder:
     def __init__(self, name: str) -> None:
@@ -61,6 +76,10 @@ class NodeBuilder:
 
     def labels(self, **labels: str) -> NodeBuilder:
         self.obj.metadata.labels = {**(self.obj.metadata.labels or {}), **labels}
+        return self
+
+    def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> NodeBuilder:
+        self.obj.spec.taints = [*(self.obj.spec.taints or []), m.Taint(key=key, value=value or None, effect=effect)]
         return self
 
     def capacity(self, **capacity: Any) -> NodeBuilder:

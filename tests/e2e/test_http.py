@@ -13,6 +13,8 @@ import pytest
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
 from kubesched.cluster.kinds import KINDS
 
+JSON = "application/json"
+
 
 def call(url, method="GET", body=None, content_type="application/json", token=None, ca=None):
     data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
@@ -28,13 +30,18 @@ def call(url, method="GET", body=None, content_type="application/json", token=No
         return e.code, json.loads(e.read())
 
 
-def pod(name, cpu="100m"):
+def pod(name, cpu="100m", **metadata):
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name},
+        "metadata": {"name": name, **metadata},
         "spec": {"containers": [{"name": "app", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}]},
     }
+
+
+DECODE = 'Pod in version "v1" cannot be handled as a Pod: '
+LABEL = DECODE + "json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.labels of type string"
+QUANTITY = DECODE + "spec.containers.resources.requests[cpu]: quantities must match the regular expression"
 
 
 def pods_url(cluster, name=""):
@@ -152,17 +159,64 @@ def _count(cluster):
             "BadRequest",
             "invalid resource version",
         ),
+        *[
+            ("POST", "/api/v1/namespaces/default/pods", pod("t", labels={"a": value}), JSON, 400, "BadRequest", text)
+            for value, text in [
+                (1, LABEL.format("number")),
+                (True, LABEL.format("bool")),
+                ([1], LABEL.format("array")),
+                ({"b": 1}, LABEL.format("object")),
+            ]
+        ],
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods",
+            pod("t", annotations={"a": 2}),
+            JSON,
+            400,
+            "BadRequest",
+            DECODE
+            + "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.annotations of type string",
+        ),
+        *[
+            ("POST", "/api/v1/namespaces/default/pods", pod("t", cpu=value), JSON, 400, "BadRequest", QUANTITY)
+            for value in ([1], {"a": 1}, True)
+        ],
+        *[
+            ("POST", "/api/v1/namespaces/default/pods", body, content_type, 400, "BadRequest", "nested too deeply")
+            for body, content_type in [
+                (b"[" * 1000 + b"]" * 1000, JSON),
+                (b'{"a":' * 1000 + b"1" + b"}" * 1000, JSON),
+                (b"a: " + b"[" * 1000 + b"]" * 1000, "application/yaml"),
+            ]
+        ],
+        (
+            "PATCH",
+            "/api/v1/namespaces/default/pods/fixture",
+            {"metadata": {"labels": {"a": 1}}},
+            "application/merge-patch+json",
+            400,
+            "BadRequest",
+            "the patch could not be applied: json: cannot unmarshal number into Go struct field "
+            "ObjectMeta.metadata.labels of type string",
+        ),
     ],
 )
 def test_bad_requests_get_status_objects_and_change_nothing(
     cluster, method, path, body, content_type, code, reason, message
 ):
-    before = _count(cluster)
+    call(pods_url(cluster), "POST", pod("fixture", cpu="0"))  # what a PATCH targets (201, or 409 once there)
+
+    def state():
+        names = {p["metadata"]["name"] for p in call(pods_url(cluster))[1]["items"]}
+        return names, call(pods_url(cluster, "fixture"))[1]["metadata"]["resourceVersion"]
+
+    before = state()
     got, status = call(cluster.url + path, method, body, content_type)
     assert got == code
     assert status["kind"] == "Status" and status["reason"] == reason and status["code"] == code
     assert message in status["message"]
-    assert _count(cluster) == before
+    assert state() == before
 
 
 def test_invalid_status_lists_field_causes(cluster):

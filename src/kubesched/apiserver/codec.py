@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import typing
 from collections.abc import Mapping
 from typing import Any
@@ -11,6 +12,7 @@ import yaml
 
 from kubesched.cluster.errors import BadRequest, UnsupportedMediaType
 from kubesched.cluster.kinds import Kind
+from kubesched.cluster.typecheck import type_error
 
 JSON_TYPES = ("application/json", "")
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
@@ -24,16 +26,45 @@ def media_type(content_type: str) -> str:
 def parse_body(raw: bytes, content_type: str) -> Any:
     """A JSON or YAML body as plain data; anything else is 415, malformed input 400."""
     kind = media_type(content_type)
-    try:
-        if kind in JSON_TYPES or kind.endswith("+json"):
-            return msgspec.json.decode(raw)
-        if kind in YAML_TYPES or kind.endswith("+yaml"):
-            return yaml.safe_load(raw)
-    except (msgspec.DecodeError, yaml.YAMLError) as e:
-        raise BadRequest(f"the body of the request could not be decoded: {e}") from None
+    if kind in JSON_TYPES or kind.endswith("+json"):
+        return decode_json(raw)
+    if kind in YAML_TYPES or kind.endswith("+yaml"):
+        try:
+            return _replace_lone_surrogates(yaml.safe_load(raw))
+        except yaml.YAMLError as e:
+            raise BadRequest(f"the body of the request could not be decoded: {e}") from None
+        except RecursionError:
+            raise BadRequest("the body of the request could not be decoded: nested too deeply") from None
     raise UnsupportedMediaType(
         f"the body of the request was in an unknown format - accepted media types include: {ACCEPTED_BODY_TYPES}"
     )
+
+
+def decode_json(raw: bytes) -> Any:
+    """A JSON body as plain data; malformed or too deeply nested input is 400."""
+    try:
+        data = msgspec.json.decode(raw)
+    except msgspec.DecodeError as e:
+        raise BadRequest(f"the body of the request could not be decoded: {e}") from None
+    except RecursionError:
+        raise BadRequest("the body of the request could not be decoded: nested too deeply") from None
+    return _replace_lone_surrogates(data) if _SURROGATE_ESCAPE.search(raw) else data
+
+
+# A \uD800-\uDFFF escape: one without its pair decodes to a character no UTF-8 text can hold;
+# Go's decoder (kube-apiserver's) makes it U+FFFD, and so does this one.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _replace_lone_surrogates(data: Any) -> Any:
+    if isinstance(data, str):
+        return _SURROGATE.sub("\ufffd", data)
+    if isinstance(data, list):
+        return [_replace_lone_surrogates(item) for item in data]
+    if isinstance(data, dict):
+        return {_replace_lone_surrogates(k): _replace_lone_surrogates(v) for k, v in data.items()}
+    return data
 
 
 def to_object(kind: Kind, data: Any, *, strict: bool) -> tuple[Any, list[str]]:
@@ -53,6 +84,8 @@ def to_object(kind: Kind, data: Any, *, strict: bool) -> tuple[Any, list[str]]:
     if strict and unknown:
         listed = ", ".join(f'unknown field "{f}"' for f in unknown)
         raise BadRequest(f"strict decoding error: {listed}")
+    if (problem := type_error(data, kind.cls)) is not None:
+        raise BadRequest(f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: {problem}')
     try:
         return msgspec.convert(data, kind.cls, strict=False), unknown
     except msgspec.ValidationError as e:
@@ -123,28 +156,4 @@ def unknown_fields(data: Any, cls: type[Any], prefix: str = "") -> list[str]:
         elif what == "map" and isinstance(value, Mapping):
             for k, item in value.items():
                 found += unknown_fields(item, inner, f"{prefix}{key}[{k}].")
-    return found
-    fields = _fields(cls)
-    for key, value in data.items():
-        path = f"{prefix}{key}"
-        if key not in fields:
-            found.append(path)
-            continue
-        shape = _struct_of(fields[key])
-        if shape is None:
-            continue
-        what, inner = shape
-        if what == "struct":
-            found += unknown_fields(value, inner, f"{path}.")
-        elif isinstance(value, list) and (inner_shape := _struct_of(inner)) and inner_shape[0] == "struct":
-            for i, item in enumerate(value):
-                found += unknown_fields(item, inner_shape[1], f"{path}[{i}].")
-        elif (
-            what == "map"
-            and isinstance(value, Mapping)
-            and (inner_shape := _struct_of(inner))
-            and inner_shape[0] == "struct"
-        ):
-            for k, item in value.items():
-                found += unknown_fields(item, inner_shape[1], f"{path}[{k}].")
     return found

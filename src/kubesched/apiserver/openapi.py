@@ -30,6 +30,7 @@ from typing import Any
 
 import msgspec
 
+from kubesched.cluster.definitions import MAP_VALUES, META, definition_name, model_of, short_name
 from kubesched.cluster.kinds import KINDS, Kind
 
 Json = dict[str, Any]
@@ -38,7 +39,7 @@ K8S_VERSION = "v1.36.2"
 V2_PROTOBUF_ACCEPT = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 """What kubectl sends as Accept for `/openapi/v2` when it wants `swagger_v2_protobuf()`."""
 
-_META = "io.k8s.apimachinery.pkg.apis.meta.v1"
+_META = META
 QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 TIME = f"{_META}.Time"
@@ -46,13 +47,6 @@ MICRO_TIME = f"{_META}.MicroTime"
 FIELDS_V1 = f"{_META}.FieldsV1"
 PATCH = f"{_META}.Patch"
 RAW_EXTENSION = "io.k8s.apimachinery.pkg.runtime.RawExtension"
-
-# lightkube modules whose Go package is not io.k8s.api.<group>.<version>.
-_PACKAGES = {
-    "meta_v1": _META,
-    "apiextensions_v1": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
-    "apiregistration_v1": "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1",
-}
 
 # Names the models use for types that are not structs, by the last part of the annotation.
 _ALIASES = {
@@ -101,53 +95,6 @@ _SCALAR_DEFINITIONS: dict[str, Json] = {
         "or an apply configuration, as its Content-Type says.",
         "type": "object",
     },
-}
-
-# The value types of maps, which the models type as a bare `dict`, written as the models write
-# types. Keyed by definition suffix (the part after `io.k8s.api.` or `io.k8s.apimachinery.pkg.apis.`)
-# and field.
-_STRING = "str"
-_QUANTITY = "resource.Quantity"
-_MAP_VALUES: dict[str, dict[str, str]] = {
-    "meta.v1.ObjectMeta": {"labels": _STRING, "annotations": _STRING},
-    "meta.v1.LabelSelector": {"matchLabels": _STRING},
-    "core.v1.PodSpec": {"nodeSelector": _STRING, "overhead": _QUANTITY},
-    "core.v1.PodStatus": {"allocatedResources": _QUANTITY},
-    "core.v1.ContainerStatus": {"allocatedResources": _QUANTITY},
-    "core.v1.ResourceRequirements": {"limits": _QUANTITY, "requests": _QUANTITY},
-    "core.v1.VolumeResourceRequirements": {"limits": _QUANTITY, "requests": _QUANTITY},
-    "core.v1.NodeStatus": {"allocatable": _QUANTITY, "capacity": _QUANTITY},
-    "core.v1.PersistentVolumeSpec": {"capacity": _QUANTITY},
-    "core.v1.PersistentVolumeClaimStatus": {
-        "allocatedResourceStatuses": _STRING,
-        "allocatedResources": _QUANTITY,
-        "capacity": _QUANTITY,
-    },
-    "core.v1.CSIVolumeSource": {"volumeAttributes": _STRING},
-    "core.v1.CSIPersistentVolumeSource": {"volumeAttributes": _STRING},
-    "core.v1.FlexVolumeSource": {"options": _STRING},
-    "core.v1.FlexPersistentVolumeSource": {"options": _STRING},
-    "core.v1.PodCertificateProjection": {"userAnnotations": _STRING},
-    "core.v1.ServiceSpec": {"selector": _STRING},
-    "core.v1.ReplicationControllerSpec": {"selector": _STRING},
-    "policy.v1.PodDisruptionBudgetStatus": {"disruptedPods": "meta_v1.Time"},
-    "storage.v1.StorageClass": {"parameters": _STRING},
-    "storage.v1.VolumeAttachmentStatus": {"attachmentMetadata": _STRING},
-    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps": {
-        "definitions": "apiextensions_v1.JSONSchemaProps",
-        "properties": "apiextensions_v1.JSONSchemaProps",
-        "patternProperties": "apiextensions_v1.JSONSchemaProps",
-        "dependencies": "Any",
-    },
-    "resource.v1.CapacityRequirements": {"requests": _QUANTITY},
-    "resource.v1.DeviceRequestAllocationResult": {"consumedCapacity": _QUANTITY},
-    "resource.v1.Device": {
-        "attributes": "resource_v1.DeviceAttribute",
-        "capacity": "resource_v1.DeviceCapacity",
-        "nodeAllocatableResources": "resource_v1.NodeAllocatableResource",
-    },
-    "resource.v1.CounterSet": {"counters": "resource_v1.Counter"},
-    "resource.v1.DeviceCounterConsumption": {"counters": "resource_v1.Counter"},
 }
 
 # How strategic merge patches treat fields: (patch strategy, merge key, list map keys). Lists
@@ -237,35 +184,6 @@ _REF_V3 = "#/components/schemas/"
 # -- definitions ---------------------------------------------------------------------------------
 
 
-def _model(cls: type[Any]) -> type[Any]:
-    """The lightkube model class behind a resource class (resources subclass their models)."""
-    for base in cls.__mro__:
-        if base.__module__.startswith("lightkube.models."):
-            return base
-    raise TypeError(f"{cls!r} has no lightkube model")
-
-
-def _package(module: str) -> str:
-    short = module.rsplit(".", 1)[-1]
-    if short in _PACKAGES:
-        return _PACKAGES[short]
-    group, version = short.rsplit("_", 1)
-    return f"io.k8s.api.{group}.{version}"
-
-
-def definition_name(cls: type[Any]) -> str:
-    """Upstream's definition name for a model or resource class: `io.k8s.api.core.v1.Pod`."""
-    model = _model(cls)
-    return f"{_package(model.__module__)}.{model.__name__}"
-
-
-def _short(name: str) -> str:
-    for prefix in ("io.k8s.api.", "io.k8s.apimachinery.pkg.apis."):
-        if name.startswith(prefix):
-            return name[len(prefix) :]
-    return name
-
-
 def _ref(name: str) -> Json:
     return {"$ref": _REF_V2 + name}
 
@@ -326,7 +244,7 @@ class _Builder:
         name = definition_name(cls)
         if name not in self.definitions:
             self.definitions[name] = {}  # reserved; filled by drain()
-            self.pending.append(_model(cls))
+            self.pending.append(model_of(cls))
         if gvks:
             self.gvks.setdefault(name, []).extend(gvks)
         return name
@@ -338,7 +256,7 @@ class _Builder:
 
     def _struct(self, model: type[Any]) -> Json:
         name = definition_name(model)
-        short = _short(name)
+        short = short_name(name)
         description, field_docs = _description(model.__doc__)
         annotations: dict[str, Any] = {}
         for base in reversed(model.__mro__):
@@ -391,7 +309,7 @@ class _Builder:
             raise TypeError(f"{where}: cannot describe {annotation!r}")
         if annotation in ("dict", "Dict"):
             definition, _, field = where.rpartition(".")
-            value_type = _MAP_VALUES.get(definition, {}).get(field)
+            value_type = MAP_VALUES.get(definition, {}).get(field)
             if value_type is None:
                 self.unknown_maps.append(where)
                 return {"type": "object"}
@@ -451,7 +369,7 @@ def _group_versions() -> list[tuple[str, str]]:
 
 
 def _list_model(kind: Kind) -> type[Any]:
-    model = _model(kind.cls)
+    model = model_of(kind.cls)
     return getattr(sys.modules[model.__module__], f"{kind.kind}List")  # type: ignore[no-any-return]
 
 

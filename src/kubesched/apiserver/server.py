@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import json
 import logging
 from typing import Any
 
@@ -19,7 +20,7 @@ from lightkube.models import policy_v1 as policy_models
 from lightkube.resources import core_v1
 
 from kubesched.apiserver import discovery, openapi, tables
-from kubesched.apiserver.codec import media_type, parse_body, to_object
+from kubesched.apiserver.codec import decode_json, media_type, parse_body, to_object
 from kubesched.apiserver.routing import Routes, Target
 from kubesched.apiserver.watchstream import stream_watch
 from kubesched.cluster.codec import encode
@@ -267,7 +268,9 @@ class ApiServer:
     @staticmethod
     def _warn(response: web.Response, request: web.Request, unknown: list[str]) -> web.Response:
         if unknown and request.query.get("fieldValidation", "Warn") != "Ignore":
-            response.headers["Warning"] = ", ".join(f'299 - "unknown field \\"{f}\\""' for f in unknown)
+            # each warning's text quoted (control characters and all escaped), as kube-apiserver does
+            texts = (json.dumps(f"unknown field {json.dumps(f)}") for f in unknown)
+            response.headers["Warning"] = ", ".join(f"299 - {text}" for text in texts)
         return response
 
     async def _create(self, request: web.Request, target: Target) -> web.Response:
@@ -303,10 +306,7 @@ class ApiServer:
                 "the body of the request was in an unknown format - accepted media types include: "
                 + ", ".join(PATCH_TYPES)
             )
-        try:
-            patch = msgspec.json.decode(await request.read())
-        except msgspec.DecodeError as e:
-            raise BadRequest(f"the body of the request could not be decoded: {e}") from None
+        patch = decode_json(await request.read())
         patched = self.store.patch(
             target.kind.cls,
             target.name or "",

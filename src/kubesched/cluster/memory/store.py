@@ -55,6 +55,7 @@ from kubesched.cluster.memory.validation import (
 )
 from kubesched.cluster.memory.watch import MemoryWatch
 from kubesched.cluster.protocol import ADDED, BOOKMARK, DELETED, MODIFIED, Bookmark, ListResult, WatchEvent
+from kubesched.cluster.typecheck import type_error
 from kubesched.trace import Tracer
 
 R = TypeVar("R")
@@ -432,6 +433,8 @@ class MemoryStore:
             patched = apply_patch(kind.kind, msgspec.to_builtins(current), patch, patch_type)
         except PatchError as e:
             raise BadRequest(str(e)) from None
+        if (problem := type_error(patched, cls)) is not None:
+            raise BadRequest(f"the patch could not be applied: {problem}")
         try:
             new: Any = msgspec.convert(patched, cls)
         except msgspec.ValidationError as e:
