@@ -22,4 +22,5 @@ ENV PATH=/opt/kubesched/bin:$PATH \
 USER 65532:65532
 EXPOSE 10259
 ENTRYPOINT ["kubesched"]
-CMD ["run", "--config", "/etc/kubesched/config.yaml", "--leader-elect"]
+# in its own network namespace, the container's endpoints listen on all its addresses
+CMD ["run", "--config", "/etc/kubesched/config.yaml", "--leader-elect", "--metrics-bind", "0.0.0.0:10259"]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +33,18 @@ def kubeconfig(
 
 
 def write_kubeconfig(path: str | Path, server: str, *, token: str | None = None, ca_pem: bytes | None = None) -> Path:
-    """Write the kubeconfig readable only by its owner (it may hold a token)."""
+    """Write the kubeconfig readable only by its owner (it may hold a token), atomically: a
+    temporary file in the same directory (mode 0600 from the start) renamed over `path`. A
+    symlink at `path` is replaced, never followed; a reader sees the old file or the new one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        yaml.safe_dump(kubeconfig(server, token=token, ca_pem=ca_pem), f, sort_keys=False)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            yaml.safe_dump(kubeconfig(server, token=token, ca_pem=ca_pem), f, sort_keys=False)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
     return path

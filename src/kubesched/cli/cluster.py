@@ -39,6 +39,7 @@ class ClusterSpec:
     history: int = DEFAULT_HISTORY
     scheduler: bool = False  # also run kubesched's scheduler and its endpoints
     scheduler_port: int = DEFAULT_PORT
+    scheduler_host: str | None = None  # where the scheduler's endpoints listen (None: `host`)
     scheduler_config: SchedulerConfig | None = None  # None: the default profile
     registry: Registry | None = None  # the plugins the scheduler may use (None: the in-tree and installed ones)
     controllers: bool = True  # run the controllers installed packages declare (entry points kubesched.controllers)
@@ -64,7 +65,8 @@ class EmbeddedCluster:
             registry = spec.registry or plugin_registry()
             config = spec.scheduler_config or default_config(registry)
             self.scheduler = Scheduler(MemoryCluster(self.store), self.clock, config, registry)
-            self._scheduler_server = SchedulerServer(self.scheduler, spec.host, spec.scheduler_port)
+            host = spec.scheduler_host or spec.host
+            self._scheduler_server = SchedulerServer(self.scheduler, host, spec.scheduler_port)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self.controllers = controllers() if spec.controllers else []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import secrets
 import signal
 
 from rich.console import Console
@@ -26,8 +27,23 @@ def _scheduler_config(args: argparse.Namespace, registry: Registry) -> Scheduler
     return options.scheduler_config("--scheduler-config", args.scheduler_config, registry)
 
 
-def cluster_up(console: Console, args: argparse.Namespace) -> int:
+def _access(args: argparse.Namespace) -> tuple[str | None, bool]:
+    """The token to require (the file's; with --tls alone, a generated one), and whether it was
+    generated. An address other than loopback serves an open API only when asked to."""
     token = options.token(args.token_file)
+    generated = False
+    if token is None and args.tls:
+        token, generated = secrets.token_urlsafe(32), True
+    if token is None and not args.allow_unauthenticated and not options.is_loopback(args.host):
+        raise options.UsageError(
+            f"--host {args.host}: the API would be open to anyone who can reach that address; give --token-file "
+            "or --tls to require a token, or --allow-unauthenticated"
+        )
+    return token, generated
+
+
+def cluster_up(console: Console, args: argparse.Namespace) -> int:
+    token, generated = _access(args)
     registry = options.registry(args.plugin)
     spec = ClusterSpec(
         nodes=options.at_least("--nodes", args.nodes, 0),
@@ -40,6 +56,8 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         kubelets=args.kubelets,
         scheduler=args.scheduler,
         scheduler_port=options.at_least("--scheduler-port", args.scheduler_port, 0),
+        # the scheduler's endpoints have no authentication: off loopback only when asked to
+        scheduler_host=args.host if args.allow_unauthenticated else "127.0.0.1",
         scheduler_config=_scheduler_config(args, registry),
         registry=registry,
     )
@@ -47,6 +65,8 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
     def ready(cluster: EmbeddedCluster) -> None:
         path = write_kubeconfig(args.kubeconfig, cluster.url, token=token, ca_pem=cluster.ca_pem).resolve()
         console.print(f"kubesched cluster is up at [bold]{cluster.url}[/bold] with {args.nodes} fake nodes.")
+        if generated:
+            console.print("  every request needs the generated token written into the kubeconfig")
         console.print(f"  export KUBECONFIG={path}")
         console.print("  kubectl get nodes")
         if cluster.scheduler_url:

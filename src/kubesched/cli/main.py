@@ -56,11 +56,26 @@ def _parser() -> argparse.ArgumentParser:
     up = cluster_sub.add_parser("up", help="serve the Kubernetes API with fake nodes until interrupted")
     up.add_argument("--nodes", type=int, default=3, help="fake nodes to create (default 3)")
     up.add_argument("--node-template", metavar="FILE", help="a Node manifest (YAML) the fake nodes copy")
-    up.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    up.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1, this machine only); any other address needs --token-file "
+        "or --tls, or --allow-unauthenticated",
+    )
     up.add_argument("--port", type=options.port, default=6443, help="port to listen on (default 6443; 0 picks one)")
     up.add_argument("--kubeconfig", default=".kubesched/kubeconfig", help="where to write the kubeconfig")
     up.add_argument("--token-file", metavar="F", help="require the bearer token in F on every request (serves HTTPS)")
-    up.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed certificate")
+    up.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a self-signed certificate; without --token-file, require a generated token "
+        "(written into the kubeconfig)",
+    )
+    up.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        help="let a --host other than loopback serve the API (and the scheduler's endpoints) to anyone who reaches it",
+    )
     up.add_argument(
         "--kubelets",
         action=argparse.BooleanOptionalAction,
@@ -114,7 +129,13 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="campaign for the Lease before scheduling (default: leaderElection.leaderElect)",
     )
-    run.add_argument("--metrics-bind", default="0.0.0.0:10259", help="address of /healthz, /readyz, /metrics")
+    run.add_argument(
+        "--metrics-bind",
+        default="127.0.0.1:10259",
+        metavar="HOST:PORT",
+        help="where /healthz, /readyz, /metrics and /debug/queue are served, over plain HTTP without "
+        "authentication (default 127.0.0.1:10259, this machine only; in a pod, its own address to be probed)",
+    )
     options.add_plugin_option(run)
 
     ctl = sub.add_parser("controllers", help="run the controllers installed packages declare, against a cluster")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,6 +31,16 @@ def at_least(option: str, value: int, minimum: int) -> int:
     if value < minimum:
         raise UsageError(f"{option} must be at least {minimum}")
     return value
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address or `localhost`) is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def port(text: str) -> int:

@@ -41,7 +41,7 @@ FAILED = 1  # the exit code when the scheduler cannot go on
 @dataclass
 class RunOptions:
     leader_elect: bool
-    host: str = "0.0.0.0"
+    host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     identity: str = ""
 

@@ -96,3 +96,20 @@ def test_golden_refuses_a_case_it_does_not_have_instead_of_failing_it(capsys):
     assert main(["golden", str(corpus), "--case", "nosuch"]) == 2
     captured = capsys.readouterr()
     assert captured.err.startswith(f"--case: no case 'nosuch' in {corpus}") and captured.out == ""
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.10", "example.com"])
+def test_cluster_up_refuses_an_open_api_off_loopback_unless_asked(tmp_path, capsys, host):
+    assert main(["cluster", "up", "--host", host, "--port", "0", "--kubeconfig", str(tmp_path / "k")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"--host {host}: the API would be open to anyone") and "--allow-unauthenticated" in err
+    assert not (tmp_path / "k").exists()
+
+
+def test_run_and_cluster_up_say_where_they_listen_in_their_help(capsys):
+    for argv in (["run", "--help"], ["cluster", "up", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+    text = " ".join(capsys.readouterr().out.split())
+    assert "default 127.0.0.1:10259, this machine only" in text and "without authentication" in text
+    assert "default 127.0.0.1, this machine only" in text

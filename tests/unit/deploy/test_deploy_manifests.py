@@ -23,7 +23,7 @@ DEPLOY = ROOT / "deploy"
 K8S_VERSION = "1.36"
 NAMESPACE = "kubesched"
 CONFIG_PATH = "/etc/kubesched/config.yaml"
-RUN_ARGS = ["run", "--config", CONFIG_PATH, "--leader-elect"]
+RUN_ARGS = ["run", "--config", CONFIG_PATH, "--leader-elect", "--metrics-bind", "$(POD_IP):10259"]
 
 
 def manifest_files() -> list[Path]:
@@ -222,6 +222,9 @@ def test_the_deployment_runs_two_leader_electing_replicas_with_the_config():
     assert "schedulerName" not in pod  # the scheduler's own pods are placed by the default scheduler
     container = deployment_container()
     assert [*container["command"], *container["args"]] == ["kubesched", *RUN_ARGS]
+    # the endpoints listen on the pod's address (run's default is loopback), where the probes reach them
+    (pod_ip,) = [e for e in container["env"] if e["name"] == "POD_IP"]
+    assert pod_ip["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
     # the ConfigMap, mounted where --config points, under its data key
     (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == str(Path(CONFIG_PATH).parent)]
     assert mount["readOnly"] is True
@@ -289,7 +292,7 @@ def test_the_dockerfile_builds_on_python_slim_and_runs_as_the_deployment_expects
     entrypoint = [json.loads(arg) for op, arg in instructions if op == "ENTRYPOINT"]
     cmd = [json.loads(arg) for op, arg in instructions if op == "CMD"]
     assert entrypoint == [["kubesched"]]
-    assert cmd == [RUN_ARGS]
+    assert cmd == [[*RUN_ARGS[:-1], "0.0.0.0:10259"]]  # the container's own addresses; the Deployment gives the pod's
     # the image's user is the one the Deployment runs as
     assert int(user.split(":")[0]) == one("Deployment")["spec"]["template"]["spec"]["securityContext"]["runAsUser"]
 
