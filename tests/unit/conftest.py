@@ -26,9 +26,10 @@ class Harness:
         config: dict[str, Any] | None = None,
         extra: Registry | None = None,
         tracer: Tracer | None = None,
+        event_ttl: float | None = None,
     ):
         self.clock = clock
-        self.store = MemoryStore(clock=clock, watch_latency=0.001)
+        self.store = MemoryStore(clock=clock, watch_latency=0.001, event_ttl=event_ttl)
         self.cluster = MemoryCluster(self.store)
         self.registry = in_tree_registry()
         if extra is not None:

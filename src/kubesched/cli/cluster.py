@@ -40,6 +40,7 @@ class ClusterSpec:
     scheduler: bool = False  # also run kubesched's scheduler and its endpoints
     scheduler_port: int = DEFAULT_PORT
     scheduler_host: str | None = None  # where the scheduler's endpoints listen (None: `host`)
+    event_ttl: float | None = 3600.0  # seconds Events are kept after their last write (kube-apiserver's default)
     scheduler_config: SchedulerConfig | None = None  # None: the default profile
     registry: Registry | None = None  # the plugins the scheduler may use (None: the in-tree and installed ones)
     controllers: bool = True  # run the controllers installed packages declare (entry points kubesched.controllers)
@@ -75,7 +76,13 @@ class EmbeddedCluster:
         """An empty store as this cluster keeps one: random uids, and versions counted from the
         microsecond it was made, past any an earlier run of the cluster gave out."""
         first = int(self.clock.now() * 1_000_000)
-        return MemoryStore(clock=self.clock, seed=None, history=self.spec.history, first_resource_version=first)
+        return MemoryStore(
+            clock=self.clock,
+            seed=None,
+            history=self.spec.history,
+            first_resource_version=first,
+            event_ttl=self.spec.event_ttl,
+        )
 
     async def start(self) -> str:
         """Listen, start the kubelets, the installed packages' controllers and the scheduler if
@@ -86,6 +93,8 @@ class EmbeddedCluster:
             kubelets = FakeKubelets(MemoryCluster(self.store), self.clock, config=self.spec.kubelet)
             self._tasks.append(asyncio.ensure_future(kubelets.run()))
         self._tasks.append(asyncio.ensure_future(DisruptionController(MemoryCluster(self.store), self.clock).run()))
+        if self.spec.event_ttl is not None:
+            self._tasks.append(asyncio.ensure_future(self._expire_events(min(60.0, self.spec.event_ttl))))
         if self._scheduler_server is not None:
             self._tasks.append(asyncio.ensure_future(self._scheduler_server.scheduler.run()))
             self.scheduler_url = await self._scheduler_server.start()
@@ -102,6 +111,12 @@ class EmbeddedCluster:
         self.server.address = f"{self.spec.host}:{port}"
         self.url = f"{'https' if tls else 'http'}://{self.spec.host}:{port}"
         return self.url
+
+    async def _expire_events(self, every: float) -> None:
+        """Expire Events while nothing is written too (writes expire them as they go)."""
+        while True:
+            await self.clock.sleep(every)
+            self.store.expire_events()
 
     async def stop(self) -> None:
         for task in self._tasks:

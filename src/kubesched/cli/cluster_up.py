@@ -52,6 +52,7 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         port=args.port,
         token=token,
         history=options.at_least("--watch-history", args.watch_history, 1),
+        event_ttl=args.event_ttl,
         tls=True if args.tls else None,
         kubelets=args.kubelets,
         scheduler=args.scheduler,

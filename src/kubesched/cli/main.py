@@ -12,7 +12,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from kubesched import __version__
 from kubesched.api import yamlfile
+from kubesched.apiserver.openapi import K8S_VERSION
 from kubesched.cli import options
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.compare import compare_command
@@ -38,6 +40,9 @@ from kubesched.workloads.spec import WORKLOADS
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kubesched", description="The Kubernetes scheduler, in Python, with its lab.")
+    parser.add_argument(
+        "--version", action="version", version=f"kubesched {__version__} (kube-scheduler {K8S_VERSION})"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     mini = sub.add_parser("minimal", help="run the from-scratch scheduler on fake nodes (virtual time)")
@@ -46,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     mini.add_argument("--seed", type=int, default=0, help="seed for pod sizes and object ids (default 0)")
     mini.add_argument("--interval", type=float, default=0.0, help="seconds between pod creations (default 0: a burst)")
     mini.add_argument("--node-template", metavar="FILE", help="a Node manifest (YAML) the fake nodes copy")
-    mini.add_argument("--output", choices=("table", "json"), default="table")
+    options.add_output_option(mini, "the placements and the kubelet's rejections")
     mini.add_argument("--trace", metavar="FILE", help="write every trace record to FILE as JSON lines")
     mini.add_argument("--kubeconfig", metavar="K", help="instead: schedule for this cluster until interrupted")
     mini.add_argument("--scheduler-name", default=MINIMAL_NAME, help=f"with --kubeconfig (default {MINIMAL_NAME})")
@@ -63,7 +68,11 @@ def _parser() -> argparse.ArgumentParser:
         "or --tls, or --allow-unauthenticated",
     )
     up.add_argument("--port", type=options.port, default=6443, help="port to listen on (default 6443; 0 picks one)")
-    up.add_argument("--kubeconfig", default=".kubesched/kubeconfig", help="where to write the kubeconfig")
+    up.add_argument(
+        "--kubeconfig",
+        default=".kubesched/kubeconfig",
+        help="where to write the kubeconfig, mode 0600 (default .kubesched/kubeconfig)",
+    )
     up.add_argument("--token-file", metavar="F", help="require the bearer token in F on every request (serves HTTPS)")
     up.add_argument(
         "--tls",
@@ -85,6 +94,13 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument(
         "--watch-history", type=int, default=10_000, help="changes kept for watch resumption (default 10000)"
     )
+    up.add_argument(
+        "--event-ttl",
+        type=options.duration,
+        default=3600.0,
+        metavar="DURATION",
+        help="how long Events are kept after their last write, as kube-apiserver's --event-ttl (default 1h)",
+    )
     up.add_argument("--scheduler", action="store_true", help="also run kubesched's scheduler (default profile)")
     up.add_argument(
         "--scheduler-port",
@@ -103,12 +119,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     queue.add_argument("--seed", type=int, default=0, help="simulation: seed (default 0)")
     queue.add_argument("--horizon", type=float, default=30.0, help="simulation: virtual seconds to run (default 30)")
-    queue.add_argument("--output", choices=("table", "json"), default="table")
+    options.add_output_option(queue, "the pending pods (json: what /debug/queue answers)")
 
     golden = sub.add_parser("golden", help="run recorded kube-scheduler cases and compare node for node")
     golden.add_argument("directory", help="a directory of NAME.input.yaml / NAME.expected.json cases")
     golden.add_argument("--case", action="append", help="run only this case (repeatable)")
-    golden.add_argument("--output", choices=("table", "json"), default="table")
+    options.add_output_option(golden, "each case's result and first difference")
 
     bench = sub.add_parser("bench", help="scheduler_perf-style workloads on the memory cluster, pods/s")
     bench.add_argument("workload", choices=sorted(WORKLOADS))
@@ -117,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--measured", type=int, help="pods scheduled while measuring (default: the workload's)")
     bench.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration (YAML)")
     bench.add_argument("--per-node", action="store_true", help="use the per-node plugin methods, not the batch ones")
-    bench.add_argument("--output", choices=("table", "json"), default="table")
+    options.add_output_option(bench, "the throughput samples and their summary")
     options.add_plugin_option(bench)
 
     run = sub.add_parser("run", help="schedule for a cluster (kubeconfig or in-cluster), with leader election")
@@ -148,14 +164,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     cmp.add_argument("--seed", type=int, default=0, help="seed of the clusters and schedulers (default 0)")
     cmp.add_argument("--plot", metavar="FILE", help="write the per-node utilisation of each configuration as SVG")
-    cmp.add_argument("--output", choices=("table", "json"), default="table")
+    options.add_output_option(cmp, "each configuration's placement and measures")
     options.add_plugin_option(cmp)
 
     plugins = sub.add_parser("plugins", help="the registered plugins, the points they fill and the profiles using them")
     plugins.add_argument(
         "--config", metavar="FILE", help="a KubeSchedulerConfiguration: build its profiles as run would"
     )
-    plugins.add_argument("--output", choices=("table", "json"), default="table")
+    options.add_output_option(plugins, "every plugin, its extension points and where it is enabled")
     options.add_plugin_option(plugins)
 
     drill = sub.add_parser("drill", help="the curriculum's chaos drills, narrated (virtual time)")
@@ -165,7 +181,7 @@ def _parser() -> argparse.ArgumentParser:
         help="c2: preemption with real victims; c3: unschedulable for a reason that is not scarcity; "
         "c4: two schedulers, one pod",
     )
-    drill.add_argument("--output", choices=("table", "json"), default="table")
+    options.add_output_option(drill, "the drill's narration and its measurements")
 
     demo = sub.add_parser("demo", help="watch the from-scratch scheduler overcommit a node")
     demo.add_argument("--trace", metavar="FILE", help="write every trace record to FILE as JSON lines")

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from kubesched.config import ConfigError, SchedulerConfig, default_config, load_file
+from kubesched.config.duration import parse_duration
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import FrameworkError
 from kubesched.scheduler.discovery import PluginLoadError, plugin_registry
@@ -31,6 +32,17 @@ def at_least(option: str, value: int, minimum: int) -> int:
     if value < minimum:
         raise UsageError(f"{option} must be at least {minimum}")
     return value
+
+
+def duration(text: str) -> float:
+    """An argparse type: a Go duration (`90s`, `1h30m`), in seconds, more than zero."""
+    try:
+        seconds = parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"a duration above zero, not {text!r}")
+    return seconds
 
 
 def is_loopback(host: str) -> bool:
@@ -105,4 +117,13 @@ def add_plugin_option(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="MODULE:ATTR",
         help="also load the plugins of this module (importable from the working directory; repeatable)",
+    )
+
+
+def add_output_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--output",
+        choices=("table", "json"),
+        default="table",
+        help=f"table (default), for reading, or json, for programs: {what}",
     )

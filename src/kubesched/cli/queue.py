@@ -12,7 +12,7 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from kubesched.cli import options
@@ -70,7 +70,7 @@ def queue_command(console: Console, args: argparse.Namespace) -> int:
         try:
             document = fetch(args.url)
         except FetchError as e:
-            console.print(f"[red]{escape(args.url)}: {escape(str(e))}[/red]", soft_wrap=True)
+            options.print_error(console, f"{args.url}: {e}")
             return 1
     else:
         document = simulate(args)
@@ -109,7 +109,15 @@ def print_queue(console: Console, document: dict[str, Any]) -> None:
             "\n".join(pod["wake_on"]) or "-",
         )
     if document["pods"]:
-        console.print(table)
+        if console.is_terminal:
+            console.print(table)
+        else:  # piped or redirected: no terminal to fit, so every cell whole on its line
+            width = console.width
+            console.width = max(width, Measurement.get(console, console.options.update(width=10_000), table).maximum)
+            try:
+                console.print(table)
+            finally:
+                console.width = width
     else:
         console.print("No pending pods.")
     counts = ", ".join(f"{count} {name}" for name, count in document["pending"].items())

@@ -1,18 +1,22 @@
-"""Recording core/v1 Events about objects, as client-go's event recorder does."""
+"""Recording Events about objects, as client-go's recorders do: core/v1 (kubelets, the
+from-scratch scheduler) and events.k8s.io/v1 with series (kube-scheduler)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 from typing import Any
 
+import msgspec
 from lightkube.models import core_v1 as m
+from lightkube.models import events_v1 as em
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1, events_v1
 
 from kubesched.clock import Clock
 from kubesched.clock.base import utc
-from kubesched.cluster.errors import ApiError
+from kubesched.cluster.errors import ApiError, NotFound
 from kubesched.cluster.protocol import Cluster
 
 NORMAL = "Normal"
@@ -66,12 +70,125 @@ class EventRecorder:
             await self._cluster.create(event)
 
 
-class EventsV1Recorder:
-    """Posts events.k8s.io/v1 Events, as kube-scheduler's recorder does: reporting controller is
-    the scheduler's name, `action` says what it was doing, `note` is the message."""
+REFRESH_SECONDS = 6 * 60.0  # client-go's events recorder patches its open series this often
+FINISH_SECONDS = 6 * 60.0  # and forgets a series (or a single event) not seen for this long
 
-    def __init__(self, cluster: Cluster, clock: Clock, *, controller: str, instance: str) -> None:
+EventKey = tuple[str, str, str, Any, Any]  # action, reason, reporting controller, regarding, related
+
+
+def _key(event: Any) -> EventKey:
+    """What makes two events the same for series: not the note, as client-go's `getKey`."""
+    related = msgspec.structs.astuple(event.related) if event.related is not None else None
+    return (event.action, event.reason, event.reportingController, msgspec.structs.astuple(event.regarding), related)
+
+
+class EventBroadcaster:
+    """Sends events.k8s.io/v1 Events as client-go's broadcaster does, off the caller's path: an
+    event the same as one sent before (same action, reason, controller, regarding and related
+    objects) is not a new object but a series on the first — its second occurrence patches
+    `series` (count 2), later ones only count, and every six minutes the open series are patched
+    with their counts; a series (or an event) not seen for six minutes is forgotten. One task
+    sends, in order, through `cluster` (give it a client of its own: events then never wait
+    behind bindings or lease renewals). `drain` sends what is queued, within a timeout."""
+
+    def __init__(self, cluster: Cluster, clock: Clock) -> None:
         self._cluster = cluster
+        self._clock = clock
+        self._cache: dict[EventKey, Any] = {}  # the event sent first, its series as counted
+        self._seen: dict[EventKey, float] = {}  # when each was last observed
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.sent = 0  # API calls made (creates and patches)
+
+    def recorder(self, *, controller: str, instance: str) -> EventsV1Recorder:
+        return EventsV1Recorder(self, self._clock, controller=controller, instance=instance)
+
+    def post(self, event: Any) -> None:
+        """Queue `event`, or count it in the series of one like it."""
+        key, now = _key(event), self._clock.now()
+        self._seen[key] = now
+        first = self._cache.get(key)
+        if first is None:
+            self._cache[key] = event
+            self._send(event)
+            return
+        observed = utc(now)
+        if first.series is None:
+            first.series = em.EventSeries(count=2, lastObservedTime=observed)
+            self._send(first)
+        else:
+            first.series = em.EventSeries(count=first.series.count + 1, lastObservedTime=observed)
+
+    def _send(self, event: Any) -> None:
+        self._queue.put_nowait((event, event.series))
+        if not self._tasks:
+            self._tasks = [asyncio.ensure_future(self._work()), asyncio.ensure_future(self._maintain())]
+
+    async def _work(self) -> None:
+        while True:
+            event, series = await self._queue.get()
+            try:
+                await self._write(event, series)
+            finally:
+                self._queue.task_done()
+
+    async def _write(self, event: Any, series: Any) -> None:
+        meta = event.metadata
+        self.sent += 1
+        with contextlib.suppress(ApiError):
+            if series is not None:
+                patch = {"series": {"count": series.count, "lastObservedTime": _micro(series.lastObservedTime)}}
+                try:
+                    await self._cluster.patch(events_v1.Event, meta.name, patch, namespace=meta.namespace)
+                    return
+                except NotFound:  # expired or deleted: create it again, series and all
+                    pass
+            await self._cluster.create(msgspec.structs.replace(event, series=series))
+
+    async def _maintain(self) -> None:
+        """Every six minutes: patch the open series with their counts; forget the finished."""
+        while True:
+            await self._clock.sleep(REFRESH_SECONDS)
+            now = self._clock.now()
+            for key, event in list(self._cache.items()):
+                if event.series is not None:
+                    self._queue.put_nowait((event, event.series))
+                if now - self._seen[key] > FINISH_SECONDS:
+                    del self._cache[key], self._seen[key]
+
+    async def drain(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for every queued event to be sent; whether they were."""
+        if not self._tasks:
+            return True
+        try:
+            async with asyncio.timeout(timeout):
+                await self._queue.join()
+        except TimeoutError:
+            return False
+        return True
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+
+    @property
+    def queued(self) -> int:
+        return self._queue.qsize()
+
+
+def _micro(stamp: Any) -> str:
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if hasattr(stamp, "strftime") else str(stamp)
+
+
+class EventsV1Recorder:
+    """Records events.k8s.io/v1 Events, as kube-scheduler's recorder does: reporting controller is
+    the scheduler's name, `action` says what it was doing, `note` is the message. Recording never
+    waits on the API server: the broadcaster sends."""
+
+    def __init__(self, broadcaster: EventBroadcaster, clock: Clock, *, controller: str, instance: str) -> None:
+        self._broadcaster = broadcaster
         self._clock = clock
         self.controller = controller
         self.instance = instance
@@ -96,5 +213,4 @@ class EventsV1Recorder:
             reportingController=self.controller,
             reportingInstance=self.instance,
         )
-        with contextlib.suppress(ApiError):
-            await self._cluster.create(event)
+        self._broadcaster.post(event)

@@ -12,7 +12,7 @@ from typing import Any
 from kubesched.cache import Cache, CacheError, PodInfo, Snapshot
 from kubesched.clock import Clock
 from kubesched.cluster import Cluster
-from kubesched.cluster.events import EventsV1Recorder
+from kubesched.cluster.events import EventBroadcaster
 from kubesched.config import SchedulerConfig
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD, ActionType, ClusterEvent
@@ -73,14 +73,14 @@ class Scheduler:
         self.shared_informers = SharedInformers(cluster, self.trace, self._requeue)
         self.listers = Listers(self.shared_informers, namespaces=self.namespace_labels, pod=self._known_pod)
         host = identity or socket.gethostname()
+        self.events = EventBroadcaster(events_cluster or cluster, clock)
         self.recorders = {
-            p.scheduler_name: EventsV1Recorder(
-                events_cluster or cluster, clock, controller=p.scheduler_name, instance=f"{p.scheduler_name}-{host}"
-            )
+            p.scheduler_name: self.events.recorder(controller=p.scheduler_name, instance=f"{p.scheduler_name}-{host}")
             for p in config.profiles
         }
         self.metrics = SchedulerMetrics(self)
         self._bindings: set[asyncio.Future[None]] = set()
+        self._draining = False
         services = Services(
             snapshot=self.snapshot,
             clock=clock,
@@ -186,13 +186,22 @@ class Scheduler:
         for task in list(self._bindings):
             task.cancel()
         await asyncio.gather(*self._bindings, return_exceptions=True)
+        if not self._draining:  # a drain sends the queued events first, then closes
+            await self.events.close()
 
     async def drain(self, timeout: float) -> None:
-        """Stop taking pods from the queue and give the binding cycles under way up to `timeout`
-        seconds to finish (SIGTERM)."""
+        """Stop taking pods from the queue and give the binding cycles under way, then the events
+        still queued, up to `timeout` seconds in all to finish (SIGTERM)."""
+        self._draining = True
         self.queue.close()
-        if self._bindings:
-            await asyncio.wait(list(self._bindings), timeout=timeout)
+        deadline = self.clock.now() + timeout
+        try:
+            if self._bindings:
+                await asyncio.wait(list(self._bindings), timeout=timeout)
+            await self.events.drain(max(0.0, deadline - self.clock.now()))
+        finally:
+            self._draining = False
+            await self.events.close()
 
     async def wait_for_bindings(self) -> None:
         """Until every binding cycle started so far has finished."""

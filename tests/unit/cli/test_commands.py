@@ -1,5 +1,6 @@
 """The `kubesched` command: minimal and demo."""
 
+import argparse
 import json
 import subprocess
 import sys
@@ -113,3 +114,34 @@ def test_run_and_cluster_up_say_where_they_listen_in_their_help(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "default 127.0.0.1:10259, this machine only" in text and "without authentication" in text
     assert "default 127.0.0.1, this machine only" in text
+
+
+def _options():
+    from kubesched.cli.main import _parser
+
+    def walk(parser, path):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield from walk(sub, [*path, name])
+            elif action.option_strings and action.dest not in ("help", "version"):
+                yield " ".join(path), action
+
+    return list(walk(_parser(), []))
+
+
+def test_every_option_says_what_it_does_and_its_default():
+    missing = []
+    for command, action in _options():
+        text = action.help or ""
+        has_default = action.default not in (None, False, [], argparse.SUPPRESS) or action.choices
+        if not text or (has_default and "default" not in text):
+            missing.append(f"{command} {action.option_strings[0]}")
+    assert missing == []
+
+
+def test_version_names_kubesched_and_the_kube_scheduler_it_follows(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == "kubesched 0.1.0 (kube-scheduler v1.36.2)"

@@ -50,7 +50,7 @@ def closed_port() -> int:
 def test_an_unreachable_url_is_one_red_line(capsys):
     url = f"http://127.0.0.1:{closed_port()}"
     assert main(["queue", "--url", url]) == 1
-    lines = capsys.readouterr().out.splitlines()
+    lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"{url}: cannot connect")
 
 
@@ -78,7 +78,7 @@ def text_server():
 
 def test_an_answer_that_is_not_json_is_one_red_line(capsys, text_server):
     assert main(["queue", "--url", text_server, "--output", "json"]) == 1
-    lines = capsys.readouterr().out.splitlines()
+    lines = capsys.readouterr().err.splitlines()
     assert lines == [f"{text_server}: /debug/queue did not answer JSON"]
 
 
@@ -93,3 +93,11 @@ def test_cluster_up_refuses_a_bad_scheduler_config(tmp_path, capsys):
 def test_cluster_up_wants_scheduler_with_a_scheduler_config(tmp_path, capsys):
     assert main(["cluster", "up", "--port", "0", "--scheduler-config", str(tmp_path / "none.yaml")]) == 2
     assert "--scheduler-config needs --scheduler" in capsys.readouterr().err
+
+
+def test_the_table_is_whole_when_piped(capsys):
+    assert main(["queue"]) == 0  # captured: not a terminal
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if "POD" in line)
+    assert header.split() == ["POD", "QUEUE", "ATTEMPTS", "BACKOFF", "UNTIL", "REJECTED", "BY", "WAKES", "ON"]
+    assert "Node(Add|UpdateNodeAllocatable) (NodeResourcesFit)" in out

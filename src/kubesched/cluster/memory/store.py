@@ -10,6 +10,7 @@ Objects handed in are copied; objects handed out are the stored ones and must no
 from __future__ import annotations
 
 import bisect
+import heapq
 import random
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -117,13 +118,18 @@ class MemoryStore:
         tracer: Tracer | None = None,
         seed: int | None = 0,
         first_resource_version: int = 0,
+        event_ttl: float | None = None,
     ) -> None:
         """`seed` draws object uids reproducibly (None: from the system's randomness, as a
         server that may restart over a new store must, lest two objects share a uid).
         `first_resource_version`: where versions start; a watch from an earlier one is Gone (a
         new store under a restarted server starts past every version the old one gave out, so
-        clients relist instead of resuming into another store's history)."""
+        clients relist instead of resuming into another store's history). `event_ttl`: seconds an
+        Event is kept after its last write (kube-apiserver's --event-ttl; None: for ever)."""
         self.clock = clock
+        self.event_ttl = event_ttl
+        self._event_expiry: list[tuple[float, Key, int]] = []  # a heap: (when, key, the version it expires at)
+        self._next_expiry_sweep = 0.0
         self.watch_latency = watch_latency
         self.tracer = tracer or Tracer(clock.now)
         self._rv = first_resource_version
@@ -634,6 +640,29 @@ class MemoryStore:
             watch.offer(type_, obj, old)
         if self.tracer.enabled and kind.cls in (core_v1.Pod, core_v1.Node):
             self._trace(kind, type_, obj, old)
+        if self.event_ttl is not None:
+            now = self.clock.now()
+            if kind.cls is core_v1.Event and type_ != DELETED:
+                key = (obj.metadata.namespace or "", obj.metadata.name)
+                heapq.heappush(self._event_expiry, (now + self.event_ttl, key, self._rv))
+            if now >= self._next_expiry_sweep:
+                self.expire_events()
+
+    def expire_events(self) -> int:
+        """Delete the Events not written for `event_ttl` seconds (as etcd's leases expire them
+        under kube-apiserver); how many. Writes call it at most once a second of clock time."""
+        if self.event_ttl is None:
+            return 0
+        now = self.clock.now()
+        self._next_expiry_sweep = now + 1.0
+        kind, table, expired = self._kinds[core_v1.Event], self._objects[core_v1.Event], 0
+        while self._event_expiry and self._event_expiry[0][0] <= now:
+            _, key, rv = heapq.heappop(self._event_expiry)
+            current = table.get(key)
+            if current is not None and int(current.metadata.resourceVersion) == rv:  # not written since
+                self._remove(kind, key, current)
+                expired += 1
+        return expired
 
     def _trace(self, kind: Kind, type_: str, obj: Any, old: Any | None) -> None:
         meta = obj.metadata
