@@ -257,6 +257,8 @@ class Informers:
             self.queue.add(pod)
         elif old.metadata.resourceVersion != pod.metadata.resourceVersion:
             if self.cache.is_assumed(uid):
+                if pod.metadata.deletionTimestamp is not None and old.metadata.deletionTimestamp is None:
+                    self._assumed_pod_deleted(uid)
                 return  # being bound: its own binding will tell the queue
             self.queue.update(old, pod, pod_update_events(UNSCHEDULED_POD, old, pod, requests=_requests))
             if _nomination_moved(old, pod):
@@ -273,21 +275,34 @@ class Informers:
 
     def _on_pod_delete(self, pod: Any) -> None:
         uid = pod.metadata.uid
-        if pod.spec.nodeName or self.cache.pod(uid) is not None:
+        if pod.spec.nodeName:  # an assigned pod: its room is free (upstream's deleteAssignedPodFromCache)
             known = self.cache.pod(uid)
             if known is not None:
                 self.cache.remove_pod(known.pod)
                 self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), known.pod, None)
             return
-        if self._unscheduled.pop(uid, None) is not None:
-            nominated = self.queue.nominator.node_of(uid) is not None
-            self.queue.delete(pod)
-            if nominated:  # the room kept for it is free again, for pods it outranked
-                self._free_nominated_room(pod)
-        for fwk in self.profiles.values():
-            waiting = fwk.waiting_pods.get(uid)
-            if waiting is not None:
-                waiting.reject("", "removed")
+        if self._unscheduled.pop(uid, None) is None:
+            return  # not this scheduler's
+        nominated = self.queue.nominator.node_of(uid) is not None
+        self.queue.delete(pod)
+        if self.cache.is_assumed(uid):
+            self._assumed_pod_deleted(uid)
+        elif nominated:  # the room kept for it is free again, for pods it outranked
+            self._free_nominated_room(pod)
+
+    def _assumed_pod_deleted(self, uid: str) -> None:
+        """A pod deleted (or being deleted) while it is assumed, as upstream's
+        `handleAssumedPodDeletion`: one waiting at Permit is rejected (its binding cycle then
+        cleans up), any other is forgotten at once, and the room it held wakes the waiting pods."""
+        known = self.cache.pod(uid)
+        if known is None:
+            return
+        waiting = next((w for f in self.profiles.values() if (w := f.waiting_pods.get(uid)) is not None), None)
+        if waiting is not None:
+            waiting.reject("", "removed")
+        else:
+            self.cache.forget_pod(known)
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), known.pod, None)
 
 
 def _nomination_moved(old: Any, new: Any) -> bool:

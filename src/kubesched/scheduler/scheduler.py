@@ -34,7 +34,7 @@ from kubesched.scheduler.fit_error import Diagnosis, FitError
 from kubesched.scheduler.informers import Informers
 from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.profiles import build_frameworks
-from kubesched.scheduler.shared_informers import SharedInformers
+from kubesched.scheduler.shared_informers import SharedInformers, served_kinds_of
 from kubesched.trace import Tracer
 
 
@@ -96,6 +96,11 @@ class Scheduler:
             seed=seed,
         )
         self.profiles: dict[str, Framework] = build_frameworks(config, registry, services)
+        registered = {
+            e.event.resource for f in self.profiles.values() for es in f.events_to_register().values() for e in es
+        }
+        for kind in served_kinds_of(registered):  # watched so that their events requeue, as upstream's handlers
+            self.shared_informers.informer(kind)
         self.algorithm = Algorithm(self.cache, self.snapshot, percentage=config.percentage_of_nodes_to_score, seed=seed)
         queue_profiles = {
             name: QueueProfile(fwk.run_pre_enqueue, fwk.events_to_register(), fwk.hint_keys())

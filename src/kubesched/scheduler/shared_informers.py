@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from lightkube.resources import core_v1
 
 from kubesched.cluster import DELETED, Cluster, NotFound, WatchEvent
+from kubesched.cluster.kinds import KINDS
 from kubesched.framework.events import ActionType, ClusterEvent
 from kubesched.framework.handle import Informer, InformerHandler
 from kubesched.scheduler.reflector import list_until_listed, reflect
@@ -23,13 +24,23 @@ Requeue = Callable[[ClusterEvent, Any, Any], None]
 
 
 def event_resource(kind: type[Any]) -> str:
-    """The resource name cluster events of `kind` carry: the kind for Kubernetes' own kinds (`Service`),
-    `<plural>.<version>.<group>` for the others (`podgroups.v1alpha1.scheduling.x-k8s.io`), as upstream."""
+    """The resource name cluster events of `kind` carry, as upstream's `EventResource`: the kind for
+    the core group's (`PersistentVolumeClaim`), `<group>/<kind>` for Kubernetes' other groups
+    (`storage.k8s.io/CSINode`), `<plural>.<version>.<group>` for custom kinds
+    (`podgroups.v1alpha1.scheduling.x-k8s.io`)."""
     info = kind._api_info
-    if kind.__module__.startswith("lightkube.resources"):
-        return str(info.resource.kind)
     group = info.resource.group
+    if kind.__module__.startswith("lightkube.resources"):
+        return f"{group}/{info.resource.kind}" if group else str(info.resource.kind)
     return f"{info.plural}.{info.resource.version}" + (f".{group}" if group else "")
+
+
+def served_kinds_of(resources: Iterable[str]) -> list[type[Any]]:
+    """The served kinds whose cluster events are among `resources`: what upstream's
+    `addAllEventHandlers` watches for the events the profiles' plugins registered (Pods and Nodes
+    are the scheduler's own informers)."""
+    wanted = set(resources)
+    return [cls for cls in KINDS if cls not in (core_v1.Pod, core_v1.Node) and event_resource(cls) in wanted]
 
 
 def _key(obj: Any) -> tuple[str, str]:

@@ -13,6 +13,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+from lightkube.resources import core_v1, policy_v1
 
 from kubesched.config import load_text
 from kubesched.plugins.registry import in_tree_registry
@@ -153,17 +154,35 @@ def test_the_example_pod_asks_for_the_kubesched_profile():
 
 # -- RBAC: exactly what kubesched uses ---------------------------------------------------------------------
 
+
 # (apiGroup, resource, resourceNames) -> verbs. kubesched watches pods, nodes, namespaces and
 # PodDisruptionBudgets (Scheduler.start), binds (DefaultBinder), patches pod status (conditions,
 # nominatedNodeName), deletes preemption victims and writes events; the Lease is get/create/update
 # (LeaderElector). Volume and DRA kinds are not modelled, so not granted.
+def watched() -> set[tuple[str, str]]:
+    """(group, resource) of every kind `kubesched run` lists and watches with the deployed configuration."""
+    from kubesched.clock import VirtualClock
+    from kubesched.cluster.kube.client import api_of
+    from kubesched.cluster.memory import MemoryCluster, MemoryStore
+    from kubesched.config import load_text
+    from kubesched.plugins.registry import in_tree_registry
+    from kubesched.scheduler import Scheduler
+
+    registry = in_tree_registry()
+    config = load_text(one("ConfigMap")["data"]["config.yaml"], registry)
+    clock = VirtualClock()
+    scheduler = Scheduler(MemoryCluster(MemoryStore(clock=clock)), clock, config, registry)
+    own = [core_v1.Pod, core_v1.Node, core_v1.Namespace, policy_v1.PodDisruptionBudget]
+    kinds = own + list(scheduler.shared_informers.informers)
+    clock.close()
+    return {(api_of(k).group, api_of(k).plural) for k in kinds}
+
+
 CLUSTER_GRANTS: dict[tuple[str, str, tuple[str, ...]], set[str]] = {
+    **{(group, plural, ()): {"get", "list", "watch"} for group, plural in watched()},
     ("", "pods", ()): {"get", "list", "watch", "delete"},
     ("", "pods/binding", ()): {"create"},
     ("", "pods/status", ()): {"patch", "update"},
-    ("", "nodes", ()): {"get", "list", "watch"},
-    ("", "namespaces", ()): {"get", "list", "watch"},
-    ("policy", "poddisruptionbudgets", ()): {"get", "list", "watch"},
     ("", "events", ()): {"create", "patch", "update"},
     ("events.k8s.io", "events", ()): {"create", "patch", "update"},
 }

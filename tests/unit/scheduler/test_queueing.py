@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import pytest
 from lightkube.models import meta_v1
-from lightkube.resources import core_v1, scheduling_v1
+from lightkube.resources import core_v1, scheduling_v1, storage_v1
 
 from builders import make_pod
 from kubesched.framework import Registry, Status
@@ -276,3 +276,71 @@ def test_a_changed_nomination_requeues_the_waiting_pods_it_outranked(harness, cl
     clock.advance(2)
     assert h.pod("low").spec.nodeName == "n1"  # requeued by the nomination's change, not the 5-minute flush
     assert h.scheduler.queue.where("default/big") == "unschedulablePods"  # higher priority: not moved
+
+
+class NeedsObject(FilterPlugin, EnqueueExtensions):
+    """Rejects every pod until an object of `resource` named `wanted` exists (the test tells it),
+    registering only that resource's Add: what wakes the pod is the scheduler's own watch of it."""
+
+    name: ClassVar[str] = "NeedsObject"
+    resource: ClassVar[str] = ""
+    present: ClassVar[set[str]] = set()
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def filter(self, state, pod, node):
+        return None if "wanted" in self.present else Status(Code.UNSCHEDULABLE, "waiting for an object")
+
+    def events_to_register(self):
+        return [ClusterEventWithHint(ClusterEvent(self.resource, ActionType.ADD))]
+
+
+@pytest.mark.parametrize(
+    ("resource", "obj"),
+    [
+        ("PersistentVolumeClaim", core_v1.PersistentVolumeClaim(metadata=meta_v1.ObjectMeta(name="wanted"))),
+        (
+            "storage.k8s.io/StorageClass",
+            storage_v1.StorageClass(metadata=meta_v1.ObjectMeta(name="wanted"), provisioner="x"),
+        ),
+    ],
+    ids=["core-kind", "grouped-kind"],
+)
+def test_an_object_of_a_registered_kind_requeues_the_pods_that_wait_for_it(harness, clock, resource, obj):
+    NeedsObject.resource, NeedsObject.present = resource, set()
+    extra = Registry()
+    extra.register(NeedsObject.name, NeedsObject)
+    config = {
+        "profiles": [
+            {"schedulerName": "default-scheduler", "plugins": {"filter": {"enabled": [{"name": "NeedsObject"}]}}}
+        ]
+    }
+    h = harness(config=config, extra=extra)
+    h.node("n1")
+    h.start()
+    h.store.create(make_pod("a").obj)
+    clock.advance(30)
+    assert h.scheduler.queue.where("default/a") == "unschedulablePods"
+    NeedsObject.present.add("wanted")
+    h.store.create(obj, namespace="default")
+    clock.advance(3)
+    assert h.pod("a").spec.nodeName == "n1"  # requeued by the object's Add (upstream's buildEvtResHandler)
+
+
+def test_a_pod_deleted_while_waiting_at_permit_is_rejected_at_once_and_frees_its_room(harness, clock):
+    h, _ = _hold_harness(harness, clock)  # every pod waits at Permit, rejected after 5 s
+    h.node("n1", cpu=1)
+    h.start()
+    h.store.create(make_pod("a").req(cpu="1").obj)
+    clock.advance(1)
+    a = h.pod("a").metadata.uid
+    assert h.scheduler.cache.is_assumed(a)
+    h.store.create(make_pod("b").req(cpu="1").obj)
+    clock.advance(2)
+    assert h.scheduler.queue.where("default/b") == "unschedulablePods"  # a holds the node's room
+    h.store.delete(core_v1.Pod, "a", namespace="default", grace_period_seconds=0)
+    clock.advance(2)
+    fwk = h.scheduler.profiles["default-scheduler"]
+    assert fwk.waiting_pods.get(a) is None and h.scheduler.cache.pod(a) is None  # not left to its timeout
+    assert h.scheduler.cache.is_assumed(h.pod("b").metadata.uid)  # b got the room (and waits in its turn)
