@@ -159,6 +159,15 @@ def _count(cluster):
             "BadRequest",
             "invalid resource version",
         ),
+        (
+            "GET",
+            "/api/v1/namespaces/default/pods?resourceVersion=9000000000000000000",
+            None,
+            JSON,
+            504,
+            "Timeout",
+            "Timeout: Too large resource version: 9000000000000000000, current: ",
+        ),
         *[
             ("POST", "/api/v1/namespaces/default/pods", pod("t", labels={"a": value}), JSON, 400, "BadRequest", text)
             for value, text in [

@@ -229,6 +229,7 @@ class ApiServer:
             field_selector=q.get("fieldSelector", ""),
             limit=_int(q, "limit") or 0,
             continue_token=q.get("continue") or None,
+            resource_version=q.get("resourceVersion"),
         )
 
     def _list(self, request: web.Request, target: Target) -> web.Response:

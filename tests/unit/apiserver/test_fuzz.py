@@ -169,17 +169,18 @@ def test_no_request_gets_a_5xx_and_a_refused_one_changes_nothing(server, request
     method, path, params, content_type, body = request
     headers = {"Content-Type": content_type} if content_type else {}
 
-    async def send() -> int:
+    async def send() -> tuple[int, bytes]:
         async with client.request(method, path, params=params, data=body, headers=headers) as response:
             if response.headers.get("Transfer-Encoding") == "chunked":
                 response.close()  # a watch streams on: drop its connection
-            else:
-                await response.read()
-            return response.status
+                return response.status, b""
+            return response.status, await response.read()
 
     before = store.resource_version
-    status = runner.run(send())
-    assert status < 500, (method, path, params, content_type, body)
+    status, answer = runner.run(send())
+    # the one 5xx kube-apiserver answers a good request with: a version newer than any it has
+    too_large = status == 504 and b"Too large resource version" in answer
+    assert status < 500 or too_large, (method, path, params, content_type, body, answer[:300])
     if status >= 400:
         assert store.resource_version == before, (status, method, path, params, body)
 

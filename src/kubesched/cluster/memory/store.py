@@ -252,10 +252,14 @@ class MemoryStore:
         field_selector: str = "",
         limit: int = 0,
         continue_token: str | None = None,
+        resource_version: str | None = None,
     ) -> ListResult:
         """Matching objects in key order. With `limit`, one page; `continue_token` from the previous
         page resumes after its last key (items are read as they are now, the page keeps the first
-        page's resourceVersion)."""
+        page's resourceVersion). A `resource_version` the list must not be older than, newer than
+        any the store has given out, is TooLargeResourceVersion."""
+        if resource_version not in (None, "", "0") and (wanted := self._parse_rv(resource_version)) > self._rv:
+            raise TooLargeResourceVersion(wanted, self._rv)
         kind = self.kind_of(cls)
         view = self._views.get(cls)
         matches = self._selection(kind, namespace, label_selector, field_selector)
