@@ -8,9 +8,7 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
-from collections.abc import Callable
 from typing import Any
 
 import lightkube
@@ -24,15 +22,7 @@ from kubesched.cli.cluster import ClusterSpec, ClusterThread
 from kubesched.cli.main import main
 from kubesched.cli.scenario import GATE, make_pod
 from kubesched.sim import KubeletConfig
-
-
-def eventually(probe: Callable[[], Any], timeout: float = 10.0) -> Any:
-    """`probe()`'s first truthy result, polled until `timeout` seconds have passed."""
-    deadline = time.monotonic() + timeout
-    while not (result := probe()):
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-    return result
+from processes import eventually
 
 
 @pytest.fixture(scope="module")

@@ -190,7 +190,7 @@ def connect(kubeconfig: str | None, config: SchedulerConfig) -> Clients:
 
 
 def run_command(console: Console, args: argparse.Namespace) -> int:
-    """`kubesched run`: until SIGTERM/SIGINT (0) or a lost lease (1)."""
+    """`kubesched run`: until SIGTERM/SIGINT (0), a lost lease or a fatal error (1); bad options 2."""
     try:
         registry = options_.registry(args.plugin)
         config = options_.scheduler_config("--config", args.config, registry)

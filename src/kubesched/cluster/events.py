@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -98,7 +99,6 @@ class EventBroadcaster:
         self._seen: dict[EventKey, float] = {}  # when each was last observed
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
-        self.sent = 0  # API calls made (creates and patches)
 
     def recorder(self, *, controller: str, instance: str) -> EventsV1Recorder:
         return EventsV1Recorder(self, self._clock, controller=controller, instance=instance)
@@ -134,7 +134,6 @@ class EventBroadcaster:
 
     async def _write(self, event: Any, series: Any) -> None:
         meta = event.metadata
-        self.sent += 1
         with contextlib.suppress(ApiError):
             if series is not None:
                 patch = {"series": {"count": series.count, "lastObservedTime": _micro(series.lastObservedTime)}}
@@ -178,8 +177,9 @@ class EventBroadcaster:
         return self._queue.qsize()
 
 
-def _micro(stamp: Any) -> str:
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if hasattr(stamp, "strftime") else str(stamp)
+def _micro(stamp: datetime) -> str:
+    """A MicroTime as the API writes it."""
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class EventsV1Recorder:
