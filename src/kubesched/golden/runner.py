@@ -16,9 +16,11 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code, Status
 from kubesched.golden.loader import EPOCH, Case, load_case
+from kubesched.queue import QueuedPodInfo
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.algorithm import Algorithm, ScheduleResult, SchedulingError
 from kubesched.scheduler.fit_error import FitError, num_feasible_nodes_to_find
+from kubesched.scheduler.results import AttemptRecord
 
 TABLE_PREFIX = "num-feasible-nodes-to-find-table"
 
@@ -69,7 +71,8 @@ def run_case(directory: Path, name: str, registry: Registry) -> dict[str, Any]:
         clock.close()
 
 
-async def _run(case: Case, clock: VirtualClock, registry: Registry) -> dict[str, Any]:
+async def _popped(case: Case, clock: VirtualClock, registry: Registry) -> tuple[Scheduler, QueuedPodInfo]:
+    """A scheduler over the case's cluster, and the case's pod as its queue hands it out."""
     store = MemoryStore(clock=clock, watch_latency=0.0)
     for obj in [*case.namespaces, *case.priority_classes, *case.nodes, *case.pdbs, *case.pods, case.pod]:
         store.restore(obj)
@@ -78,6 +81,31 @@ async def _run(case: Case, clock: VirtualClock, registry: Registry) -> dict[str,
     await scheduler.start()
     qpi = await scheduler.queue.pop()
     assert qpi is not None
+    return scheduler, qpi
+
+
+def live_record(directory: Path, name: str, registry: Registry) -> AttemptRecord | None:
+    """The result store's record of the case's pod going through the scheduler's own scheduling
+    cycle (the second route to what `run_case` computes)."""
+    case = load_case(directory, name)
+    clock = VirtualClock(start=EPOCH.timestamp() + 3600)
+
+    async def cycle() -> AttemptRecord | None:
+        scheduler, qpi = await _popped(case, clock, registry)
+        fwk = scheduler.profiles[qpi.pod_info.pod.spec.schedulerName]
+        scheduler.scheduling_cycle(fwk, CycleState(), qpi)
+        assert scheduler.results is not None
+        attempts = scheduler.results.attempts(qpi.pod_info.key)
+        return attempts[-1] if attempts else None
+
+    try:
+        return clock.run(cycle())
+    finally:
+        clock.close()
+
+
+async def _run(case: Case, clock: VirtualClock, registry: Registry) -> dict[str, Any]:
+    scheduler, qpi = await _popped(case, clock, registry)
     pod = qpi.pod_info
     profile = pod.pod.spec.schedulerName
     fwk = scheduler.profiles[profile]

@@ -31,6 +31,16 @@ class NoNodesAvailable(SchedulingError):
 
 
 @dataclass
+class Search:
+    """Where the last search started and how far it meant to go: the nodes PreFilter left, the
+    feasible nodes to find (numFeasibleNodesToFind), the round-robin start index."""
+
+    candidates: int = 0
+    to_find: int = 0
+    start: int = 0
+
+
+@dataclass
 class ScheduleResult:
     """The chosen host, and what the search saw (for traces, the golden runner and tests)."""
 
@@ -41,6 +51,7 @@ class ScheduleResult:
     totals: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))  # per scored node
     plugin_scores: list[PluginScores] = field(default_factory=list)
     top_indices: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))  # into `scored`
+    diagnosis: Diagnosis | None = None  # the verdicts of the nodes that failed Filter on the way
 
     @property
     def top(self) -> list[str]:
@@ -71,6 +82,7 @@ class Algorithm:
         self.snapshot = snapshot
         self.percentage = percentage
         self.next_start_node_index = 0
+        self.search = Search()  # the last search's
         self.rng = random.Random(seed)
 
     def percentage_for(self, fwk: Framework) -> int:
@@ -89,19 +101,27 @@ class Algorithm:
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
             return ScheduleResult(
-                feasible[0].name, evaluated, 1, scored=list(feasible), top_indices=np.zeros(1, np.int64)
+                feasible[0].name,
+                evaluated,
+                1,
+                scored=list(feasible),
+                top_indices=np.zeros(1, np.int64),
+                diagnosis=diagnosis,
             )
         table = self.snapshot.table if self.batch else None
         totals, plugin_scores = self.prioritize(fwk, state, pod, feasible, table, self.feasible_rows)
         best = np.flatnonzero(totals == totals.max())
         chosen = int(best[0]) if len(best) == 1 else self.rng.choice(best.tolist())
-        return ScheduleResult(feasible[chosen].name, evaluated, len(feasible), feasible, totals, plugin_scores, best)
+        return ScheduleResult(
+            feasible[chosen].name, evaluated, len(feasible), feasible, totals, plugin_scores, best, diagnosis
+        )
 
     def find_nodes_that_fit(
         self, fwk: Framework, state: CycleState, pod: PodInfo, run_filter: FilterFn
     ) -> tuple[Sequence[NodeInfo], Diagnosis]:
         diagnosis = Diagnosis()
         all_nodes = self.snapshot.node_info_list
+        self.search = Search(start=self.next_start_node_index % len(all_nodes))
         result, status, narrowing = fwk.run_pre_filter(state, pod, all_nodes)
         diagnosis.unschedulable_plugins.update(narrowing)
         if status is not None and status.code != Code.SUCCESS:
@@ -148,6 +168,7 @@ class Algorithm:
         if not fwk.has_score():
             to_find = 1
         start = self.next_start_node_index % count
+        self.search = Search(candidates=count, to_find=to_find, start=start)
         if not fwk.points.filter:
             return [nodes[(start + i) % count] for i in range(min(to_find, count))]
         plugins = fwk.batch_filters(state) if self.batch and run_filter == plain_filter else None

@@ -14,6 +14,7 @@ from kubesched.clock import Clock
 from kubesched.cluster import Cluster
 from kubesched.cluster.events import EventBroadcaster
 from kubesched.config import SchedulerConfig
+from kubesched.framework import preemption
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD, ActionType, ClusterEvent
 from kubesched.framework.handle import Listers, Services
@@ -34,8 +35,11 @@ from kubesched.scheduler.fit_error import Diagnosis, FitError
 from kubesched.scheduler.informers import Informers
 from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.profiles import build_frameworks
+from kubesched.scheduler.results import AttemptRecord, ResultStore, attempt_record, preemption_of
 from kubesched.scheduler.shared_informers import SharedInformers, served_kinds_of
 from kubesched.trace import Tracer
+
+RECORD_KEY = "kubesched/attempt-record"  # where the cycle state keeps the attempt's record
 
 
 class SchedulerFailure(Exception):
@@ -55,12 +59,14 @@ class Scheduler:
         identity: str | None = None,
         attempt_seconds: float = 0.0,
         events_cluster: Cluster | None = None,
+        record_results: bool = True,
     ) -> None:
         """`events_cluster`: where Events are posted (default `cluster`; kube-scheduler gives them
         a client of their own, so they never wait behind bindings). `attempt_seconds`: the clock
         time each scheduling attempt takes (for simulations on the virtual clock, where attempts
         otherwise take none: plugins that requeue pods at once, as Coscheduling's sibling
-        activation does, then still let time pass)."""
+        activation does, then still let time pass). `record_results`: keep every attempt's
+        per-node, per-plugin results in `results` (a `ResultStore`, its budget settable)."""
         self.attempt_seconds = attempt_seconds
         self.cluster = cluster
         self.clock = clock
@@ -120,6 +126,7 @@ class Scheduler:
         self.attempts = 0  # scheduling attempts so far
         self.scheduled = 0  # pods bound so far
         self.attempt_results: Counter[tuple[str, str]] = Counter()  # (result, profile) -> attempts
+        self.results: ResultStore | None = ResultStore() if record_results else None
         self.informers = Informers(
             cluster=cluster,
             trace=self.trace,
@@ -249,11 +256,20 @@ class Scheduler:
         try:
             result = self.find_host(fwk, state, pod)
         except FitError as fit:
+            record = self._record(fwk, qpi, state, fit.diagnosis, None)
+            if record is not None:
+                record.result, record.message = "unschedulable", fit.message()
+                if (decision := preemption.decision(state)) is not None:
+                    record.preemption = preemption_of(decision)
             self.failures.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), fit.diagnosis)
             return None
         except SchedulingError as e:
+            record = self._record(fwk, qpi, state, None, None)
+            if record is not None:
+                record.result, record.message = "error", e.status.message
             self.failures.handle_failure(fwk, qpi, e.status, None)
             return None
+        record = self._record(fwk, qpi, state, result.diagnosis, result)
         host = result.host
         if self.trace.enabled:
             self.trace.emit(
@@ -273,18 +289,49 @@ class Scheduler:
         self.queue.nominator.delete(assumed.uid)
         self.trace.emit("cache.assumed", pod=pod.key, node=host)
         status = fwk.run_reserve(state, assumed, host)
+        if record is not None:
+            record.finish("Reserve", status)
         if status is not None:
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
             self._fail_on_node(fwk, qpi, host, status)
             return None
         status = fwk.run_permit(state, assumed, host)
+        if record is not None:
+            record.finish("Permit", status)
         if status is not None and status.code != Code.WAIT:
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
             self._fail_on_node(fwk, qpi, host, status)
             return None
         return assumed, result
+
+    def _record(
+        self,
+        fwk: Framework,
+        qpi: QueuedPodInfo,
+        state: CycleState,
+        diagnosis: Diagnosis | None,
+        result: ScheduleResult | None,
+    ) -> AttemptRecord | None:
+        """Keep what this attempt's search saw in the result store (and in the cycle state, for
+        the binding cycle to add its outcomes)."""
+        if self.results is None:
+            return None
+        record = attempt_record(
+            pod=qpi.pod_info,
+            attempt=qpi.attempts,
+            time=qpi.attempt_started,
+            profile=fwk.profile_name,
+            all_nodes=len(self.snapshot.node_info_list),
+            search=self.algorithm.search,
+            diagnosis=diagnosis,
+            result=result,
+            skipped=sorted(n for n in state.skip_score_plugins if n in fwk.weights),
+        )
+        self.results.add(record)
+        state.write(RECORD_KEY, record)
+        return record
 
     def find_host(self, fwk: Framework, state: CycleState, pod: PodInfo) -> ScheduleResult:
         """The search, and PostFilter when it finds nothing: a FitError then carries PostFilter's text."""
@@ -320,11 +367,15 @@ class Scheduler:
         self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: PodInfo, result: ScheduleResult
     ) -> None:
         host = result.host
+        record: AttemptRecord | None = state.get(RECORD_KEY)
         status = await fwk.wait_on_permit(assumed)
+        point = "WaitOnPermit"
         if status is None:
-            status = await fwk.run_pre_bind(state, assumed, host)
+            point, status = "PreBind", await fwk.run_pre_bind(state, assumed, host)
         if status is None:
-            status = await fwk.run_bind(state, assumed, host)
+            point, status = "Bind", await fwk.run_bind(state, assumed, host)
+        if record is not None:
+            record.finish(point, status)
         if status is not None:
             self._binding_failed(fwk, state, qpi, assumed, host, status)
             return

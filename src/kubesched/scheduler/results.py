@@ -1,0 +1,299 @@
+"""What every scheduling attempt saw and decided, kept beside the scheduler (not in the pods, so
+nothing limits a pod's share): the search's numbers, each node's Filter verdict, each scored node's
+per-plugin scores, the host and the tie at the top, the later points' outcomes, and PostFilter's
+candidates. Arrays as the batch path makes them; the store holds a memory budget and a per-pod
+count, dropping the oldest attempts first and counting what it drops."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.cache import PodInfo
+from kubesched.framework.preemption import Decision
+from kubesched.framework.status import Status
+from kubesched.scheduler.algorithm import ScheduleResult, Search
+from kubesched.scheduler.fit_error import Diagnosis
+
+DEFAULT_BUDGET = 64 * 2**20  # bytes of attempt records a scheduler keeps
+DEFAULT_PER_POD = 8  # attempts kept per pod
+_BASE = 600  # what a record costs beyond its arrays and tuples (the object, its small fields)
+_REF = 8  # a tuple slot: names are the nodes' own strings, shared, not copied
+
+Ints = npt.NDArray[np.int64]
+
+
+def verdict(status: Status | None) -> dict[str, Any]:
+    """A status as the records render it: code, plugin, reasons."""
+    if status is None:
+        return {"code": "Success"}
+    out: dict[str, Any] = {"code": str(status.code), "reasons": list(status.reasons)}
+    if status.plugin:
+        out["plugin"] = status.plugin
+    return out
+
+
+@dataclass(slots=True)
+class Scores:
+    """The Score phase over the scored nodes: per plugin (rows) and node (columns)."""
+
+    nodes: tuple[str, ...]
+    plugins: tuple[str, ...]
+    weights: Ints
+    raw: Ints  # plugins x nodes
+    normalized: Ints  # plugins x nodes, after NormalizeScore
+    totals: Ints  # per node: the sum of normalized x weight
+
+    @property
+    def nbytes(self) -> int:
+        return (
+            self.weights.nbytes
+            + self.raw.nbytes
+            + self.normalized.nbytes
+            + self.totals.nbytes
+            + _REF * (len(self.nodes) + len(self.plugins))
+        )
+
+    def to_json(self) -> list[dict[str, Any]]:
+        out = []
+        for j, node in enumerate(self.nodes):
+            plugins = {
+                p: {
+                    "raw": int(self.raw[i, j]),
+                    "normalized": int(self.normalized[i, j]),
+                    "weight": int(self.weights[i]),
+                    "weighted": int(self.normalized[i, j] * self.weights[i]),
+                }
+                for i, p in enumerate(self.plugins)
+            }
+            out.append({"node": node, "plugins": plugins, "total": int(self.totals[j])})
+        return out
+
+
+@dataclass(slots=True)
+class Preemption:
+    """PostFilter's candidates (node, victims, PDB violations), the chosen one and why."""
+
+    candidates: tuple[tuple[str, tuple[str, ...], int], ...]
+    chosen: str
+    victims: tuple[str, ...]
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "candidates": [{"node": n, "victims": list(v), "pdbViolations": p} for n, v, p in self.candidates],
+            "nominatedNode": self.chosen,
+            "victims": list(self.victims),
+            "reason": self.reason,
+        }
+
+
+@dataclass(slots=True)
+class AttemptRecord:
+    """One scheduling attempt. Filter verdicts are kept for the nodes that failed (feasible nodes
+    passed); nodes the search never reached, or that PreFilter's result ruled out, share `absent`."""
+
+    pod: str
+    uid: str
+    attempt: int
+    time: float
+    profile: str
+    all_nodes: int
+    to_find: int
+    start: int
+    evaluated: int
+    feasible: int
+    failed: tuple[str, ...] = ()
+    failed_status: Ints = field(default_factory=lambda: np.zeros(0, np.int64))  # index into `statuses`
+    statuses: tuple[Status, ...] = ()
+    absent: Status | None = None
+    pre_filter: Status | None = None
+    scores: Scores | None = None
+    skipped: tuple[str, ...] = ()
+    selected: str = ""
+    top: tuple[str, ...] = ()
+    result: str = ""  # scheduled, unschedulable or error
+    message: str = ""  # the FailedScheduling message
+    outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)  # Reserve, Permit, PreBind, Bind
+    preemption: Preemption | None = None
+
+    @property
+    def nbytes(self) -> int:
+        scores = self.scores.nbytes if self.scores is not None else 0
+        return _BASE + scores + self.failed_status.nbytes + _REF * (len(self.failed) + len(self.statuses))
+
+    def finish(self, point: str, status: Status | None) -> None:
+        """The outcome of a point after the search (Reserve, Permit, PreBind, Bind)."""
+        self.outcomes[point] = verdict(status)
+
+    def filter_groups(self) -> list[dict[str, Any]]:
+        """The failed nodes grouped by verdict (plugin and reasons), the largest group first."""
+        groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        statuses = self.statuses
+        for node, index in zip(self.failed, self.failed_status.tolist(), strict=True):
+            status = statuses[index]
+            groups.setdefault((status.plugin, tuple(status.reasons)), []).append(node)
+        out: list[dict[str, Any]] = [
+            {"plugin": p, "reasons": list(r), "nodes": sorted(n)} for (p, r), n in groups.items()
+        ]
+        absent = self.all_nodes - len(self.failed) - self.feasible
+        if self.absent is not None and absent > 0:
+            out.append({"plugin": self.absent.plugin, "reasons": list(self.absent.reasons), "count": absent})
+        return sorted(out, key=lambda g: -(g.get("count") or len(g["nodes"])))
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "pod": self.pod,
+            "attempt": self.attempt,
+            "time": self.time,
+            "profile": self.profile,
+            "result": self.result,
+            "numAllNodes": self.all_nodes,
+            "numFeasibleNodesToFind": self.to_find,
+            "startIndex": self.start,
+            "evaluatedNodes": self.evaluated,
+            "feasibleNodes": self.feasible,
+            "filter": self.filter_groups(),
+        }
+        if self.pre_filter is not None:
+            out["preFilter"] = verdict(self.pre_filter)
+        if self.scores is not None:
+            out["scores"] = self.scores.to_json()
+        if self.skipped:
+            out["skippedScorePlugins"] = list(self.skipped)
+        if self.selected:
+            out["selectedNode"] = self.selected
+            out["topNodes"] = list(self.top)
+        if self.message:
+            out["message"] = self.message
+        if self.outcomes:
+            out["outcomes"] = dict(self.outcomes)
+        if self.preemption is not None:
+            out["preemption"] = self.preemption.to_json()
+        return out
+
+
+class ResultStore:
+    """Attempt records within `budget` bytes and `per_pod` attempts a pod, oldest dropped first."""
+
+    def __init__(self, *, budget: int = DEFAULT_BUDGET, per_pod: int = DEFAULT_PER_POD) -> None:
+        if budget <= 0 or per_pod <= 0:
+            raise ValueError(f"a result store needs a budget and a per-pod count above zero (got {budget}, {per_pod})")
+        self.budget = budget
+        self.per_pod = per_pod
+        self.bytes = 0
+        self.dropped = 0  # records dropped to stay within the budget or the per-pod count
+        self._order: deque[AttemptRecord] = deque()  # every record not yet past the front, oldest first
+        self._by_pod: dict[str, deque[AttemptRecord]] = {}
+        self._kept: set[int] = set()  # id() of the records in `_order` that are kept
+
+    def add(self, record: AttemptRecord) -> None:
+        mine = self._by_pod.setdefault(record.pod, deque())
+        mine.append(record)
+        self._order.append(record)
+        self._kept.add(id(record))
+        self.bytes += record.nbytes
+        if len(mine) > self.per_pod:
+            self._drop(mine.popleft())
+        while self.bytes > self.budget and self._order:
+            oldest = self._order.popleft()
+            if id(oldest) in self._kept:
+                self._by_pod[oldest.pod].popleft()
+                self._drop(oldest)
+        if len(self._order) > 2 * len(self._kept) + 64:  # husks of per-pod drops: sweep them out
+            self._order = deque(r for r in self._order if id(r) in self._kept)
+
+    def _drop(self, record: AttemptRecord) -> None:
+        """Forget `record`: its arrays go at once; a husk may wait in `_order` until it is first."""
+        self._kept.discard(id(record))
+        self.bytes -= record.nbytes
+        self.dropped += 1
+        record.scores, record.failed, record.statuses, record.preemption = None, (), (), None
+        record.failed_status = np.zeros(0, np.int64)
+        if not self._by_pod.get(record.pod):
+            self._by_pod.pop(record.pod, None)
+
+    def attempts(self, pod: str) -> Sequence[AttemptRecord]:
+        """A pod's kept attempts (namespace/name), oldest first."""
+        return tuple(self._by_pod.get(pod, ()))
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def __iter__(self) -> Iterator[AttemptRecord]:
+        return (r for r in self._order if id(r) in self._kept)
+
+
+def failed_nodes(diagnosis: Diagnosis) -> tuple[tuple[str, ...], Ints, tuple[Status, ...]]:
+    """The nodes that failed Filter, the index of each one's status, and the distinct statuses."""
+    statuses = diagnosis.node_to_status.statuses
+    if not statuses:
+        return (), np.zeros(0, np.int64), ()
+    distinct = tuple(entry[0] for entry in diagnosis.tally.values() if entry[1] > 0)
+    index = {id(s): i for i, s in enumerate(distinct)}
+    which = np.fromiter((index[id(s)] for s in statuses.values()), dtype=np.int64, count=len(statuses))
+    return tuple(statuses), which, distinct
+
+
+def attempt_record(
+    *,
+    pod: PodInfo,
+    attempt: int,
+    time: float,
+    profile: str,
+    all_nodes: int,
+    search: Search,
+    diagnosis: Diagnosis | None,
+    result: ScheduleResult | None,
+    skipped: Sequence[str] = (),
+) -> AttemptRecord:
+    """The record of one search, from what the algorithm left (`result` when a host was found)."""
+    record = AttemptRecord(
+        pod.key,
+        pod.uid,
+        attempt,
+        time,
+        profile,
+        all_nodes,
+        search.to_find,
+        search.start,
+        result.evaluated_nodes if result is not None else len(diagnosis.node_to_status) if diagnosis else 0,
+        result.feasible_nodes if result is not None else 0,
+    )
+    if diagnosis is not None:
+        record.failed, record.failed_status, record.statuses = failed_nodes(diagnosis)
+        absent = diagnosis.node_to_status.absent
+        if absent.reasons:  # PreFilter rejected the pod, or its result left some nodes out
+            record.absent = absent
+        if diagnosis.pre_filter_msg:
+            record.pre_filter = absent
+    if result is not None:
+        record.result = "scheduled"
+        record.selected = result.host
+        record.top = tuple(result.top)
+        record.skipped = tuple(skipped)
+        if result.plugin_scores:
+            parts = result.plugin_scores
+            record.scores = Scores(
+                tuple(n.name for n in result.scored),
+                tuple(p.plugin for p in parts),
+                np.array([p.weight for p in parts], dtype=np.int64),
+                np.stack([np.asarray(p.raw, dtype=np.int64) for p in parts]),
+                np.stack([np.asarray(p.normalized, dtype=np.int64) for p in parts]),
+                np.asarray(result.totals, dtype=np.int64),
+            )
+    return record
+
+
+def preemption_of(decision: Decision) -> Preemption:
+    return Preemption(
+        tuple((c.node, tuple(v.key for v in c.victims), c.num_pdb_violations) for c in decision.considered),
+        decision.candidate.node,
+        tuple(v.key for v in decision.candidate.victims),
+        decision.reason,
+    )
