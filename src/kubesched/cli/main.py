@@ -19,6 +19,7 @@ from kubesched.cli import options
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.compare import compare_command
 from kubesched.cli.drill import print_c2, print_c3, print_c4, run_c2, run_c3, run_c4
+from kubesched.cli.explain import explain_command
 from kubesched.cli.plugins import plugins_command
 from kubesched.cli.queue import queue_command
 from kubesched.cli.report import print_minimal_report
@@ -157,6 +158,15 @@ def _parser() -> argparse.ArgumentParser:
     ctl = sub.add_parser("controllers", help="run the controllers installed packages declare, against a cluster")
     ctl.add_argument("--kubeconfig", metavar="K", help="default: $KUBECONFIG or ~/.kube/config")
 
+    exp = sub.add_parser("explain", help="a pod's scheduling attempts: verdicts, scores, why this node")
+    exp.add_argument("pod", metavar="NAMESPACE/POD", help="the pod (a bare name means the default namespace)")
+    exp.add_argument("--url", help="a running scheduler's endpoints (default: the simulation kubesched queue runs)")
+    exp.add_argument("--attempt", type=int, metavar="N", help="this attempt (default: the last one kept)")
+    exp.add_argument("--nodes", type=int, default=3, help="without --url: fake nodes (default 3)")
+    exp.add_argument("--pods", type=int, default=12, help="without --url: small pods (default 12)")
+    exp.add_argument("--seed", type=int, default=0, help="without --url: seed for pod sizes (default 0)")
+    options.add_output_option(exp, "the attempts as recorded, the last one explained")
+
     cmp = sub.add_parser("compare", help="one workload under two or more scheduler configurations, side by side")
     cmp.add_argument("workload", help="a workload file (YAML: nodes, objects, pods; see docs/plugins.md)")
     cmp.add_argument(
@@ -227,6 +237,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 return cluster_up(console, args)
             if args.command == "queue":
                 return queue_command(console, args)
+            if args.command == "explain":
+                return explain_command(console, args)
             if args.kubeconfig:
                 return minimal_command(console, args.kubeconfig, args.scheduler_name, sinks)
             result = run_minimal(

@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import urllib.error
-import urllib.request
 from typing import Any
 
 from rich import box
@@ -16,33 +14,17 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from kubesched.cli import options
+from kubesched.cli.remote import FetchError, get_json
 from kubesched.cli.scenario import GATE, KUBESCHED, run_scenario
 from kubesched.scheduler.server import queue_document
 
-FETCH_TIMEOUT = 10.0
 HUGE = ("huge", "6")  # (name, cpu): more CPU than a default fake node has
 GATED = ("gated", "250m")  # (name, cpu): held by the scheduling gate GATE
 
 
-class FetchError(Exception):
-    """The URL gave no queue document."""
-
-
 def fetch(url: str) -> dict[str, Any]:
-    """GET URL/debug/queue and decode it."""
-    try:
-        with urllib.request.urlopen(f"{url.rstrip('/')}/debug/queue", timeout=FETCH_TIMEOUT) as response:
-            body = response.read()
-    except urllib.error.HTTPError as e:
-        raise FetchError(f"/debug/queue answered {e.code} {e.reason}") from None
-    except urllib.error.URLError as e:
-        raise FetchError(f"cannot connect: {e.reason}") from None
-    except (OSError, ValueError) as e:  # timeouts, resets; a URL urllib cannot use
-        raise FetchError(str(e)) from None
-    try:
-        document = json.loads(body)
-    except ValueError:
-        raise FetchError("/debug/queue did not answer JSON") from None
+    """URL/debug/queue, checked to be a queue document."""
+    document = get_json(url, "/debug/queue")
     if not isinstance(document, dict) or not {"pending", "pods"} <= document.keys():
         raise FetchError("/debug/queue did not answer a queue document")
     return document

@@ -20,6 +20,7 @@ from kubesched.minimal import NAME, MinimalScheduler
 from kubesched.queue import PendingPod
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
+from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import FakeKubelets, NodeTemplate, make_nodes
 from kubesched.trace import Record, Sink, Tracer
 
@@ -46,6 +47,7 @@ class ScenarioResult:
     failures: dict[str, str] = field(default_factory=dict)  # pod -> last FailedScheduling message
     queue: list[PendingPod] | None = None  # the kubesched scheduler's queue at the horizon
     pending: dict[str, int] | None = None  # and its pending counts
+    explained: dict[str, dict[str, Any]] = field(default_factory=dict)  # pod -> its attempts explained
 
     @property
     def rejected(self) -> list[Placement]:
@@ -125,12 +127,14 @@ def run_scenario(
     sinks: Sequence[Sink] = (),
     extra_pods: Sequence[tuple[str, str]] = (),
     extra_gated: Sequence[tuple[str, str]] = (),
+    explain: Sequence[str] = (),
 ) -> ScenarioResult:
     """Start a scheduler (`minimal`: the from-scratch one; `kubesched`: the framework scheduler
     with the default profile) and the kubelets on `nodes` fake nodes, create `pods` pods (all at
     once, or one every `interval` seconds), then `extra_pods` (name, cpu) and `extra_gated` (name,
     cpu; with the scheduling gate `GATE`), run `horizon` seconds of virtual time and report where
-    each pod went, what the kubelet made of it and, for kubesched, what is left in its queue."""
+    each pod went, what the kubelet made of it and, for kubesched, what is left in its queue and
+    the attempts of the pods in `explain` (namespace/name), explained."""
     rng = random.Random(seed)
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
@@ -153,6 +157,7 @@ def run_scenario(
     gated = {name for name, _ in extra_gated}
     queue: list[PendingPod] | None = None
     pending: dict[str, int] | None = None
+    explained: dict[str, dict[str, Any]] = {}
 
     async def main() -> None:
         nonlocal queue, pending
@@ -165,6 +170,8 @@ def run_scenario(
         await clock.sleep(horizon)
         if isinstance(runner, Scheduler):
             queue, pending = runner.queue.snapshot(), runner.queue.pending()
+            for key in explain:
+                explained[key] = explain_pod(runner, key)
 
     run_alongside(clock, [runner, kubelets], main)
     seen = {r.pod: r.details.get("free_cpu_seen") for r in tracer.records if r.kind == "minimal.picked"}
@@ -196,4 +203,5 @@ def run_scenario(
         failures=failures,
         queue=queue,
         pending=pending,
+        explained=explained,
     )

@@ -1,6 +1,6 @@
 """The scheduler's own HTTP endpoints, as kube-scheduler serves them on its secure port (here over
-plain HTTP): `/healthz`, `/readyz`, `/metrics`, and `/debug/queue`, the pending pods as the queue
-sees them."""
+plain HTTP): `/healthz`, `/readyz`, `/metrics`, `/debug/queue`, the pending pods as the queue sees them, and
+`/debug/pods/{namespace}/{name}`, a pod's recorded attempts explained."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from aiohttp import web
 
 from kubesched.clock.base import rfc3339
 from kubesched.queue import PendingPod
+from kubesched.scheduler.explain import explain_pod
 from kubesched.scheduler.metrics import CONTENT_TYPE
 from kubesched.scheduler.scheduler import Scheduler
 
@@ -30,6 +31,15 @@ def queue_document(pending: dict[str, int], pods: Sequence[PendingPod]) -> dict[
     return {"pending": dict(pending), "pods": [entry(p) for p in pods]}
 
 
+def pod_answer(scheduler: Scheduler, key: str) -> web.Response:
+    """`/debug/pods/{namespace}/{name}`: 200 with the explanation, or 404 naming what is missing."""
+    document = explain_pod(scheduler, key)
+    if not document["attempts"]:
+        why = "this scheduler keeps no attempts" if scheduler.results is None else f"no attempt of {key} is recorded"
+        return web.json_response({"message": why}, status=404)
+    return web.json_response(document)
+
+
 class SchedulerServer:
     """An aiohttp app over one `Scheduler`; `start()` listens and returns its URL (port 0 picks one)."""
 
@@ -43,6 +53,7 @@ class SchedulerServer:
         self.app.router.add_get("/readyz", self._readyz)
         self.app.router.add_get("/metrics", self._metrics)
         self.app.router.add_get("/debug/queue", self._queue)
+        self.app.router.add_get("/debug/pods/{namespace}/{name}", self._pod)
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> str:
@@ -68,6 +79,10 @@ class SchedulerServer:
 
     async def _metrics(self, request: web.Request) -> web.Response:
         return web.Response(body=self.scheduler.metrics.exposition(), headers={"Content-Type": CONTENT_TYPE})
+
+    async def _pod(self, request: web.Request) -> web.Response:
+        """A pod's recorded attempts, the last one explained (`kubesched explain --url`)."""
+        return pod_answer(self.scheduler, f"{request.match_info['namespace']}/{request.match_info['name']}")
 
     async def _queue(self, request: web.Request) -> web.Response:
         queue = self.scheduler.queue

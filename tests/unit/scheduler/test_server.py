@@ -89,3 +89,17 @@ def test_queue_document_writes_times_in_rfc3339():
     assert document["pods"][0]["backoff_until"] == "2026-01-01T00:01:02Z"
     assert document["pods"][0]["since"] == "2026-01-01T00:00:00Z"
     assert document["pending"]["backoff"] == 1
+
+
+def test_debug_pods_explains_a_pod_and_is_404_for_one_never_tried(harness, clock):
+    scheduler = waiting(harness, clock)
+    answers = fetch_all(scheduler, "/debug/pods/default/huge", "/debug/pods/default/small", "/debug/pods/default/x")
+    status, _, body = answers["/debug/pods/default/huge"]
+    huge = json.loads(body)["attempts"][-1]
+    assert status == 200 and huge["result"] == "unschedulable"
+    assert huge["filter"] == [{"plugin": "NodeResourcesFit", "reasons": ["Insufficient cpu"], "nodes": ["n1"]}]
+    assert huge["closestToFitting"] == [{"node": "n1", "short": {"cpu": "3"}}]  # 6 asked, 4 - 1 free
+    small = json.loads(answers["/debug/pods/default/small"][2])["attempts"][-1]
+    assert small["selectedNode"] == "n1" and small["outcomes"]["Bind"] == {"code": "Success"}
+    status, _, body = answers["/debug/pods/default/x"]
+    assert status == 404 and json.loads(body) == {"message": "no attempt of default/x is recorded"}
