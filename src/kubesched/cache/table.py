@@ -179,11 +179,19 @@ class NodeTable:
 class RowNodes(Sequence[NodeInfo]):
     """The NodeInfo of some table rows, in the rows' order, looked up only when read."""
 
-    __slots__ = ("_nodes", "rows")
+    __slots__ = ("_names", "_nodes", "rows")
 
     def __init__(self, table: NodeTable, rows: Int) -> None:
         self._nodes = table.nodes
+        self._names = table.names
         self.rows = rows
+
+    def names(self) -> tuple[str, ...]:
+        """The nodes' names, without looking the nodes up."""
+        rows = self.rows.tolist()
+        if len(rows) < 2:
+            return tuple(self._names[r] for r in rows)
+        return operator.itemgetter(*rows)(self._names)  # type: ignore[no-any-return]
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -134,6 +134,12 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--measured", type=int, help="pods scheduled while measuring (default: the workload's)")
     bench.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration (YAML)")
     bench.add_argument("--per-node", action="store_true", help="use the per-node plugin methods, not the batch ones")
+    bench.add_argument(
+        "--no-results",
+        dest="results",
+        action="store_false",
+        help="keep no per-attempt results (kept by default, as run and cluster up keep them)",
+    )
     options.add_output_option(bench, "the throughput samples and their summary")
     options.add_plugin_option(bench)
 
@@ -323,7 +329,9 @@ def _bench(console: Console, args: argparse.Namespace) -> int:
     workload = WORKLOADS[args.workload](**sizes)
     try:
         registry = options.registry(args.plugin)
-        summary = run_workload(workload, config=config, batch=not args.per_node, registry=registry).summary()
+        summary = run_workload(
+            workload, config=config, batch=not args.per_node, registry=registry, record=args.results
+        ).summary()
     except options.UsageError as e:
         options.print_error(console, str(e))
         return 2

@@ -14,13 +14,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.cache import PodInfo
+from kubesched.cache import NodeInfo, PodInfo
+from kubesched.cache.table import RowNodes
 from kubesched.framework.preemption import Decision
+from kubesched.framework.runtime import PluginScores
 from kubesched.framework.status import Status
 from kubesched.scheduler.algorithm import ScheduleResult, Search
 from kubesched.scheduler.fit_error import Diagnosis
 
-DEFAULT_BUDGET = 64 * 2**20  # bytes of attempt records a scheduler keeps
+DEFAULT_BUDGET = 16 * 2**20  # bytes of attempt records a scheduler keeps
 DEFAULT_PER_POD = 8  # attempts kept per pod
 _BASE = 600  # what a record costs beyond its arrays and tuples (the object, its small fields)
 _REF = 8  # a tuple slot: names are the nodes' own strings, shared, not copied
@@ -40,38 +42,39 @@ def verdict(status: Status | None) -> dict[str, Any]:
 
 @dataclass(slots=True)
 class Scores:
-    """The Score phase over the scored nodes: per plugin (rows) and node (columns)."""
+    """The Score phase over the scored nodes, as the algorithm left it (nothing copied): the scored
+    nodes, each plugin's raw and normalized arrays and weight, the totals."""
 
-    nodes: tuple[str, ...]
-    plugins: tuple[str, ...]
-    weights: Ints
-    raw: Ints  # plugins x nodes
-    normalized: Ints  # plugins x nodes, after NormalizeScore
-    totals: Ints  # per node: the sum of normalized x weight
+    scored: Sequence[NodeInfo]
+    parts: Sequence[PluginScores]
+    totals: Ints
 
     @property
     def nbytes(self) -> int:
-        return (
-            self.weights.nbytes
-            + self.raw.nbytes
-            + self.normalized.nbytes
-            + self.totals.nbytes
-            + _REF * (len(self.nodes) + len(self.plugins))
-        )
+        """Per node: a reference, a total, and a raw and a normalized score per plugin."""
+        return len(self.scored) * (2 * _REF + 16 * len(self.parts))
+
+    def names(self) -> tuple[str, ...]:
+        scored = self.scored
+        return scored.names() if isinstance(scored, RowNodes) else tuple(n.name for n in scored)
 
     def to_json(self) -> list[dict[str, Any]]:
         out = []
-        for j, node in enumerate(self.nodes):
+        parts = self.parts
+        raws = [p.raw.tolist() for p in parts]
+        normalized = [p.normalized.tolist() for p in parts]
+        totals = self.totals.tolist()
+        for j, node in enumerate(self.names()):
             plugins = {
-                p: {
-                    "raw": int(self.raw[i, j]),
-                    "normalized": int(self.normalized[i, j]),
-                    "weight": int(self.weights[i]),
-                    "weighted": int(self.normalized[i, j] * self.weights[i]),
+                p.plugin: {
+                    "raw": raws[i][j],
+                    "normalized": normalized[i][j],
+                    "weight": p.weight,
+                    "weighted": normalized[i][j] * p.weight,
                 }
-                for i, p in enumerate(self.plugins)
+                for i, p in enumerate(parts)
             }
-            out.append({"node": node, "plugins": plugins, "total": int(self.totals[j])})
+            out.append({"node": node, "plugins": plugins, "total": totals[j]})
         return out
 
 
@@ -116,7 +119,7 @@ class AttemptRecord:
     scores: Scores | None = None
     skipped: tuple[str, ...] = ()
     selected: str = ""
-    top: tuple[str, ...] = ()
+    top_indices: Ints | None = None  # into the scored nodes: those sharing the best total
     result: str = ""  # scheduled, unschedulable or error
     message: str = ""  # the FailedScheduling message
     outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)  # Reserve, Permit, PreBind, Bind
@@ -125,7 +128,16 @@ class AttemptRecord:
     @property
     def nbytes(self) -> int:
         scores = self.scores.nbytes if self.scores is not None else 0
-        return _BASE + scores + self.failed_status.nbytes + _REF * (len(self.failed) + len(self.statuses))
+        top = self.top_indices.nbytes if self.top_indices is not None else 0
+        return _BASE + scores + top + self.failed_status.nbytes + _REF * (len(self.failed) + len(self.statuses))
+
+    @property
+    def top(self) -> tuple[str, ...]:
+        """The nodes tied at the best total (the host is one of them)."""
+        if self.scores is None or self.top_indices is None:
+            return (self.selected,) if self.selected else ()
+        names = self.scores.names()
+        return tuple(names[i] for i in self.top_indices.tolist())
 
     def finish(self, point: str, status: Status | None) -> None:
         """The outcome of a point after the search (Reserve, Permit, PreBind, Bind)."""
@@ -214,6 +226,7 @@ class ResultStore:
         self.bytes -= record.nbytes
         self.dropped += 1
         record.scores, record.failed, record.statuses, record.preemption = None, (), (), None
+        record.top_indices = None
         record.failed_status = np.zeros(0, np.int64)
         if not self._by_pod.get(record.pod):
             self._by_pod.pop(record.pod, None)
@@ -275,18 +288,10 @@ def attempt_record(
     if result is not None:
         record.result = "scheduled"
         record.selected = result.host
-        record.top = tuple(result.top)
         record.skipped = tuple(skipped)
         if result.plugin_scores:
-            parts = result.plugin_scores
-            record.scores = Scores(
-                tuple(n.name for n in result.scored),
-                tuple(p.plugin for p in parts),
-                np.array([p.weight for p in parts], dtype=np.int64),
-                np.stack([np.asarray(p.raw, dtype=np.int64) for p in parts]),
-                np.stack([np.asarray(p.normalized, dtype=np.int64) for p in parts]),
-                np.asarray(result.totals, dtype=np.int64),
-            )
+            record.scores = Scores(result.scored, result.plugin_scores, result.totals)
+            record.top_indices = result.top_indices
     return record
 
 

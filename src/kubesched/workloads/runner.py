@@ -74,13 +74,14 @@ def make_pod(name: str, requests: dict[str, str], labels: dict[str, str] | None 
     return cast(core_v1.Pod, pod)
 
 
-async def _run(workload: Workload, *, config: dict[str, Any] | None, batch: bool, registry: Registry) -> Result:
+async def _run(
+    workload: Workload, *, config: dict[str, Any] | None, batch: bool, registry: Registry, record: bool
+) -> Result:
     clock = RealClock()
     store = MemoryStore(clock=clock)
     cluster = MemoryCluster(store)
-    scheduler = Scheduler(
-        cluster, clock, default_config(registry, **(config or {})), registry, seed=0, identity="bench"
-    )
+    config_ = default_config(registry, **(config or {}))
+    scheduler = Scheduler(cluster, clock, config_, registry, seed=0, identity="bench", record_results=record)
     scheduler.algorithm.batch = batch
     result = Result(workload.name, workload.params)
     created = 0  # pods created that are expected to be scheduled
@@ -159,8 +160,15 @@ async def _settle(scheduler: Scheduler) -> None:
 
 
 def run(
-    workload: Workload, *, config: dict[str, Any] | None = None, batch: bool = True, registry: Registry | None = None
+    workload: Workload,
+    *,
+    config: dict[str, Any] | None = None,
+    batch: bool = True,
+    registry: Registry | None = None,
+    record: bool = True,
 ) -> Result:
-    """Run the workload; `batch=False` forces the per-node plugin methods."""
+    """Run the workload; `batch=False` forces the per-node plugin methods, `record=False` keeps no
+    attempt results (the result store's cost, measured)."""
     gc.collect()
-    return asyncio.run(_run(workload, config=config, batch=batch, registry=registry or in_tree_registry()))
+    registry = registry or in_tree_registry()
+    return asyncio.run(_run(workload, config=config, batch=batch, registry=registry, record=record))
