@@ -4,6 +4,7 @@ and with two replicas exactly one schedules until it is killed."""
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
@@ -56,7 +57,7 @@ def test_run_binds_its_pods_evenly_leaves_others_alone_and_reports_failures(clus
     api = client(cluster.kubeconfig)
     process = start(cluster, tmp_path, elect=False, name="single")
     try:
-        endpoint(process)
+        url = endpoint(process)
         for i in range(100):
             api.create(make_pod(f"even-{i}", cpu="100m", scheduler="kubesched"))
         api.create(make_pod("not-mine", cpu="100m", scheduler="someone-else"))
@@ -76,6 +77,12 @@ def test_run_binds_its_pods_evenly_leaves_others_alone_and_reports_failures(clus
         conditions = eventually(lambda: api.get(Pod, "huge").status.conditions)  # written after the event
         condition = next(c for c in conditions if c.type == "PodScheduled")
         assert (condition.status, condition.reason, condition.message) == ("False", "Unschedulable", message)
+        # the same verdict, node by node, from the running scheduler's result store
+        command = [sys.executable, "-m", "kubesched", "explain", "default/huge", "--url", url, "--output", "json"]
+        explained = json.loads(subprocess.run(command, capture_output=True, text=True, check=True, timeout=30).stdout)
+        last = explained["attempts"][-1]
+        assert last["message"] == message and last["filter"][0]["plugin"] == "NodeResourcesFit"
+        assert len(last["filter"][0]["nodes"]) == 10 and len(last["closestToFitting"]) == 5
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(15) == 0

@@ -68,6 +68,10 @@ def queue_command(console: Console, args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print_queue(console, document)
+        tried = [p["key"] for p in document["pods"] if p["attempts"]]
+        if tried:
+            where = f" --url {args.url}" if args.url else ""
+            console.print(f"A pod's last attempt, node by node: kubesched explain {tried[0]}{where}", highlight=False)
     return 0
 
 

@@ -101,3 +101,4 @@ def test_the_table_is_whole_when_piped(capsys):
     header = next(line for line in out.splitlines() if "POD" in line)
     assert header.split() == ["POD", "QUEUE", "ATTEMPTS", "BACKOFF", "UNTIL", "REJECTED", "BY", "WAKES", "ON"]
     assert "Node(Add|UpdateNodeAllocatable) (NodeResourcesFit)" in out
+    assert out.rstrip().endswith("A pod's last attempt, node by node: kubesched explain default/huge")
