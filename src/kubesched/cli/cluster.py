@@ -21,6 +21,7 @@ from kubesched.config import SchedulerConfig, default_config
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import controllers, plugin_registry
+from kubesched.scheduler.results import ResultStore
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
 from kubesched.sim import DisruptionController, FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
 
@@ -40,6 +41,7 @@ class ClusterSpec:
     scheduler: bool = False  # also run kubesched's scheduler and its endpoints
     scheduler_port: int = DEFAULT_PORT
     scheduler_host: str | None = None  # where the scheduler's endpoints listen (None: `host`)
+    results: ResultStore | None = field(default_factory=ResultStore)  # the scheduler's attempt records
     event_ttl: float | None = 3600.0  # seconds Events are kept after their last write (kube-apiserver's default)
     scheduler_config: SchedulerConfig | None = None  # None: the default profile
     registry: Registry | None = None  # the plugins the scheduler may use (None: the in-tree and installed ones)
@@ -66,6 +68,7 @@ class EmbeddedCluster:
             registry = spec.registry or plugin_registry()
             config = spec.scheduler_config or default_config(registry)
             self.scheduler = Scheduler(MemoryCluster(self.store), self.clock, config, registry)
+            self.scheduler.results = spec.results
             host = spec.scheduler_host or spec.host
             self._scheduler_server = SchedulerServer(self.scheduler, host, spec.scheduler_port)
         self._runner: web.AppRunner | None = None

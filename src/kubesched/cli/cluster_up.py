@@ -53,6 +53,7 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         token=token,
         history=options.at_least("--watch-history", args.watch_history, 1),
         event_ttl=args.event_ttl,
+        results=options.result_store(args),
         tls=True if args.tls else None,
         kubelets=args.kubelets,
         scheduler=args.scheduler,

@@ -103,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
         help="how long Events are kept after their last write, as kube-apiserver's --event-ttl (default 1h)",
     )
     up.add_argument("--scheduler", action="store_true", help="also run kubesched's scheduler (default profile)")
+    options.add_results_options(up)
     up.add_argument(
         "--scheduler-port",
         type=options.port,
@@ -159,6 +160,7 @@ def _parser() -> argparse.ArgumentParser:
         help="where /healthz, /readyz, /metrics and /debug/queue are served, over plain HTTP without "
         "authentication (default 127.0.0.1:10259, this machine only; in a pod, its own address to be probed)",
     )
+    options.add_results_options(run)
     options.add_plugin_option(run)
 
     ctl = sub.add_parser("controllers", help="run the controllers installed packages declare, against a cluster")

@@ -15,6 +15,7 @@ from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import FrameworkError
 from kubesched.scheduler.discovery import PluginLoadError, plugin_registry
 from kubesched.scheduler.profiles import check_profiles
+from kubesched.scheduler.results import ResultStore
 from kubesched.sim import NodeTemplate
 
 
@@ -127,3 +128,26 @@ def add_output_option(parser: argparse.ArgumentParser, what: str) -> None:
         default="table",
         help=f"table (default), for reading, or json, for programs: {what}",
     )
+
+
+def add_results_options(parser: argparse.ArgumentParser) -> None:
+    """What the scheduler keeps of its attempts, for `kubesched explain` and `/debug/pods`."""
+    parser.add_argument(
+        "--results-budget",
+        type=int,
+        default=16,
+        metavar="MIB",
+        help="memory for recorded scheduling attempts, oldest dropped first (default 16; 0 records none)",
+    )
+    parser.add_argument(
+        "--results-per-pod", type=int, default=8, metavar="N", help="attempts recorded per pod (default 8)"
+    )
+
+
+def result_store(args: argparse.Namespace) -> ResultStore | None:
+    """The store `--results-budget` and `--results-per-pod` ask for (None: record nothing)."""
+    at_least("--results-budget", args.results_budget, 0)
+    at_least("--results-per-pod", args.results_per_pod, 1)
+    if args.results_budget == 0:
+        return None
+    return ResultStore(budget=args.results_budget * 2**20, per_pod=args.results_per_pod)

@@ -11,7 +11,7 @@ import signal
 import socket
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
@@ -30,6 +30,7 @@ from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import PluginLoadError
 from kubesched.scheduler.discovery import controllers as discovered_controllers
 from kubesched.scheduler.leader import LeaderElector, LeaseSettings
+from kubesched.scheduler.results import ResultStore
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
 from kubesched.trace import Sink, Tracer
 
@@ -44,6 +45,7 @@ class RunOptions:
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     identity: str = ""
+    results: ResultStore | None = field(default_factory=ResultStore)  # None: record no attempts
 
 
 def identity() -> str:
@@ -107,6 +109,7 @@ async def serve(
         clients = Clients.shared(clients)
     holder = options.identity or identity()
     scheduler = Scheduler(clients.scheduling, clock, config, registry, identity=holder, events_cluster=clients.events)
+    scheduler.results = options.results
     server = SchedulerServer(scheduler, options.host, options.port)
     try:
         url = await server.start()
@@ -203,6 +206,7 @@ def run_command(console: Console, args: argparse.Namespace) -> int:
             else args.leader_elect,
             host=host or "0.0.0.0",
             port=int(port),
+            results=options_.result_store(args),
         )
         clients = connect(args.kubeconfig, config)
     except (ConfigError, FrameworkError, KubeConfigError, OSError, ValueError, options_.UsageError) as e:

@@ -235,3 +235,15 @@ def test_a_metrics_port_in_use_is_one_line_naming_the_option(tmp_path, capsys):
         assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"--metrics-bind: cannot listen on 127.0.0.1:{port}: Address already in use"
+
+
+def test_the_result_store_flags_set_its_budget_or_turn_it_off(capsys):
+    import argparse
+
+    from kubesched.cli.main import main
+
+    store = options.result_store(argparse.Namespace(results_budget=4, results_per_pod=3))
+    assert store is not None and (store.budget, store.per_pod) == (4 * 2**20, 3)
+    assert options.result_store(argparse.Namespace(results_budget=0, results_per_pod=8)) is None
+    assert main(["run", "--results-budget", "-1"]) == 2
+    assert capsys.readouterr().err.strip() == "--results-budget must be at least 0"
