@@ -41,6 +41,10 @@ def test_a_high_priority_pod_evicts_a_victim_gracefully_and_binds_to_the_nominat
     assert victim.metadata.deletionTimestamp is not None  # terminating gracefully
     assert any(c.type == "DisruptionTarget" and c.reason == "PreemptionByScheduler" for c in victim.status.conditions)
     assert ("Preempted", f"Preempted by pod {h.pod('urgent').metadata.uid} on node n1") in h.events("victim")
+    first = h.scheduler.results.attempts("default/urgent")[0].to_json()  # what explain shows of it
+    assert first["result"] == "unschedulable" and first["preemption"]["nominatedNode"] == "n1"
+    assert first["preemption"]["victims"] == ["default/victim"]
+    assert first["preemption"]["candidates"] == [{"node": "n1", "victims": ["default/victim"], "pdbViolations": 0}]
     clock.advance(10)
     assert h.pod("urgent").spec.nodeName == "n1"
     assert h.pod("small").metadata.deletionTimestamp is None  # only what was needed
