@@ -10,7 +10,7 @@ from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
 from kubesched.cache import Snapshot
-from kubesched.plugin import Handle
+from kubesched.plugin import FilterPlugin, Handle, Status
 from kubesched.plugin.testing import standalone_handle
 
 
@@ -87,6 +87,18 @@ class NodeBuilder:
         self.obj.status.capacity = {**(self.obj.status.capacity or {}), **res}
         self.obj.status.allocatable = dict(self.obj.status.capacity)
         return self
+
+
+def verdict_filter(name: str, status: Status) -> type[FilterPlugin]:
+    """A Filter plugin named `name` whose verdict on every node is `status`."""
+
+    def filter_(self: Any, state: Any, pod: Any, node: Any) -> Status:
+        return status
+
+    def init(self: Any, args: Any, handle: Any) -> None:
+        pass
+
+    return type(name, (FilterPlugin,), {"name": name, "filter": filter_, "__init__": init})
 
 
 def make_pod(name: str, namespace: str = "default") -> PodBuilder:

@@ -11,7 +11,7 @@ import pytest
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1, scheduling_v1, storage_v1
 
-from builders import make_pod
+from builders import make_pod, verdict_filter
 from kubesched.framework import Registry, Status
 from kubesched.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.status import Code
@@ -23,16 +23,7 @@ def records(tracer: Tracer, kind: str, pod: str) -> list[Any]:
     return [r for r in tracer.records if r.kind == kind and r.pod == pod]
 
 
-class Failing(FilterPlugin):
-    """A Filter plugin that fails with an error on every node: the pod backs off on errors."""
-
-    name: ClassVar[str] = "Failing"
-
-    def __init__(self, args: Any, handle: Any) -> None:
-        pass
-
-    def filter(self, state, pod, node):
-        return Status(Code.ERROR, "broken")
+Failing = verdict_filter("Failing", Status(Code.ERROR, "broken"))  # every node: the pod backs off on errors
 
 
 def test_a_pod_that_keeps_failing_is_retried_after_1_2_4_8_10_10_seconds(harness, clock):

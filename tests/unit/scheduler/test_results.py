@@ -2,25 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
-from builders import make_pod
+from builders import make_pod, verdict_filter
 from kubesched.framework import Registry, Status
 from kubesched.framework.status import Code
-from kubesched.plugin import FilterPlugin
 from kubesched.scheduler.results import ResultStore
 
-
-class Broken(FilterPlugin):
-    """Fails every node with an error: each pod backs off and tries again, over and over."""
-
-    name: ClassVar[str] = "Broken"
-
-    def __init__(self, args: Any, handle: Any) -> None:
-        pass
-
-    def filter(self, state, pod, node):
-        return Status(Code.UNSCHEDULABLE, "broken on purpose")
+Broken = verdict_filter("Broken", Status(Code.UNSCHEDULABLE, "broken on purpose"))  # retried on every flush
 
 
 def test_an_unschedulable_attempt_records_each_nodes_verdict_and_the_message(harness):
