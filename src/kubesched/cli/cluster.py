@@ -157,12 +157,23 @@ class ClusterThread:
             self._error = e
             if self.cluster is not None:
                 self._loop.run_until_complete(self.cluster.stop())
-            self._loop.close()
+            self._close()
             self._ready.set()
             return
         self._ready.set()
         self._loop.run_forever()
         self._loop.run_until_complete(self.cluster.stop())
+        self._close()
+
+    def _close(self) -> None:
+        """Close the loop as `asyncio.run` does: what is still running (requests of clients that
+        never hung up, watches among them) is cancelled and finishes first, so nothing is left
+        to wake a closed loop."""
+        pending = asyncio.all_tasks(self._loop)
+        for task in pending:
+            task.cancel()
+        self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        self._loop.run_until_complete(self._loop.shutdown_asyncgens())
         self._loop.close()
 
     def __enter__(self) -> ClusterThread:
