@@ -14,9 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from kubesched.cli import options
-from kubesched.cli.queue import GATED, HUGE
+from kubesched.cli.queue import GATED, HUGE, simulation
 from kubesched.cli.remote import FetchError, get_json
-from kubesched.cli.scenario import KUBESCHED, run_scenario
 from kubesched.clock.base import rfc3339
 
 TOP = 5  # scored nodes shown in the table
@@ -57,16 +56,7 @@ def explain_command(console: Console, args: argparse.Namespace) -> int:
 
 
 def _simulated(args: argparse.Namespace, key: str) -> dict[str, Any]:
-    result = run_scenario(
-        scheduler=KUBESCHED,
-        nodes=options.at_least("--nodes", args.nodes, 1),
-        pods=options.at_least("--pods", args.pods, 0),
-        seed=args.seed,
-        horizon=30.0,
-        extra_pods=[HUGE],
-        extra_gated=[GATED],
-        explain=[key],
-    )
+    result = simulation(args, horizon=30.0, explain=[key])
     return result.explained.get(key) or {"pod": key, "attempts": []}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from rich import box
@@ -15,7 +16,7 @@ from rich.table import Table
 
 from kubesched.cli import options
 from kubesched.cli.remote import FetchError, get_json
-from kubesched.cli.scenario import GATE, KUBESCHED, run_scenario
+from kubesched.cli.scenario import GATE, KUBESCHED, ScenarioResult, run_scenario
 from kubesched.scheduler.server import queue_document
 
 HUGE = ("huge", "6")  # (name, cpu): more CPU than a default fake node has
@@ -30,19 +31,26 @@ def fetch(url: str) -> dict[str, Any]:
     return document
 
 
-def simulate(args: argparse.Namespace) -> dict[str, Any]:
-    """Run the default simulation and return its queue at the horizon."""
-    if args.horizon <= 0:
-        raise options.UsageError("--horizon must be positive")
-    result = run_scenario(
+def simulation(args: argparse.Namespace, *, horizon: float, explain: Sequence[str] = ()) -> ScenarioResult:
+    """kubesched's scheduler for `horizon` virtual seconds on `--nodes` fake nodes with `--pods`
+    small pods (`--seed`), `huge` and `gated` (what `kubesched queue` and `explain` look at)."""
+    return run_scenario(
         scheduler=KUBESCHED,
         nodes=options.at_least("--nodes", args.nodes, 1),
         pods=options.at_least("--pods", args.pods, 0),
         seed=args.seed,
-        horizon=args.horizon,
+        horizon=horizon,
         extra_pods=[HUGE],
         extra_gated=[GATED],
+        explain=explain,
     )
+
+
+def simulate(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the default simulation and return its queue at the horizon."""
+    if args.horizon <= 0:
+        raise options.UsageError("--horizon must be positive")
+    result = simulation(args, horizon=args.horizon)
     assert result.queue is not None and result.pending is not None
     return queue_document(result.pending, result.queue)
 

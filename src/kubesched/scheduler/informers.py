@@ -68,7 +68,7 @@ class Informers:
         self._nodes: dict[str, Any] = {}
         self._pdbs: dict[tuple[str, str], Any] = {}
         self._unscheduled: dict[str, Any] = {}  # uid -> latest unassigned pod the scheduler is responsible for
-        self._tasks: list[asyncio.Future[None]] = []
+        self._tasks: list[asyncio.Task[None]] = []
         self.synced = False  # everything listed once
         self.failure: str | None = None  # why an informer stopped, when one did
         self.failed = asyncio.Event()  # set then
@@ -116,14 +116,13 @@ class Informers:
             task.add_done_callback(self._ended)
         self.synced = True
 
-    def _ended(self, task: asyncio.Future[None]) -> None:
+    def _ended(self, task: asyncio.Task[None]) -> None:
         """An informer never ends but by being cancelled: one that raised leaves the scheduler
         blind, so the queue closes and `failure` says why (the scheduler then stops with it)."""
         error = None if task.cancelled() else task.exception()
         if error is None or self.failure is not None:
             return
-        name = task.get_name() if isinstance(task, asyncio.Task) else "an"
-        self.failure = f"the {name} informer stopped: {type(error).__name__}: {error}"
+        self.failure = f"the {task.get_name()} informer stopped: {type(error).__name__}: {error}"
         self.trace.emit("informer.failed", error=self.failure)
         self.queue.close()
         self.failed.set()

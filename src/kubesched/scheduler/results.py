@@ -6,7 +6,8 @@ count, dropping the oldest attempts first and counting what it drops."""
 
 from __future__ import annotations
 
-from collections import deque
+import itertools
+from collections import OrderedDict, deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,6 +112,7 @@ class AttemptRecord:
     start: int
     evaluated: int
     feasible: int
+    candidates: int  # the nodes PreFilter left to Filter (the rest share `absent`)
     failed: tuple[str, ...] = ()
     failed_status: Ints = field(default_factory=lambda: np.zeros(0, np.int64))  # index into `statuses`
     statuses: tuple[Status, ...] = ()
@@ -153,7 +155,7 @@ class AttemptRecord:
         out: list[dict[str, Any]] = [
             {"plugin": p, "reasons": list(r), "nodes": sorted(n)} for (p, r), n in groups.items()
         ]
-        absent = self.all_nodes - len(self.failed) - self.feasible
+        absent = self.all_nodes - self.candidates
         if self.absent is not None and absent > 0:
             out.append({"plugin": self.absent.plugin, "reasons": list(self.absent.reasons), "count": absent})
         return sorted(out, key=lambda g: -(g.get("count") or len(g["nodes"])))
@@ -169,6 +171,7 @@ class AttemptRecord:
             "numFeasibleNodesToFind": self.to_find,
             "startIndex": self.start,
             "evaluatedNodes": self.evaluated,
+            "nodesAfterPreFilter": self.candidates,
             "feasibleNodes": self.feasible,
             "filter": self.filter_groups(),
         }
@@ -200,46 +203,39 @@ class ResultStore:
         self.per_pod = per_pod
         self.bytes = 0
         self.dropped = 0  # records dropped to stay within the budget or the per-pod count
-        self._order: deque[AttemptRecord] = deque()  # every record not yet past the front, oldest first
-        self._by_pod: dict[str, deque[AttemptRecord]] = {}
-        self._kept: set[int] = set()  # id() of the records in `_order` that are kept
+        self._order: OrderedDict[int, AttemptRecord] = OrderedDict()  # every kept record, oldest first
+        self._by_pod: dict[str, deque[int]] = {}  # each pod's records, oldest first, as keys of `_order`
+        self._seq = itertools.count()
 
     def add(self, record: AttemptRecord) -> None:
+        key = next(self._seq)
+        self._order[key] = record
         mine = self._by_pod.setdefault(record.pod, deque())
-        mine.append(record)
-        self._order.append(record)
-        self._kept.add(id(record))
+        mine.append(key)
         self.bytes += record.nbytes
         if len(mine) > self.per_pod:
             self._drop(mine.popleft())
         while self.bytes > self.budget and self._order:
-            oldest = self._order.popleft()
-            if id(oldest) in self._kept:
-                self._by_pod[oldest.pod].popleft()
-                self._drop(oldest)
-        if len(self._order) > 2 * len(self._kept) + 64:  # husks of per-pod drops: sweep them out
-            self._order = deque(r for r in self._order if id(r) in self._kept)
+            oldest = next(iter(self._order))
+            self._by_pod[self._order[oldest].pod].popleft()  # the oldest of all is its pod's oldest
+            self._drop(oldest)
 
-    def _drop(self, record: AttemptRecord) -> None:
-        """Forget `record`: its arrays go at once; a husk may wait in `_order` until it is first."""
-        self._kept.discard(id(record))
+    def _drop(self, key: int) -> None:
+        record = self._order.pop(key)
         self.bytes -= record.nbytes
         self.dropped += 1
-        record.scores, record.failed, record.statuses, record.preemption = None, (), (), None
-        record.top_indices = None
-        record.failed_status = np.zeros(0, np.int64)
-        if not self._by_pod.get(record.pod):
-            self._by_pod.pop(record.pod, None)
+        if not self._by_pod[record.pod]:
+            del self._by_pod[record.pod]
 
     def attempts(self, pod: str) -> Sequence[AttemptRecord]:
         """A pod's kept attempts (namespace/name), oldest first."""
-        return tuple(self._by_pod.get(pod, ()))
+        return tuple(self._order[key] for key in self._by_pod.get(pod, ()))
 
     def __len__(self) -> int:
-        return len(self._kept)
+        return len(self._order)
 
     def __iter__(self) -> Iterator[AttemptRecord]:
-        return (r for r in self._order if id(r) in self._kept)
+        return iter(self._order.values())
 
 
 def failed_nodes(diagnosis: Diagnosis) -> tuple[tuple[str, ...], Ints, tuple[Status, ...]]:
@@ -263,9 +259,12 @@ def attempt_record(
     search: Search,
     diagnosis: Diagnosis | None,
     result: ScheduleResult | None,
+    outcome: str,
+    message: str = "",
     skipped: Sequence[str] = (),
 ) -> AttemptRecord:
-    """The record of one search, from what the algorithm left (`result` when a host was found)."""
+    """The record of one search (`outcome`: scheduled, unschedulable or error), from what the
+    algorithm left: `result` when a host was found, else the diagnosis and `message`."""
     record = AttemptRecord(
         pod.key,
         pod.uid,
@@ -277,6 +276,9 @@ def attempt_record(
         search.start,
         result.evaluated_nodes if result is not None else len(diagnosis.node_to_status) if diagnosis else 0,
         result.feasible_nodes if result is not None else 0,
+        search.candidates,
+        result=outcome,
+        message=message,
     )
     if diagnosis is not None:
         record.failed, record.failed_status, record.statuses = failed_nodes(diagnosis)
@@ -286,7 +288,6 @@ def attempt_record(
         if diagnosis.pre_filter_msg:
             record.pre_filter = absent
     if result is not None:
-        record.result = "scheduled"
         record.selected = result.host
         record.skipped = tuple(skipped)
         if result.plugin_scores:

@@ -256,20 +256,16 @@ class Scheduler:
         try:
             result = self.find_host(fwk, state, pod)
         except FitError as fit:
-            record = self._record(fwk, qpi, state, fit.diagnosis, None)
-            if record is not None:
-                record.result, record.message = "unschedulable", fit.message()
-                if (decision := preemption.decision(state)) is not None:
-                    record.preemption = preemption_of(decision)
+            record = self._record(fwk, qpi, state, fit.diagnosis, None, "unschedulable", fit.message())
+            if record is not None and (decision := preemption.decision(state)) is not None:
+                record.preemption = preemption_of(decision)
             self.failures.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), fit.diagnosis)
             return None
         except SchedulingError as e:
-            record = self._record(fwk, qpi, state, None, None)
-            if record is not None:
-                record.result, record.message = "error", e.status.message
+            self._record(fwk, qpi, state, None, None, "error", e.status.message)
             self.failures.handle_failure(fwk, qpi, e.status, None)
             return None
-        record = self._record(fwk, qpi, state, result.diagnosis, result)
+        record = self._record(fwk, qpi, state, result.diagnosis, result, "scheduled")
         host = result.host
         if self.trace.enabled:
             self.trace.emit(
@@ -313,11 +309,14 @@ class Scheduler:
         state: CycleState,
         diagnosis: Diagnosis | None,
         result: ScheduleResult | None,
+        outcome: str,
+        message: str = "",
     ) -> AttemptRecord | None:
         """Keep what this attempt's search saw in the result store (and in the cycle state, for
         the binding cycle to add its outcomes)."""
         if self.results is None:
             return None
+        skipped = sorted(n for n in state.skip_score_plugins if n in fwk.weights) if result is not None else ()
         record = attempt_record(
             pod=qpi.pod_info,
             attempt=qpi.attempts,
@@ -327,7 +326,9 @@ class Scheduler:
             search=self.algorithm.search,
             diagnosis=diagnosis,
             result=result,
-            skipped=sorted(n for n in state.skip_score_plugins if n in fwk.weights),
+            outcome=outcome,
+            message=message,
+            skipped=skipped,
         )
         self.results.add(record)
         state.write(RECORD_KEY, record)
