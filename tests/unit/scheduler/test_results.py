@@ -63,3 +63,27 @@ def test_twenty_thousand_attempts_stay_within_the_budget_and_the_drops_are_count
     assert store.dropped == attempts - len(store) > 0
     assert max(len(store.attempts(f"default/p{i}")) for i in range(2_000)) <= 8
     assert sum(r.nbytes for r in store) == store.bytes
+
+
+def test_nodes_a_prefilter_result_left_out_are_counted_apart_from_nodes_never_reached(harness):
+    from lightkube.models import core_v1 as m
+
+    h = harness()
+    for i in range(200):
+        h.node(f"n{i:03d}")
+    h.start()
+    pod = make_pod("picky").obj
+    terms = [  # one name a term, as matchFields wants: PreFilter's result is these 150 nodes
+        m.NodeSelectorTerm(matchFields=[m.NodeSelectorRequirement(key="metadata.name", operator="In", values=[name])])
+        for name in (f"n{i:03d}" for i in range(150))
+    ]
+    required = m.NodeSelector(nodeSelectorTerms=terms)
+    pod.spec.affinity = m.Affinity(nodeAffinity=m.NodeAffinity(requiredDuringSchedulingIgnoredDuringExecution=required))
+    h.store.create(pod)
+    h.clock.advance(1)
+    (record,) = h.scheduler.results.attempts("default/picky")
+    # 100 feasible found among the 150 PreFilter left: 50 never reached, and 50 ruled out beforehand
+    assert (record.result, record.candidates, record.to_find, record.feasible) == ("scheduled", 150, 100, 100)
+    assert record.to_json()["filter"] == [
+        {"plugin": "", "reasons": ["node(s) didn't satisfy plugin(s) [NodeAffinity]"], "count": 50}
+    ]
