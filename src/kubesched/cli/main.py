@@ -170,6 +170,8 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("pod", metavar="NAMESPACE/POD", help="the pod (a bare name means the default namespace)")
     exp.add_argument("--url", help="a running scheduler's endpoints (default: the simulation kubesched queue runs)")
     exp.add_argument("--attempt", type=int, metavar="N", help="this attempt (default: the last one kept)")
+    exp.add_argument("--node", metavar="NAME", help="one node in full: its Filter verdict or its scores by plugin")
+    exp.add_argument("--all-nodes", action="store_true", help="list every node of each Filter group")
     exp.add_argument("--nodes", type=int, default=3, help="without --url: fake nodes (default 3)")
     exp.add_argument("--pods", type=int, default=12, help="without --url: small pods (default 12)")
     exp.add_argument("--seed", type=int, default=0, help="without --url: seed for pod sizes (default 0)")

@@ -38,6 +38,7 @@ class Search:
     candidates: int = 0
     to_find: int = 0
     start: int = 0
+    nominated: str = ""  # the pod's nominated node, when it passed and no search was made
 
 
 @dataclass
@@ -137,6 +138,7 @@ class Algorithm:
             if node is not None:
                 verdict = run_filter(fwk, state, pod, node)
                 if verdict is None:
+                    self.search.nominated = nominated
                     return [node], diagnosis
                 if verdict.code != Code.ERROR:
                     diagnosis.record(node.name, verdict)

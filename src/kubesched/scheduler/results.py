@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from kubesched.cache import NodeInfo, PodInfo
 from kubesched.cache.table import RowNodes
-from kubesched.framework.preemption import Decision
+from kubesched.framework.preemption import Decision, importance
 from kubesched.framework.runtime import PluginScores
 from kubesched.framework.status import Status
 from kubesched.scheduler.algorithm import ScheduleResult, Search
@@ -87,12 +87,14 @@ class Preemption:
     chosen: str
     victims: tuple[str, ...]
     reason: str
+    reprieved: tuple[str, ...] = ()  # lower-priority pods on the chosen node that could stay
 
     def to_json(self) -> dict[str, Any]:
         return {
             "candidates": [{"node": n, "victims": list(v), "pdbViolations": p} for n, v, p in self.candidates],
             "nominatedNode": self.chosen,
             "victims": list(self.victims),
+            "reprieved": list(self.reprieved),
             "reason": self.reason,
         }
 
@@ -126,6 +128,7 @@ class AttemptRecord:
     message: str = ""  # the FailedScheduling message
     outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)  # Reserve, Permit, PreBind, Bind
     preemption: Preemption | None = None
+    nominated: str = ""  # the nominated node that passed Filter: the only node evaluated
 
     @property
     def nbytes(self) -> int:
@@ -175,6 +178,8 @@ class AttemptRecord:
             "feasibleNodes": self.feasible,
             "filter": self.filter_groups(),
         }
+        if self.nominated:
+            out["nominatedNodeFirst"] = self.nominated
         if self.pre_filter is not None:
             out["preFilter"] = verdict(self.pre_filter)
         if self.scores is not None:
@@ -279,6 +284,7 @@ def attempt_record(
         search.candidates,
         result=outcome,
         message=message,
+        nominated=search.nominated,
     )
     if diagnosis is not None:
         record.failed, record.failed_status, record.statuses = failed_nodes(diagnosis)
@@ -296,10 +302,18 @@ def attempt_record(
     return record
 
 
-def preemption_of(decision: Decision) -> Preemption:
+def preemption_of(decision: Decision, node: NodeInfo | None = None, *, now: float = 0.0) -> Preemption:
+    """The record of a preemption; with the chosen `node` as the attempt saw it, the lower-priority
+    pods there that were put back and stayed (the reprieved), most important first."""
+    victims = tuple(v.key for v in decision.candidate.victims)
+    reprieved: tuple[str, ...] = ()
+    if node is not None:
+        below = [p for p in node.pods if p.priority < decision.preemptor.priority and p.key not in victims]
+        reprieved = tuple(p.key for p in sorted(below, key=importance(now)))
     return Preemption(
         tuple((c.node, tuple(v.key for v in c.victims), c.num_pdb_violations) for c in decision.considered),
         decision.candidate.node,
-        tuple(v.key for v in decision.candidate.victims),
+        victims,
         decision.reason,
+        reprieved,
     )

@@ -258,7 +258,8 @@ class Scheduler:
         except FitError as fit:
             record = self._record(fwk, qpi, state, fit.diagnosis, None, "unschedulable", fit.message())
             if record is not None and (decision := preemption.decision(state)) is not None:
-                record.preemption = preemption_of(decision)
+                chosen = self.snapshot.get(decision.candidate.node)
+                record.preemption = preemption_of(decision, chosen, now=self.clock.now())
             self.failures.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), fit.diagnosis)
             return None
         except SchedulingError as e:

@@ -1,5 +1,16 @@
 """Structured trace records: what happened, when, to which pod and node, and which code said so."""
 
 from kubesched.trace.records import JsonLinesSink, Record, Sink, Tracer
+from kubesched.trace.upstream import SITES, UpstreamSite, citations, cite, extension_point
 
-__all__ = ["JsonLinesSink", "Record", "Sink", "Tracer"]
+__all__ = [
+    "SITES",
+    "JsonLinesSink",
+    "Record",
+    "Sink",
+    "Tracer",
+    "UpstreamSite",
+    "citations",
+    "cite",
+    "extension_point",
+]

@@ -8,9 +8,12 @@ from typing import IO, Any, Protocol
 
 import msgspec
 
+from kubesched.trace.upstream import citations
+
 
 class Record(msgspec.Struct, frozen=True, omit_defaults=True):
-    """One thing that happened. `site` is the emitting code as `module:line`."""
+    """One thing that happened. `site` is the emitting code as `module:line`; `upstream` the
+    kube-scheduler v1.36.2 sites that do the same (`trace.upstream`), none for kubesched's own."""
 
     time: float
     kind: str
@@ -18,6 +21,7 @@ class Record(msgspec.Struct, frozen=True, omit_defaults=True):
     pod: str | None = None
     node: str | None = None
     details: dict[str, Any] = {}
+    upstream: tuple[str, ...] = ()
 
 
 class Sink(Protocol):
@@ -59,7 +63,15 @@ class Tracer:
             return
         frame = sys._getframe(1)
         site = f"{frame.f_globals.get('__name__', '?')}:{frame.f_lineno}"
-        record = Record(time=self._now(), kind=kind, site=site, pod=pod, node=node, details=details)
+        record = Record(
+            time=self._now(),
+            kind=kind,
+            site=site,
+            pod=pod,
+            node=node,
+            details=details,
+            upstream=citations(kind, details),
+        )
         if self._keep:
             self.records.append(record)
         for sink in self._sinks:

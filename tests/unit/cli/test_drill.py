@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from kubesched.cli.drill import run_c3
 from kubesched.cli.main import main
@@ -13,6 +14,7 @@ SPREAD_STUCK = (
     "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
     "2 No preemption victims found for incoming pod."
 )
+SCHEDULER_REASONS = {"Preempted", "FailedScheduling", "Scheduled"}
 SCARCE = (
     "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. no new claims to deallocate, "
     "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
@@ -75,6 +77,36 @@ def test_c2_tells_the_preemption_from_choice_to_binding():
     woke = [line.text for line in story.lines if line.pod == "default/urgent" and line.kind == "queue.move"][-1]
     assert woke == "unschedulablePods → activeQ on AssignedPodDelete (NodeResourcesFit hint: Queue)"
     assert _kinds(story, "default/batch-b") == ["preemption.victim", "kubelet.killed"]
+
+
+def test_c2_shows_the_events_kubectl_describe_lists_and_explains_the_preemptor():
+    from kubesched.cli.drill import run_c2
+
+    story = run_c2()
+    seen = [(e.pod, e.type, e.reason, e.message) for e in story.events if e.reason in SCHEDULER_REASONS]
+    preempted = [e for e in seen if e[2] == "Preempted"]
+    assert [(pod, kind) for pod, kind, _, _ in preempted] == [("batch-b", "Normal")]
+    assert re.fullmatch(r"Preempted by pod [0-9a-f-]{36} on node node-0", preempted[0][3])
+    assert [e[1:3] for e in seen if e[0] == "urgent"] == [("Warning", "FailedScheduling"), ("Normal", "Scheduled")]
+    assert ("urgent", "Normal", "Scheduled", "Successfully assigned default/urgent to node-0") in seen
+    first, second = story.explained["attempts"]
+    assert first["result"] == "unschedulable" and first["preemption"]["nominatedNode"] == "node-0"
+    assert first["preemption"]["victims"] == ["default/batch-b"]
+    assert first["preemption"]["reprieved"] == ["default/batch-a"]  # started earlier: put back first, and fit
+    assert second["result"] == "scheduled" and second["nominatedNodeFirst"] == "node-0"
+
+
+def test_c2_steps_carry_kubescheds_site_and_kube_schedulers():
+    from kubesched.cli.drill import run_c2
+
+    story = run_c2()
+    failed = next(line for line in story.lines if line.kind == "queue.move" and "ScheduleAttemptFailure" in line.text)
+    assert failed.site.startswith("kubesched.queue.scheduling_queue:")
+    assert failed.upstream == [
+        "S/backend/queue/scheduling_queue.go:905-965",
+        "S/backend/queue/unschedulable_pods.go:27-112",
+    ]
+    assert all(line.upstream for line in story.lines if not line.kind.startswith("kubelet."))
 
 
 def test_c2_with_only_the_protected_node_left_violates_the_budget_and_says_so():

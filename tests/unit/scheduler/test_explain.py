@@ -78,3 +78,24 @@ def test_explain_of_a_bound_pod_shows_its_node_with_the_best_total(capsys):
 def test_explain_of_a_pod_never_tried_is_one_line(capsys):
     assert main(["explain", "default/nobody"]) == 1
     assert capsys.readouterr().err.startswith("default/nobody: no attempt recorded in the simulation")
+
+
+def test_explain_expands_one_node_its_filter_verdict_or_its_scores(capsys):
+    assert main(["explain", "default/huge", "--node", "node-1"]) == 0
+    out = capsys.readouterr().out
+    assert "node-1: ruled out by NodeResourcesFit at Filter: Insufficient cpu" in out
+    assert "KS/framework/interface.go:540-565" in out  # FilterPlugin's declaration
+    assert main(["explain", "pod-003", "--output", "json"]) == 0
+    host = json.loads(capsys.readouterr().out)["attempts"][-1]["selectedNode"]
+    assert main(["explain", "pod-003", "--node", host]) == 0
+    out = capsys.readouterr().out
+    assert f"{host}: passed Filter; its scores" in out
+    assert "rank 1 of 3 (the chosen node)" in out
+    assert "NodeResourcesBalancedAllocation" in out
+
+
+def test_explain_cites_upstream_beside_each_part(capsys):
+    assert main(["explain", "default/huge"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for site in ("S/framework/types.go:926-978", "S/schedule_one.go:864-890", "S/schedule_one.go:628-717"):
+        assert site in out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from lightkube.models import core_v1 as m
@@ -10,8 +10,8 @@ from lightkube.models import meta_v1
 from lightkube.models import policy_v1 as pm
 from lightkube.resources import core_v1, policy_v1, scheduling_v1
 from rich.console import Console
-from rich.markup import escape
 
+from kubesched.cli.drill.story import EventSeen, Step, events_of, print_events, print_explained, print_steps, steps
 from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster import NotFound
@@ -19,8 +19,9 @@ from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
+from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import DisruptionController, FakeKubelets, KubeletConfig, NodeTemplate
-from kubesched.trace import Tracer
+from kubesched.trace import Record, Tracer
 from kubesched.workloads.runner import make_pod
 
 NARRATED = {
@@ -38,27 +39,23 @@ NARRATED = {
 
 
 @dataclass
-class Line:
-    """One step of the story: virtual seconds since the preemptor arrived, the code that did it."""
-
-    time: float
-    site: str
-    kind: str
-    pod: str
-    text: str
-
-
-@dataclass
 class PreemptionStory:
     placements: dict[str, str | None]  # pod -> node (None: gone or pending)
-    lines: list[Line]
+    lines: list[Step]
+    events: list[EventSeen]  # urgent's and the victims', as kubectl describe lists them
+    explained: dict[str, Any]  # `kubesched explain default/urgent`: its attempts
 
     def to_json(self) -> dict[str, Any]:
-        return {"placements": self.placements, "lines": [line.__dict__ for line in self.lines]}
+        return {
+            "placements": self.placements,
+            "lines": [asdict(line) for line in self.lines],
+            "events": [e.to_json() for e in self.events],
+            "explain": self.explained,
+        }
 
 
-def _say(kind: str, pod: str, details: dict[str, Any], node: str | None) -> str:
-    d = details
+def _say(record: Record) -> str:
+    kind, d, node = record.kind, record.details, record.node
     if kind == "queue.move":
         why = f" ({d['plugin']} hint: {d['hint']})" if d.get("plugin") else ""
         return f"{d.get('from') or 'new'} → {d['to']} on {d['event']}{why}"
@@ -140,11 +137,7 @@ def run_c2(*, pdb_blocks: bool = False) -> PreemptionStory:
     told = {"default/urgent"} | {
         str(v).split(" ")[0] for r in tracer.records if r.kind == "preemption.chosen" for v in r.details["victims"]
     }
-    lines = [
-        Line(round(r.time - arrived, 3), r.site, r.kind, r.pod or "", _say(r.kind, r.pod or "", r.details, r.node))
-        for r in tracer.records
-        if r.time >= arrived and r.kind in NARRATED and r.pod in told
-    ]
+    lines = steps(tracer.records, since=arrived, kinds=NARRATED, pods=told, say=_say)
     placements = {}
     for name in [*(p[0] for p in running), "urgent"]:
         try:
@@ -152,15 +145,21 @@ def run_c2(*, pdb_blocks: bool = False) -> PreemptionStory:
             placements[name] = stored.spec.nodeName
         except NotFound:
             placements[name] = None
-    return PreemptionStory(placements, lines)
+    shown = {key.split("/", 1)[1] for key in told}
+    return PreemptionStory(placements, lines, events_of(store, shown), explain_pod(scheduler, "default/urgent"))
 
 
 def _print_story(console: Console, story: PreemptionStory) -> None:
-    for line in story.lines:
-        text = escape(line.text)
-        console.print(f"[dim]t+{line.time:7.3f}s[/dim] [cyan]{line.pod:<16}[/cyan] {text}  [dim]{line.site}[/dim]")
+    console.print(
+        "Each step: when (after urgent arrived), the pod, what happened, kubesched's code · kube-scheduler's."
+    )
+    print_steps(console, story.lines)
     gone = sorted(name for name, node in story.placements.items() if node is None)
     console.print(f"\nAt the end: urgent on {story.placements['urgent']}; gone: {', '.join(gone) or 'none'}.\n")
+    print_events(console, story.events)
+    console.print()
+    print_explained(console, story.explained)
+    console.print()
 
 
 def print_c2(console: Console) -> None:

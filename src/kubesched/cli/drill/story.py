@@ -1,0 +1,93 @@
+"""What every drill tells the same way: steps from the trace with kubesched's and upstream's code
+sites, the events `kubectl describe` would show, and a pod's attempt explained."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from lightkube.resources import core_v1
+from rich.console import Console
+from rich.markup import escape
+
+from kubesched.cli.explain import print_attempt
+from kubesched.cluster.memory import MemoryStore
+from kubesched.trace import Record
+
+Say = Callable[[Record], str]
+
+
+@dataclass
+class Step:
+    """One step of a story: seconds since the story began, the pod, what happened, and the code
+    that did it, in kubesched (`site`) and in kube-scheduler v1.36.2 (`upstream`)."""
+
+    time: float
+    pod: str
+    kind: str
+    text: str
+    site: str
+    upstream: list[str] = field(default_factory=list)
+
+
+def steps(
+    records: Iterable[Record], *, since: float, kinds: Collection[str], pods: Collection[str], say: Say
+) -> list[Step]:
+    """The records of `kinds` about `pods` from `since` on, told by `say`."""
+    return [
+        Step(round(r.time - since, 3), r.pod or "", r.kind, say(r), r.site, list(r.upstream))
+        for r in records
+        if r.time >= since and r.kind in kinds and r.pod in pods
+    ]
+
+
+def print_steps(console: Console, told: Iterable[Step]) -> None:
+    for step in told:
+        sites = " · ".join([step.site, *step.upstream])
+        console.print(
+            f"[dim]t+{step.time:7.3f}s[/dim] [cyan]{escape(step.pod):<16}[/cyan] {escape(step.text)}  "
+            f"[dim]{escape(sites)}[/dim]",
+            soft_wrap=True,
+            highlight=False,
+        )
+
+
+@dataclass(frozen=True)
+class EventSeen:
+    """An event as `kubectl describe pod` lists it."""
+
+    pod: str
+    type: str
+    reason: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def events_of(store: MemoryStore, pods: Collection[str]) -> list[EventSeen]:
+    """The events recorded on the named pods (namespace `default`), oldest first."""
+    events: list[Any] = [e for e in store.list(core_v1.Event).items if e.involvedObject.name in pods]
+    events.sort(key=lambda e: int(e.metadata.resourceVersion or 0))
+    return [EventSeen(e.involvedObject.name, e.type or "", e.reason or "", e.message or "") for e in events]
+
+
+def print_events(console: Console, events: Iterable[EventSeen]) -> None:
+    console.print("Events, as kubectl describe shows them:")
+    for e in events:
+        console.print(f"  {e.pod:<10} {e.type:<8} {e.reason:<17} {escape(e.message)}", soft_wrap=True, highlight=False)
+
+
+def print_explained(console: Console, document: dict[str, Any], *, last: int = 2) -> None:
+    """What `kubesched explain --attempt N` prints of the pod's `last` attempts (`document` is
+    `explain_pod`'s)."""
+    attempts = document["attempts"]
+    if not attempts:
+        console.print(f"{document['pod']}: no attempt recorded")
+        return
+    for attempt in attempts[-last:]:
+        console.print(
+            f"$ kubesched explain {document['pod']} --attempt {attempt['attempt']}", style="bold", highlight=False
+        )
+        print_attempt(console, document["pod"], attempt, kept=len(attempts))
