@@ -18,7 +18,7 @@ from kubesched.apiserver.openapi import K8S_VERSION
 from kubesched.cli import options
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.compare import compare_command
-from kubesched.cli.drill import print_c2, print_c3, print_c4, run_c2, run_c3, run_c4
+from kubesched.cli.drill import print_c1, print_c2, print_c3, print_c4, run_c1, run_c2, run_c3, run_c4
 from kubesched.cli.explain import explain_command
 from kubesched.cli.plugins import plugins_command
 from kubesched.cli.queue import queue_command
@@ -197,10 +197,12 @@ def _parser() -> argparse.ArgumentParser:
     drill = sub.add_parser("drill", help="the curriculum's chaos drills, narrated (virtual time)")
     drill.add_argument(
         "name",
-        choices=["c2", "c3", "c4"],
-        help="c2: preemption with real victims; c3: unschedulable for a reason that is not scarcity; "
+        choices=["c1", "c2", "c3", "c4"],
+        help="c1: the unschedulable backlog, diagnosed and followed out of unschedulablePods; "
+        "c2: preemption with real victims; c3: unschedulable for a reason that is not scarcity; "
         "c4: two schedulers, one pod",
     )
+    drill.add_argument("--seed", type=int, default=1, help="c1: the scheduler's and the store's seed (default 1)")
     options.add_output_option(drill, "the drill's narration and its measurements")
 
     demo = sub.add_parser("demo", help="watch the from-scratch scheduler overcommit a node")
@@ -292,6 +294,14 @@ def _demo(console: Console, sinks: list[Sink]) -> int:
 
 
 def _drill(console: Console, args: argparse.Namespace) -> int:
+    if args.name == "c1":
+        story = run_c1(seed=args.seed)
+        if args.output == "json":
+            json.dump(story.to_json(), sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            print_c1(console, story)
+        return 0
     if args.name == "c4":
         if args.output == "json":
             json.dump({"race": run_c4().to_json(), "crash": run_c4(crash=True).to_json()}, sys.stdout, indent=2)

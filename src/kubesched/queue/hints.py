@@ -25,6 +25,7 @@ class Decision:
     strategy: Strategy
     plugin: str = ""  # the rejector plugin whose hint decided (empty: no hint was needed)
     hint: str = ""  # what that hint said
+    hint_fn: bool = True  # False: the registration has no hint function, which means Queue
 
 
 SKIP = Decision(Strategy.SKIP)
@@ -81,9 +82,10 @@ def decide(profile: QueueProfile, qpi: QueuedPodInfo, event: ClusterEvent, old: 
                 continue
             if _ask(registration, qpi.pod_info.pod, old, new) == QueueingHint.QUEUE_SKIP:
                 continue
+            hint_fn = registration.hint is not None
             if plugin in qpi.pending_plugins:
-                return Decision(Strategy.IMMEDIATELY, plugin, "Queue")
-            queued = queued or Decision(Strategy.AFTER_BACKOFF, plugin, "Queue")
+                return Decision(Strategy.IMMEDIATELY, plugin, "Queue", hint_fn)
+            queued = queued or Decision(Strategy.AFTER_BACKOFF, plugin, "Queue", hint_fn)
             if not qpi.pending_plugins:
                 return queued
     return queued or SKIP

@@ -172,6 +172,8 @@ class SchedulingQueue:
             fields: dict[str, Any] = {"pod": qpi.key, "from": source, "to": to, "event": event}
             if decision is not None and decision.plugin:
                 fields.update(plugin=decision.plugin, hint=decision.hint)
+                if not decision.hint_fn:
+                    fields["hint_fn"] = False
             if to == BACKOFF:
                 fields["until"] = self._expiry(qpi)
             if to in (UNSCHEDULABLE, GATED):

@@ -126,6 +126,7 @@ SITES: dict[str, UpstreamSite] = {
         _site("unschedulablePods", "S/backend/queue/unschedulable_pods.go:27-112"),
         _site("backoff", "S/backend/queue/backoff_queue.go:189-260"),
         _site("Pop", "S/backend/queue/active_queue.go:306-352"),
+        _site("buildQueueingHintMap", "S/scheduler.go:497-530"),
         # leader election
         _site("LeaderElector", "CG/tools/leaderelection/leaderelection.go:72-88"),
     )
@@ -206,6 +207,8 @@ def queue_move_sites(details: Mapping[str, Any]) -> tuple[str, ...]:
         why = ("MoveAllToActiveOrBackoffQueue",)
     if details.get("plugin"):
         why += ("isPodWorthRequeuing",)
+    if details.get("hint_fn") is False:  # Node/UpdateNodeTaint, added for a plugin that registered Node/Add
+        why += ("buildQueueingHintMap",)
     if to == "gated":
         return (*why, "runPreEnqueuePlugins")
     if to == "unschedulablePods":

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from kubesched.cli.drill import run_c3
 from kubesched.cli.main import main
 
@@ -136,3 +138,85 @@ def test_c4_a_scheduler_killed_between_assume_and_bind_loses_nothing_after_a_res
     assert crash.assumed_at_crash  # some pods were assumed, not bound, when the process died
     assert all(crash.bound.values())
     assert crash.overcommitted == [] and crash.rejected_by_kubelet == 0 and crash.cache_agrees
+
+
+BIG = (
+    "0/5 nodes are available: 5 Insufficient cpu. no new claims to deallocate, "
+    "preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling."
+)
+INFRA = (
+    "0/5 nodes are available: 1 node(s) had untolerated taint(s), 4 node(s) didn't match Pod's node "
+    "affinity/selector. no new claims to deallocate, preemption: 0/5 nodes are available: "
+    "5 Preemption is not helpful for scheduling."
+)
+NVME = (
+    "0/5 nodes are available: 5 node(s) didn't match Pod's node affinity/selector. no new claims to "
+    "deallocate, preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling."
+)
+
+
+@pytest.fixture(scope="module")
+def backlog():
+    from kubesched.cli.drill import run_c1
+
+    return run_c1()
+
+
+def test_c1_backlog_messages_are_kube_schedulers_and_name_the_rejecting_plugins(backlog):
+    found = {d.group: (d.pods, d.message, d.from_message, d.from_explain) for d in backlog.diagnoses}
+    assert found == {
+        "big": (20, BIG, {"NodeResourcesFit": 5}, {"NodeResourcesFit": 5}),
+        "infra": (15, INFRA, {"NodeAffinity": 4, "TaintToleration": 1}, {"NodeAffinity": 4, "TaintToleration": 1}),
+        "nvme": (15, NVME, {"NodeAffinity": 5}, {"NodeAffinity": 5}),
+    }
+    assert len(backlog.per_pod) == 50
+    assert all(p["fromMessage"] == p["fromExplain"] and p["fromMessage"] for p in backlog.per_pod.values())
+
+
+@pytest.mark.parametrize(
+    ("pod", "event", "plugin", "hint_fn", "then"),
+    [
+        ("default/infra-00", "NodeUpdateNodeTaint", "NodeAffinity", False, "bound to node-4 at t+60.005 s"),
+        ("default/nvme-00", "NodeAdd", "NodeAffinity", True, "bound to node-5 at t+90.005 s"),
+    ],
+)
+def test_c1_a_cluster_event_whose_hint_says_queue_lets_pods_out(backlog, pod, event, plugin, hint_fn, then):
+    exit_ = next(e for e in backlog.exits if e.pod == pod and e.then.startswith("bound"))
+    assert (exit_.exit, exit_.event, exit_.plugin, exit_.hint, exit_.hint_fn, exit_.then) == (
+        "cluster event",
+        event,
+        plugin,
+        "Queue",
+        hint_fn,
+        then,
+    )
+    assert "S/backend/queue/scheduling_queue.go:1253-1350" in exit_.upstream
+
+
+def test_c1_pods_that_fit_nowhere_leave_by_the_five_minute_flush_and_come_back(backlog):
+    flushed = [e for e in backlog.exits if e.exit == "UnschedulableTimeout"]
+    assert [e.pod for e in flushed] == ["default/big-00"]
+    (e,) = flushed
+    assert e.plugin == "" and 300 < e.waited <= 330  # more than 5 minutes, found by the 30-second loop
+    assert e.then.startswith("tried again at once, fits nowhere still: back to unschedulablePods")
+    assert e.upstream == ["S/backend/queue/scheduling_queue.go:985-1003"]
+    assert backlog.pending_at_end == {"active": 0, "backoff": 0, "unschedulable": 20, "gated": 0}
+
+
+def test_c1_cites_the_line_that_formats_insufficient_cpu_and_no_stale_path(backlog):
+    assert backlog.citations["the Insufficient cpu reason (NodeResourcesFit)"] == (
+        "S/framework/plugins/noderesources/fit.go:678-765"
+    )
+    cited = [
+        *backlog.citations.values(),
+        *(u for steps in backlog.followed.values() for s in steps for u in s.upstream),
+    ]
+    assert cited and not any("internal/" in c for c in cited)
+
+
+def test_c1_json_is_identical_for_a_seed(capsys):
+    assert main(["drill", "c1", "--seed", "3", "--output", "json"]) == 0
+    first = capsys.readouterr().out
+    assert main(["drill", "c1", "--seed", "3", "--output", "json"]) == 0
+    assert capsys.readouterr().out == first
+    assert json.loads(first)["diagnoses"][0]["message"] == BIG
