@@ -105,6 +105,8 @@ SITES: dict[str, UpstreamSite] = {
         _site("FailedScheduling event", f"{_ONE}:1289"),
         _site("FitError.Error", "S/framework/types.go:926-978"),
         _site("fitsRequest", "S/framework/plugins/noderesources/fit.go:678-765"),
+        _site("PodTopologySpread.Filter", "S/framework/plugins/podtopologyspread/filtering.go:314-359"),
+        _site("TaintToleration.Filter", "S/framework/plugins/tainttoleration/taint_toleration.go:119-132"),
         # preemption
         _site("DefaultPreemption.PostFilter", f"{_DEFAULT_PREEMPTION}:135-163"),
         _site("SelectVictimsOnNode", f"{_DEFAULT_PREEMPTION}:251-353"),

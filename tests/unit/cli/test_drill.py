@@ -220,3 +220,20 @@ def test_c1_json_is_identical_for_a_seed(capsys):
     assert main(["drill", "c1", "--seed", "3", "--output", "json"]) == 0
     assert capsys.readouterr().out == first
     assert json.loads(first)["diagnoses"][0]["message"] == BIG
+
+
+def test_c3_explains_its_stuck_replica_node_by_node():
+    attempt = run_c3().explained["attempts"][-1]
+    assert [(g["plugin"], g["nodes"]) for g in attempt["filter"]] == [
+        ("PodTopologySpread", ["a-1", "a-2"]),
+        ("TaintToleration", ["b-1"]),
+    ]
+
+
+def test_c4_explains_a_pod_kubesched_lost_with_its_bind_error():
+    from kubesched.cli.drill import run_c4
+
+    attempt = run_c4().explained["attempts"][-1]
+    assert attempt["result"] == "scheduled"  # the scheduling cycle found a host...
+    assert attempt["outcomes"]["Bind"]["code"] == "Error"  # ...and the API server refused the Binding
+    assert "is already assigned to node" in attempt["outcomes"]["Bind"]["reasons"][0]

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from kubesched.cli.drill.story import Step, print_explained, print_steps, steps
+from kubesched.cli.drill.story import Step, print_citations, print_explained, print_steps, steps
 from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
@@ -372,9 +372,7 @@ def print_c1(console: Console, story: BacklogStory | None = None) -> None:
             highlight=False,
         )
     console.print(f"\nAt t+{HORIZON:g} s the queue holds: {story.pending_at_end}.")
-    console.print("\n[bold]Where kube-scheduler v1.36.2 does each of these[/bold]")
-    for what, where in story.citations.items():
-        console.print(f"  {what}: {where}", highlight=False)
+    print_citations(console, story.citations)
 
 
 def _plugins(counts: dict[str, int]) -> str:

@@ -10,13 +10,16 @@ from lightkube.resources import core_v1
 from rich.console import Console
 from rich.table import Table
 
+from kubesched.cli.drill.story import print_citations, print_explained
 from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
+from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import FakeKubelets, NodeTemplate
+from kubesched.trace import cite
 from kubesched.workloads.runner import make_pod
 
 ZONE = "topology.kubernetes.io/zone"
@@ -49,9 +52,20 @@ class PodOutcome:
 class DrillResult:
     nodes: dict[str, str]  # node -> zone (and taint, if any)
     pods: list[PodOutcome]
+    explained: dict[str, Any] = field(default_factory=dict)  # `kubesched explain default/web-1`
 
     def to_json(self) -> dict[str, Any]:
-        return {"nodes": self.nodes, "pods": [p.__dict__ for p in self.pods]}
+        return {"nodes": self.nodes, "pods": [p.__dict__ for p in self.pods], "explain": self.explained}
+
+
+CITATIONS = {
+    "the spread constraint's Filter (skew against the global minimum)": cite("PodTopologySpread.Filter"),
+    "the untolerated taint": cite("TaintToleration.Filter"),
+    "Insufficient cpu": cite("fitsRequest"),
+    "the nodes' verdicts, one per node": cite("findNodesThatPassFilters"),
+    "the FailedScheduling message": cite("FitError.Error"),
+    "the FailedScheduling event": cite("FailedScheduling event"),
+}
 
 
 def run_c3(*, taints_policy: str | None = None, horizon: float = 30.0) -> DrillResult:
@@ -95,7 +109,11 @@ def run_c3(*, taints_policy: str | None = None, horizon: float = 30.0) -> DrillR
         bound = stored.spec.nodeName
         outcomes.append(PodOutcome(name, bound, "" if bound else messages.get(name, ""), rejected.get(name, [])))
     taint = f"{TAINT['key']}={TAINT['value']}:{TAINT['effect']}"
-    return DrillResult({n: f"{z}, tainted {taint}" if n == "b-1" else z for n, z in nodes.items()}, outcomes)
+    return DrillResult(
+        {n: f"{z}, tainted {taint}" if n == "b-1" else z for n, z in nodes.items()},
+        outcomes,
+        explain_pod(scheduler, "default/web-1"),
+    )
 
 
 def _table(result: DrillResult) -> Table:
@@ -124,6 +142,8 @@ def print_c3(console: Console) -> None:
         "nodes with plenty of room: zone-b counts as a domain with 0 web pods (nodeTaintsPolicy defaults "
         "to Ignore) though its only node is tainted, so a second replica in zone-a would make the skew 2.\n"
     )
+    print_explained(console, result.explained, last=1)
+    print_citations(console, CITATIONS)
     fixed = run_c3(taints_policy="Honor")
     console.rule("[bold]The same replicas with nodeTaintsPolicy: Honor")
     console.print(_table(fixed))

@@ -10,6 +10,7 @@ from lightkube.resources import core_v1
 from rich.console import Console
 from rich.markup import escape
 
+from kubesched.cli.drill.story import print_citations, print_explained
 from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
@@ -18,8 +19,9 @@ from kubesched.minimal import MinimalScheduler
 from kubesched.plugin import CycleState, Handle, PodInfo, PreBindPlugin, Status
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
+from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import FakeKubelets, NodeTemplate
-from kubesched.trace import Tracer
+from kubesched.trace import Tracer, cite
 from kubesched.workloads.runner import make_pod
 
 CONTESTED = "contested"
@@ -49,9 +51,19 @@ class RaceOutcome:
     rejected_by_kubelet: int
     cache_agrees: bool  # kubesched's cache counts on each node exactly the pods the API server has there
     assumed_at_crash: list[str] = field(default_factory=list)  # the crash variant: assumed, not bound
+    explained: dict[str, Any] = field(default_factory=dict)  # `kubesched explain` of a pod kubesched lost
 
     def to_json(self) -> dict[str, Any]:
         return self.__dict__
+
+
+CITATIONS = {
+    "the pod assumed on its node in the cache, before any API call": cite("assume"),
+    "the binding cycle started asynchronously (the goroutine)": cite("go runBindingCycle"),
+    "the binding cycle: WaitOnPermit, PreBind, Bind": cite("bindingCycle"),
+    "Bind's API call": cite("bind"),
+    "a failed binding: Unreserve, forget the assumed pod, requeue": cite("handleBindingCycleError"),
+}
 
 
 def _outcome(store: MemoryStore, records: list[Any], pods: list[str], scheduler: Scheduler) -> RaceOutcome:
@@ -86,7 +98,17 @@ def _outcome(store: MemoryStore, records: list[Any], pods: list[str], scheduler:
     counted = {(info.node_name, info.uid) for info in scheduler.cache.pods()}
     over = [n for n, cpu in used.items() if cpu > 4000]
     crashed = [r.details["assumed"] for r in records if r.kind == "drill.crash"]
-    return RaceOutcome(bound, winners, conflicts, over, rejected, counted == placed, crashed[0] if crashed else [])
+    lost = next((r.pod for r in records if r.kind == "bind.failed" and r.pod), None)
+    return RaceOutcome(
+        bound,
+        winners,
+        conflicts,
+        over,
+        rejected,
+        counted == placed,
+        crashed[0] if crashed else [],
+        explain_pod(scheduler, lost) if lost else {},
+    )
 
 
 def run_c4(*, crash: bool = False) -> RaceOutcome:
@@ -149,6 +171,10 @@ def print_c4(console: Console) -> None:
         f"{race.rejected_by_kubelet} pods: the from-scratch scheduler, which does not assume, sent them to a node "
         "already full.\n"
     )
+    if race.explained:
+        print_explained(console, race.explained, last=1)
+    print_citations(console, CITATIONS)
+    console.print()
     console.rule("[bold]Killed between assume and bind, then restarted")
     crash = run_c4(crash=True)
     console.print(

@@ -91,3 +91,10 @@ def print_explained(console: Console, document: dict[str, Any], *, last: int = 2
             f"$ kubesched explain {document['pod']} --attempt {attempt['attempt']}", style="bold", highlight=False
         )
         print_attempt(console, document["pod"], attempt, kept=len(attempts))
+
+
+def print_citations(console: Console, citations: dict[str, str]) -> None:
+    """What happened, and where kube-scheduler v1.36.2 does it (`trace.upstream.SITES`)."""
+    console.print("\n[bold]Where kube-scheduler v1.36.2 does each of these[/bold]")
+    for what, where in citations.items():
+        console.print(f"  {escape(what)}: {where}", highlight=False)
