@@ -15,7 +15,7 @@ from rich.console import Console
 from kubesched import __version__
 from kubesched.api import yamlfile
 from kubesched.apiserver.openapi import K8S_VERSION
-from kubesched.cli import options
+from kubesched.cli import capstone, options
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.compare import compare_command
 from kubesched.cli.drill import print_c1, print_c2, print_c3, print_c4, run_c1, run_c2, run_c3, run_c4
@@ -177,6 +177,8 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--seed", type=int, default=0, help="without --url: seed for pod sizes (default 0)")
     options.add_output_option(exp, "the attempts as recorded, the last one explained")
 
+    capstone.add_parser(sub)
+
     cmp = sub.add_parser("compare", help="one workload under two or more scheduler configurations, side by side")
     cmp.add_argument("workload", help="a workload file (YAML: nodes, objects, pods; see docs/plugins.md)")
     cmp.add_argument(
@@ -251,6 +253,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 return queue_command(console, args)
             if args.command == "explain":
                 return explain_command(console, args)
+            if args.command == "capstone":
+                return capstone.capstone_command(console, args)
             if args.kubeconfig:
                 return minimal_command(console, args.kubeconfig, args.scheduler_name, sinks)
             result = run_minimal(

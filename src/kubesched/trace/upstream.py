@@ -134,6 +134,8 @@ SITES: dict[str, UpstreamSite] = {
     )
 }
 
+_BY_CITE = {s.cite: s.symbol for s in SITES.values()}
+
 # Extension points by the name kubesched's framework gives them, to their interface.
 EXTENSION_POINTS: dict[str, str] = {
     "PreEnqueue": "PreEnqueuePlugin",
@@ -226,14 +228,20 @@ def citations(kind: str, details: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(SITES[s].cite for s in symbols)
 
 
+def symbol_of(citation: str) -> str:
+    """The symbol of a citation the table holds (KeyError for one it does not)."""
+    return _BY_CITE[citation]
+
+
 def cite(symbol: str) -> str:
     """`SITES[symbol].cite`; a KeyError names a symbol the table lacks."""
     return SITES[symbol].cite
 
 
 def extension_point(point: str) -> str:
-    """The interface declaration of a kubesched extension point, e.g. Filter → interface.go:540-565."""
-    return SITES[EXTENSION_POINTS[point]].cite
+    """The interface declaration of an extension point, by its name in a configuration (`filter`)
+    or upstream's (`Filter`): e.g. KS/framework/interface.go:540-565."""
+    return SITES[EXTENSION_POINTS[point[:1].upper() + point[1:]]].cite
 
 
 def is_ours_only(kind: str) -> bool:
