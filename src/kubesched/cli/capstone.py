@@ -26,7 +26,7 @@ from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.framework.runtime import FrameworkError
 from kubesched.trace import SITES, cite, extension_point
 from kubesched.trace.upstream import symbol_of
-from kubesched.workloads.compare import Report, WorkloadError, bars, compare, load_workload, svg
+from kubesched.workloads.compare import Report, WorkloadError, bars, compare, load_workload, summary, svg
 
 PACKAGE = "kubesched_scheduler_plugins"  # the out-of-tree package measured by default
 DEFAULT_WORKLOAD = "workloads/gang-contention.yaml"
@@ -236,7 +236,7 @@ def print_capstone(console: Console, cap: Capstone) -> None:
     table.add_column("")
     for r in cap.reports:
         table.add_column(f"{r.config} ({r.scheduler_name})")
-    for label, cells in _summary(cap.reports):
+    for label, cells in summary(cap.reports):
         table.add_row(label, *cells)
     console.print(table)
     for r in cap.reports:
@@ -262,20 +262,6 @@ def print_capstone(console: Console, cap: Capstone) -> None:
     print_citations(console, {c.claim: c.site for c in cap.citations})
 
 
-def _summary(reports: list[Report]) -> list[tuple[str, list[str]]]:
-    rows = [
-        ("pods bound", [str(sum(len(n.pods) for n in r.nodes)) for r in reports]),
-        ("pods pending", [str(len(r.pending)) for r in reports]),
-        ("nodes used", [f"{r.nodes_used}/{len(r.nodes)}" for r in reports]),
-        ("cpu utilisation std dev", [f"{r.spread:.3f}" for r in reports]),
-        ("scheduling attempts", [str(r.attempts) for r in reports]),
-    ]
-    if any(r.groups for r in reports):
-        for state in ("placed", "partly placed", "not placed"):
-            rows.append((f"PodGroups {state}", [str(r.group_counts().get(state, 0)) for r in reports]))
-    return rows
-
-
 def markdown(cap: Capstone, *, picture: str) -> str:
     """The report as Markdown, `picture` the file name of the SVG written beside it."""
     out = ["# Capstone: a measurement and a story", ""]
@@ -284,7 +270,7 @@ def markdown(cap: Capstone, *, picture: str) -> str:
         out.append(f"- out-of-tree plugin **{p.name}** ({p.source}): {', '.join(p.points)}")
     out += ["", "| | " + " | ".join(f"{r.config} (`{r.scheduler_name}`)" for r in cap.reports) + " |"]
     out.append("|---|" + "---|" * len(cap.reports))
-    for label, cells in _summary(cap.reports):
+    for label, cells in summary(cap.reports):
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out += ["", f"![CPU requested per node, each configuration side by side]({picture})", ""]
     out += [f"- {finding}" for finding in cap.findings]

@@ -14,7 +14,7 @@ from kubesched.cli import options
 from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import FrameworkError
-from kubesched.workloads.compare import Report, WorkloadError, bars, compare, load_workload, svg
+from kubesched.workloads.compare import Report, WorkloadError, bars, compare, load_workload, summary, svg
 
 
 def _configs(names: list[str], registry: Registry) -> list[tuple[str, SchedulerConfig]]:
@@ -54,23 +54,13 @@ def compare_command(console: Console, args: argparse.Namespace) -> int:
 
 def _print(console: Console, name: str, description: str, reports: list[Report]) -> None:
     console.print(f"[bold]{name}[/bold]: {description}", soft_wrap=True)
-    summary = Table(title="Summary")
-    summary.add_column("")
+    table = Table(title="Summary")
+    table.add_column("")
     for r in reports:
-        summary.add_column(r.config)
-    rows = [
-        ("pods bound", [str(sum(len(n.pods) for n in r.nodes)) for r in reports]),
-        ("pods pending", [str(len(r.pending)) for r in reports]),
-        ("nodes used", [f"{r.nodes_used}/{len(r.nodes)}" for r in reports]),
-        ("cpu utilisation std dev", [f"{r.spread:.3f}" for r in reports]),
-        ("scheduling attempts", [str(r.attempts) for r in reports]),
-    ]
-    if any(r.groups for r in reports):
-        for state in ("placed", "partly placed", "not placed"):
-            rows.append((f"PodGroups {state}", [str(r.group_counts().get(state, 0)) for r in reports]))
-    for label, cells in rows:
-        summary.add_row(label, *cells)
-    console.print(summary)
+        table.add_column(r.config)
+    for label, cells in summary(reports):
+        table.add_row(label, *cells)
+    console.print(table)
     for r in reports:
         console.print(f"\n[bold]{r.config}[/bold] (schedulerName {r.scheduler_name})")
         for node in r.nodes:

@@ -6,9 +6,10 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -297,36 +298,22 @@ def _demo(console: Console, sinks: list[Sink]) -> int:
     return 0
 
 
+DRILL_JSON: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
+    "c1": lambda args: run_c1(seed=args.seed).to_json(),
+    "c2": lambda args: {"free": run_c2().to_json(), "pdb": run_c2(pdb_blocks=True).to_json()},
+    "c3": lambda args: {"ignore": run_c3().to_json(), "honor": run_c3(taints_policy="Honor").to_json()},
+    "c4": lambda args: {"race": run_c4().to_json(), "crash": run_c4(crash=True).to_json()},
+}
+
+
 def _drill(console: Console, args: argparse.Namespace) -> int:
-    if args.name == "c1":
-        story = run_c1(seed=args.seed)
-        if args.output == "json":
-            json.dump(story.to_json(), sys.stdout, indent=2)
-            sys.stdout.write("\n")
-        else:
-            print_c1(console, story)
-        return 0
-    if args.name == "c4":
-        if args.output == "json":
-            json.dump({"race": run_c4().to_json(), "crash": run_c4(crash=True).to_json()}, sys.stdout, indent=2)
-            sys.stdout.write("\n")
-        else:
-            print_c4(console)
-        return 0
-    if args.name == "c2":
-        if args.output == "json":
-            json.dump({"free": run_c2().to_json(), "pdb": run_c2(pdb_blocks=True).to_json()}, sys.stdout, indent=2)
-            sys.stdout.write("\n")
-        else:
-            print_c2(console)
-        return 0
     if args.output == "json":
-        json.dump(
-            {"ignore": run_c3().to_json(), "honor": run_c3(taints_policy="Honor").to_json()}, sys.stdout, indent=2
-        )
+        json.dump(DRILL_JSON[args.name](args), sys.stdout, indent=2)
         sys.stdout.write("\n")
+    elif args.name == "c1":
+        print_c1(console, run_c1(seed=args.seed))
     else:
-        print_c3(console)
+        {"c2": print_c2, "c3": print_c3, "c4": print_c4}[args.name](console)
     return 0
 
 

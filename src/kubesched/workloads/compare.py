@@ -312,6 +312,21 @@ def compare(
     return reports
 
 
+def summary(reports: list[Report]) -> list[tuple[str, list[str]]]:
+    """The comparison's headline rows: a label and one cell per configuration."""
+    rows = [
+        ("pods bound", [str(sum(len(n.pods) for n in r.nodes)) for r in reports]),
+        ("pods pending", [str(len(r.pending)) for r in reports]),
+        ("nodes used", [f"{r.nodes_used}/{len(r.nodes)}" for r in reports]),
+        ("cpu utilisation std dev", [f"{r.spread:.3f}" for r in reports]),
+        ("scheduling attempts", [str(r.attempts) for r in reports]),
+    ]
+    if any(r.groups for r in reports):
+        for state in ("placed", "partly placed", "not placed"):
+            rows.append((f"PodGroups {state}", [str(r.group_counts().get(state, 0)) for r in reports]))
+    return rows
+
+
 def bars(fraction: float, width: int = 20) -> str:
     """A bar of `width` cells, filled by `fraction` (clamped to [0, 1])."""
     filled = max(0, min(width, math.floor(fraction * width + 0.5)))
@@ -351,4 +366,4 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-__all__ = ["Report", "Workload", "WorkloadError", "bars", "compare", "load_workload", "svg"]
+__all__ = ["Report", "Workload", "WorkloadError", "bars", "compare", "load_workload", "summary", "svg"]

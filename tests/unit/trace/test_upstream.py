@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kubesched.cli.drill.c1 import FOLLOWED as C1_FOLLOWED
 from kubesched.cli.drill.c2 import NARRATED as C2_NARRATED
 from kubesched.trace import SITES, Tracer, citations, cite
 from kubesched.trace.upstream import OURS_ONLY, STALE, TRACE_KINDS, is_ours_only, queue_move_sites
@@ -36,7 +37,7 @@ def test_the_table_names_no_kind_that_nothing_emits():
     assert set(OURS_ONLY) - emitted_kinds() == set()
 
 
-@pytest.mark.parametrize("kind", sorted(C2_NARRATED))
+@pytest.mark.parametrize("kind", sorted(C1_FOLLOWED | C2_NARRATED))
 def test_every_narrated_scheduler_step_has_an_upstream_site(kind):
     details = {"event": "ScheduleAttemptFailure", "to": "unschedulablePods"} if kind == "queue.move" else {}
     if kind.startswith("kubelet."):
