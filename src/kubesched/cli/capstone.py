@@ -16,9 +16,9 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from kubesched.cli import options
+from kubesched.cli.compare import print_reports
 from kubesched.cli.drill.c2 import PreemptionStory, run_c2
 from kubesched.cli.drill.story import Step, print_citations, print_steps
 from kubesched.cli.plugins import describe
@@ -26,7 +26,7 @@ from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.framework.runtime import FrameworkError
 from kubesched.trace import SITES, cite, extension_point
 from kubesched.trace.upstream import symbol_of
-from kubesched.workloads.compare import Report, WorkloadError, bars, compare, load_workload, summary, svg
+from kubesched.workloads.compare import Report, WorkloadError, compare, load_workload, summary, svg
 
 PACKAGE = "kubesched_scheduler_plugins"  # the out-of-tree package measured by default
 DEFAULT_WORKLOAD = "workloads/gang-contention.yaml"
@@ -230,24 +230,8 @@ def unresolved(citations: list[Citation]) -> list[Citation]:
 def print_capstone(console: Console, cap: Capstone) -> None:
     console.rule("[bold]Capstone, part one — a measurement")
     names = ", ".join(f"{p.name} ({', '.join(p.points)})" for p in cap.plugins) or "no out-of-tree plugin"
-    console.print(f"[bold]{cap.workload}[/bold]: {escape(cap.description)}", soft_wrap=True)
     console.print(f"Out-of-tree plugins of the measured profile: {escape(names)}\n", highlight=False)
-    table = Table()
-    table.add_column("")
-    for r in cap.reports:
-        table.add_column(f"{r.config} ({r.scheduler_name})")
-    for label, cells in summary(cap.reports):
-        table.add_row(label, *cells)
-    console.print(table)
-    for r in cap.reports:
-        console.print(f"\n[bold]{r.config}[/bold]")
-        for node in r.nodes:
-            console.print(
-                f"  {node.name:<10} {bars(node.cpu_utilisation)} {node.cpu_requested}m/{node.cpu_allocatable}m, "
-                f"{len(node.pods)} pods",
-                markup=False,
-                highlight=False,
-            )
+    print_reports(console, cap.workload, cap.description, cap.reports)
     console.print()
     for finding in cap.findings:
         console.print(finding, highlight=False)

@@ -48,11 +48,12 @@ def compare_command(console: Console, args: argparse.Namespace) -> int:
         json.dump(body, sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")
         return 0
-    _print(console, workload.spec.name, workload.spec.description, reports)
+    print_reports(console, workload.spec.name, workload.spec.description, reports)
     return 0
 
 
-def _print(console: Console, name: str, description: str, reports: list[Report]) -> None:
+def print_reports(console: Console, name: str, description: str, reports: list[Report]) -> None:
+    """The comparison as `kubesched compare` prints it: the summary, then each configuration's nodes."""
     console.print(f"[bold]{name}[/bold]: {description}", soft_wrap=True)
     table = Table(title="Summary")
     table.add_column("")
