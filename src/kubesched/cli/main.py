@@ -14,9 +14,8 @@ from typing import Any
 from rich.console import Console
 
 from kubesched import __version__
-from kubesched.api import yamlfile
 from kubesched.apiserver.openapi import K8S_VERSION
-from kubesched.cli import capstone, options
+from kubesched.cli import bench, capstone, options
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.compare import compare_command
 from kubesched.cli.drill import print_c1, print_c2, print_c3, print_c4, run_c1, run_c2, run_c3, run_c4
@@ -27,17 +26,12 @@ from kubesched.cli.report import print_minimal_report
 from kubesched.cli.run import controllers_command, minimal_command, run_command
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import KUBESCHED, run_minimal, run_scenario
-from kubesched.config import ConfigError
-from kubesched.framework.runtime import FrameworkError
 from kubesched.golden.cli import report, run_directory
 from kubesched.golden.loader import case_names
 from kubesched.minimal import NAME as MINIMAL_NAME
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.server import DEFAULT_PORT
 from kubesched.trace import JsonLinesSink, Sink
-from kubesched.workloads.runner import Stalled
-from kubesched.workloads.runner import run as run_workload
-from kubesched.workloads.spec import WORKLOADS
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -129,21 +123,7 @@ def _parser() -> argparse.ArgumentParser:
     golden.add_argument("--case", action="append", help="run only this case (repeatable)")
     options.add_output_option(golden, "each case's result and first difference")
 
-    bench = sub.add_parser("bench", help="scheduler_perf-style workloads on the memory cluster, pods/s")
-    bench.add_argument("workload", choices=sorted(WORKLOADS))
-    bench.add_argument("--nodes", type=int, help="nodes (default: the workload's, 5000)")
-    bench.add_argument("--initial", type=int, help="pods created before measuring (default: the workload's)")
-    bench.add_argument("--measured", type=int, help="pods scheduled while measuring (default: the workload's)")
-    bench.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration (YAML)")
-    bench.add_argument("--per-node", action="store_true", help="use the per-node plugin methods, not the batch ones")
-    bench.add_argument(
-        "--no-results",
-        dest="results",
-        action="store_false",
-        help="keep no per-attempt results (kept by default, as run and cluster up keep them)",
-    )
-    options.add_output_option(bench, "the throughput samples and their summary")
-    options.add_plugin_option(bench)
+    bench.add_parser(sub)
 
     run = sub.add_parser("run", help="schedule for a cluster (kubeconfig or in-cluster), with leader election")
     run.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration (default: the default profile)")
@@ -240,7 +220,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "golden":
             return _golden(console, args)
         if args.command == "bench":
-            return _bench(console, args)
+            return bench.bench_command(console, args)
         if args.command == "plugins":
             return plugins_command(console, args)
         if args.command == "compare":
@@ -314,48 +294,6 @@ def _drill(console: Console, args: argparse.Namespace) -> int:
         print_c1(console, run_c1(seed=args.seed))
     else:
         {"c2": print_c2, "c3": print_c3, "c4": print_c4}[args.name](console)
-    return 0
-
-
-def _bench(console: Console, args: argparse.Namespace) -> int:
-    config = None
-    if args.config:
-        try:
-            config = yamlfile.load(args.config) or {}
-        except yamlfile.YamlError as e:
-            options.print_error(console, f"--config: {e}")
-            return 2
-    given = (("nodes", args.nodes, 1), ("initial", args.initial, 0), ("measured", args.measured, 1))
-    try:
-        sizes = {name: options.at_least(f"--{name}", value, least) for name, value, least in given if value is not None}
-    except options.UsageError as e:
-        options.print_error(console, str(e))
-        return 2
-    workload = WORKLOADS[args.workload](**sizes)
-    try:
-        registry = options.registry(args.plugin)
-        summary = run_workload(
-            workload, config=config, batch=not args.per_node, registry=registry, record=args.results
-        ).summary()
-    except options.UsageError as e:
-        options.print_error(console, str(e))
-        return 2
-    except (ConfigError, FrameworkError) as e:
-        options.print_error(console, f"--config: {e}")
-        return 2
-    except Stalled as e:
-        options.print_error(console, f"{args.workload}: {e}")
-        return 1
-    if args.output == "json":
-        json.dump(summary, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        t = summary["throughput"]
-        console.print(
-            f"{summary['workload']} ({workload.description}): {t['average']} pods/s average over "
-            f"{t['samples']} one-second samples (p50 {t['perc50']}, p90 {t['perc90']}, p99 {t['perc99']}); "
-            f"{summary['scheduled']} pods in {summary['seconds']} s; peak RSS {summary['peak_rss_mib']} MiB"
-        )
     return 0
 
 

@@ -244,6 +244,7 @@ class Evaluator:
         # Preemptors whose victims are being removed -> whether their last victim is still there
         # (None until the last victim's turn).
         self._preempting: dict[str, Callable[[], bool] | None] = {}
+        self._held: set[str] = set()  # preemptors a PreEnqueue gate held back while preempting
 
     def preempt(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
@@ -354,7 +355,9 @@ class Evaluator:
                     failed = True
         finally:
             self._preempting.pop(preemptor.uid, None)
-        if failed:
+        held = preemptor.uid in self._held
+        self._held.discard(preemptor.uid)
+        if failed or held:
             self.handle.activate([preemptor])
 
     async def _clear_nomination(self, pod: PodInfo) -> None:
@@ -408,6 +411,11 @@ class Evaluator:
             return False
         last_victim_running = self._preempting[uid]
         return last_victim_running is None or last_victim_running()
+
+    def hold(self, uid: str) -> None:
+        """A PreEnqueue gate held the pod back because it is preempting: activate it when its
+        victims are gone, lest it wait for a deletion event that came while it was held."""
+        self._held.add(uid)
 
     @property
     def any_preempting(self) -> bool:

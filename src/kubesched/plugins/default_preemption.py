@@ -196,6 +196,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         if self.evaluator.any_preempting and self.evaluator.is_preempting(pod.uid):
+            self.evaluator.hold(pod.uid)
             return Status.unresolvable(WAITING)
         return None
 

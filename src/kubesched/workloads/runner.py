@@ -1,6 +1,13 @@
-"""Run a workload against the memory cluster on the real clock and measure throughput the way
-scheduler_perf does: the number of pods scheduled in each one-second window while measured pods
-are pending; the first window is dropped; mean and percentiles over the rest."""
+"""Run a scheduler_perf test case's workload against the memory cluster, the scheduler in the same
+process on the real clock, and measure its throughput as scheduler_perf does (`collector`).
+
+The operations run as upstream's runWorkload runs them: nodes from their template (labels given
+round-robin), namespaces, pods from their template into `namespace-<op index>` or the namespace
+the operation names, churn in the background, barriers. A createPods op with collectMetrics starts
+the collector on its namespace, creates the pods, waits until all are scheduled, then stops it.
+The API server is the memory store with the Priority admission plugin off, as in the API server
+scheduler_perf starts (its templates set `spec.priority`).
+"""
 
 from __future__ import annotations
 
@@ -8,62 +15,57 @@ import asyncio
 import contextlib
 import gc
 import resource
-import statistics
 import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from lightkube.models import meta_v1
-from lightkube.resources import core_v1, scheduling_v1
+from lightkube.resources import core_v1
 
 from kubesched.clock import RealClock
-from kubesched.cluster import AlreadyExists
+from kubesched.cluster import NotFound
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.framework.registry import Registry
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
-from kubesched.sim import NodeTemplate, make_nodes
-from kubesched.workloads.spec import Barrier, CreateNodes, CreatePods, Settle, Workload
+from kubesched.workloads.cases import Barrier, Churn, CreateNamespaces, CreateNodes, CreatePods, Selected
+from kubesched.workloads.collector import Throughput, ThroughputCollector, TickerThread
+from kubesched.workloads.templates import make_node, make_pod_from, named, template
 
-SAMPLE_SECONDS = 1.0
 STALL_SECONDS = 30.0  # a workload whose pods stop being scheduled for this long fails
+WAIT_POLL = 0.01  # how often a wait for scheduled pods looks
 
 
 @dataclass
 class Result:
+    """One run of a workload."""
+
     workload: str
-    params: dict[str, Any]
-    samples: list[float] = field(default_factory=list)
-    scheduled: int = 0
-    seconds: float = 0.0
+    params: dict[str, int]
+    throughput: Throughput = field(default_factory=Throughput)
+    scheduled: int = 0  # measured pods scheduled
+    seconds: float = 0.0  # from the measured op's start to its last pod scheduled
     peak_rss_mib: float = 0.0
 
-    def summary(self) -> dict[str, Any]:
-        s = sorted(self.samples)
+    @property
+    def overall(self) -> float:
+        return self.scheduled / self.seconds if self.seconds else 0.0
 
-        def pct(p: float) -> float:
-            return s[min(len(s) - 1, round(p * (len(s) - 1)))] if s else 0.0
-
+    def to_json(self) -> dict[str, Any]:
         return {
-            "workload": self.workload,
-            "params": self.params,
+            "throughput": self.throughput.to_json(),
             "scheduled": self.scheduled,
             "seconds": round(self.seconds, 3),
-            "throughput": {
-                "average": round(statistics.fmean(s), 1) if s else 0.0,
-                "perc50": pct(0.5),
-                "perc90": pct(0.9),
-                "perc99": pct(0.99),
-                "samples": len(s),
-            },
-            "overall_pods_per_second": round(self.scheduled / self.seconds, 1) if self.seconds else 0.0,
-            "peak_rss_mib": round(self.peak_rss_mib, 1),
+            "overallPodsPerSecond": round(self.overall, 1),
+            "peakRssMiB": round(self.peak_rss_mib, 1),
         }
 
 
 def make_pod(name: str, requests: dict[str, str], labels: dict[str, str] | None = None, **spec: Any) -> core_v1.Pod:
-    """A workload pod: one pause container with `requests`, `labels`, and more spec fields."""
+    """A pod of one pause container with `requests`, `labels`, and more spec fields."""
     container = {"name": "pause", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": requests}}
     pod = core_v1.Pod.from_dict(
         {
@@ -74,101 +76,189 @@ def make_pod(name: str, requests: dict[str, str], labels: dict[str, str] | None 
     return cast(core_v1.Pod, pod)
 
 
-async def _run(
-    workload: Workload, *, config: dict[str, Any] | None, batch: bool, registry: Registry, record: bool
-) -> Result:
-    clock = RealClock()
-    store = MemoryStore(clock=clock)
-    cluster = MemoryCluster(store)
-    config_ = default_config(registry, **(config or {}))
-    scheduler = Scheduler(cluster, clock, config_, registry, seed=0, identity="bench", record_results=record)
-    scheduler.algorithm.batch = batch
-    result = Result(workload.name, workload.params)
-    created = 0  # pods created that are expected to be scheduled
-    named = 0  # pods created
-    task = asyncio.ensure_future(scheduler.run())
-    await asyncio.sleep(0)
-    for op in workload.operations:
-        if isinstance(op, CreateNodes):
-            for node in make_nodes(op.count, NodeTemplate(capacity=op.capacity, zones=op.zones)):
-                store.create(node)
-        elif isinstance(op, CreatePods):
-            start_bound = scheduler.scheduled
-            first = named
-            spec = dict(op.spec)
-            if op.priority is not None:
-                spec["priorityClassName"] = _priority_class(store, op.priority)
-            for i in range(op.count):
-                store.create(make_pod(f"pod-{first + i}", op.requests, op.labels, **spec))
-            named += op.count
-            if op.schedulable:
-                created += op.count
-            if op.collect_metrics:
-                began = time.perf_counter()
-                await _until_scheduled(scheduler, created, SAMPLE_SECONDS, result.samples)
-                result.seconds = time.perf_counter() - began
-                result.scheduled = scheduler.scheduled - start_bound
-                result.samples = result.samples[1:]
-        elif isinstance(op, Barrier):
-            await _until_scheduled(scheduler, created, 0.05)
-        elif isinstance(op, Settle):
-            await _settle(scheduler)
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
-    result.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return result
-
-
-def _priority_class(store: MemoryStore, value: int) -> str:
-    """The name of a PriorityClass of `value`, made if missing."""
-    name = f"priority-{value}"
-    with contextlib.suppress(AlreadyExists):
-        store.create(scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name=name), value=value))
-    return name
-
-
 class Stalled(RuntimeError):
     """Pods that should be scheduled are not, and nothing has moved for a while."""
 
 
-async def _until_scheduled(
-    scheduler: Scheduler, target: int, period: float, samples: list[float] | None = None
-) -> None:
-    """Until `target` pods are bound, looking every `period` seconds (and appending the pods bound
-    in each period to `samples`); Stalled when none is bound for STALL_SECONDS."""
-    stalled, seen = 0.0, scheduler.scheduled
-    while scheduler.scheduled < target:
-        await asyncio.sleep(period)
-        if samples is not None:
-            samples.append(float(scheduler.scheduled - seen))
-        stalled = stalled + period if scheduler.scheduled == seen else 0.0
-        if stalled >= STALL_SECONDS:
-            waiting = target - scheduler.scheduled
-            raise Stalled(f"{waiting} pods still unscheduled after {STALL_SECONDS:g} s without progress")
-        seen = scheduler.scheduled
+class ScheduledCounter:
+    """Pods scheduled per namespace, counted as scheduler_perf's collector counts them: an added or
+    updated pod that has a node and had none (from the scheduler's own pod informer)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def __call__(self, old: Any | None, new: Any | None) -> None:
+        if new is not None and new.spec.nodeName and (old is None or not old.spec.nodeName):
+            self.counts[new.metadata.namespace or ""] += 1
 
 
-async def _settle(scheduler: Scheduler) -> None:
-    """Until nothing is left to try or in flight, and the failures' events and status updates
-    are written and seen by the informers."""
-    queue = scheduler.queue
-    while True:
-        await scheduler.wait_for_bindings()
-        await asyncio.sleep(0.1)
-        if not (queue.pending()["active"] or queue.pending()["backoff"] or len(queue.in_flight)):
+class _Run:
+    def __init__(self, selected: Selected, scheduler: Scheduler, store: MemoryStore, counter: ScheduledCounter) -> None:
+        self.selected = selected
+        self.scheduler = scheduler
+        self.store = store
+        self.counter = counter
+        self.result = Result(selected.name, selected.params)
+        self.waiting: Counter[str] = Counter()  # pods each namespace's barrier waits for
+        self.churn: list[asyncio.Task[None]] = []
+        self.next_node = 0
+
+    async def run(self) -> None:
+        for index, op in enumerate(self.selected.case.ops):
+            if isinstance(op, CreateNodes):
+                self._create_nodes(op, index)
+            elif isinstance(op, CreateNamespaces):
+                for i in range(self.selected.count(op.count)):
+                    self._namespace(f"{op.prefix}-{i}")
+            elif isinstance(op, CreatePods):
+                await self._create_pods(op, index)
+            elif isinstance(op, Churn):
+                self.churn.append(asyncio.ensure_future(self._churn(op, index)))
+            elif isinstance(op, Barrier):
+                await self._barrier()
+        for task in self.churn:
+            task.cancel()
+        await asyncio.gather(*self.churn, return_exceptions=True)
+
+    def _create_nodes(self, op: CreateNodes, index: int) -> None:
+        count = self.selected.count(op.count)
+        prefix = f"node-{index}-" if not op.template else None
+        for i in range(count):
+            node: Any = make_node(op.template, self.next_node + i, prefix=prefix)
+            if op.label_values:
+                value = op.label_values[i % len(op.label_values)]
+                node.metadata.labels = {**(node.metadata.labels or {}), op.label_key: value}
+            self.store.create(node)
+        self.next_node += count
+
+    def _namespace(self, name: str) -> None:
+        try:
+            self.store.get(core_v1.Namespace, name)
+        except NotFound:
+            self.store.create(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=name)))
+
+    async def _create_pods(self, op: CreatePods, index: int) -> None:
+        count = self.selected.count(op.count)
+        namespace = op.namespace or f"namespace-{index}"
+        path = op.template or self.selected.case.default_pod_template
+        self._namespace(namespace)
+        ticker = None
+        if op.collect_metrics:
+            collector = ThroughputCollector()
+            counts = self.counter.counts
+            ticker = TickerThread(collector, lambda: counts[namespace])
+            ticker.start()
+        began = time.perf_counter()
+        already = self.waiting[namespace]
+        for i in range(count):
+            self.store.create(make_pod_from(path, already + i, namespace))
+        self.waiting[namespace] += count
+        if op.skip_wait and ticker is None:
             return
+        try:
+            await self._until(lambda: self.counter.counts[namespace] >= self.waiting[namespace])
+        finally:
+            if ticker is not None:
+                ticker.stop()
+        if ticker is not None:
+            self.result.seconds = time.perf_counter() - began
+            self.result.scheduled = count
+            self.result.throughput = collector.throughput
+
+    async def _barrier(self) -> None:
+        await self._until(lambda: all(self.counter.counts[ns] >= n for ns, n in self.waiting.items()))
+
+    async def _until(self, done: Any) -> None:
+        """Until `done()`; Stalled when no pod is scheduled for STALL_SECONDS meanwhile."""
+        seen, still = self.scheduler.scheduled, 0.0
+        while not done():
+            await asyncio.sleep(WAIT_POLL)
+            if self.scheduler.scheduled != seen:
+                seen, still = self.scheduler.scheduled, 0.0
+                continue
+            still += WAIT_POLL
+            if still >= STALL_SECONDS:
+                left = sum(max(0, n - self.counter.counts[ns]) for ns, n in self.waiting.items())
+                raise Stalled(f"{left} pods still unscheduled after {STALL_SECONDS:g} s without progress")
+
+    async def _churn(self, op: Churn, index: int) -> None:
+        """Make (and, recreating, remove) objects of each template every `op.interval` seconds."""
+        namespace = f"namespace-{index}"
+        self._namespace(namespace)
+        made: dict[str, list[Any]] = {path: [] for path in op.templates}
+        serial = 0
+        while True:
+            for path in op.templates:
+                mine = made[path]
+                if op.mode == "recreate" and len(mine) >= op.number:
+                    old = mine.pop(0)
+                    with contextlib.suppress(NotFound):
+                        self.store.delete(type(old), old.metadata.name, namespace=old.metadata.namespace)
+                if op.mode == "create" and op.number and len(mine) >= op.number:
+                    continue
+                mine.append(self.store.create(_object(path, serial, namespace)))
+            serial += 1
+            await asyncio.sleep(op.interval)
+
+
+def _object(path: str, index: int, namespace: str) -> Any:
+    doc = template(path)
+    kind = doc["kind"]
+    if kind == "Node":
+        return make_node(path, index)
+    if kind == "Pod":
+        return make_pod_from(path, index, namespace)
+    named(doc, index)
+    doc["metadata"]["namespace"] = namespace
+    return core_v1.Service.from_dict(doc)
+
+
+Inspect = Callable[[MemoryStore], None]
+
+
+async def _run(
+    selected: Selected,
+    *,
+    config: dict[str, Any] | None,
+    batch: bool,
+    registry: Registry,
+    record: bool,
+    inspect: Inspect | None,
+) -> Result:
+    clock = RealClock()
+    store = MemoryStore(clock=clock, disable_admission=("Priority",))
+    cluster = MemoryCluster(store)
+    config_ = default_config(registry, **(config or {}))
+    scheduler = Scheduler(cluster, clock, config_, registry, seed=0, identity="bench", record_results=record)
+    scheduler.algorithm.batch = batch
+    counter = ScheduledCounter()
+    scheduler.shared_informers.informer(core_v1.Pod).add_handler(counter)
+    task = asyncio.ensure_future(scheduler.run())
+    await asyncio.sleep(0)
+    work = _Run(selected, scheduler, store, counter)
+    try:
+        await work.run()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    if inspect is not None:
+        inspect(store)
+    work.result.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return work.result
 
 
 def run(
-    workload: Workload,
+    selected: Selected,
     *,
     config: dict[str, Any] | None = None,
     batch: bool = True,
     registry: Registry | None = None,
     record: bool = True,
+    inspect: Inspect | None = None,
 ) -> Result:
-    """Run the workload; `batch=False` forces the per-node plugin methods, `record=False` keeps no
-    attempt results (the result store's cost, measured)."""
+    """Run the workload once; `batch=False` forces the per-node plugin methods, `record=False`
+    keeps no attempt results (the result store's cost, measured), `inspect` is shown the store
+    at the end (what the workload made and where it went)."""
     gc.collect()
     registry = registry or in_tree_registry()
-    return asyncio.run(_run(workload, config=config, batch=batch, registry=registry, record=record))
+    return asyncio.run(_run(selected, config=config, batch=batch, registry=registry, record=record, inspect=inspect))

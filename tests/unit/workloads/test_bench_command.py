@@ -1,51 +1,108 @@
-"""`kubesched bench` runs a workload to the end and reports it (speed is not asserted here)."""
+"""`kubesched bench`: every reproduced test case runs at upstream's integration-test size, the
+operations place objects as scheduler_perf does, and the command's options (speed is not asserted)."""
+
+from __future__ import annotations
 
 import json
+from collections import Counter
+from typing import Any
+
+import pytest
+from lightkube.resources import core_v1
 
 from kubesched.cli.main import main
+from kubesched.workloads import runner
+from kubesched.workloads.cases import CASES, select
+
+SMOKE = [f"{case.name}/{case.workloads[0].name}" for case in CASES.values()]
 
 
-def test_scheduling_basic_small(capsys):
-    assert (
-        main(["bench", "scheduling-basic", "--nodes", "20", "--initial", "10", "--measured", "60", "--output", "json"])
-        == 0
-    )
-    summary = json.loads(capsys.readouterr().out)
-    assert summary["scheduled"] == 60
-    assert summary["params"] == {"nodes": 20, "initial": 10, "measured": 60}
-    assert set(summary["throughput"]) == {"average", "perc50", "perc90", "perc99", "samples"}
+@pytest.mark.parametrize("name", SMOKE)
+def test_each_test_case_runs_at_its_smallest_size(name, capsys):
+    assert main(["bench", name, "--output", "json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    measured = select(name).params["measurePods"]
+    assert body["workload"] == name
+    assert [r["scheduled"] for r in body["runs"]] == [measured]
+    assert set(body["runs"][0]["throughput"]) >= {"average", "perc50", "perc90", "perc95", "perc99", "samples"}
+
+
+def _store_of(name: str, **params: int) -> Any:
+    seen: list[Any] = []
+    runner.run(select(name, params), inspect=seen.append)
+    return seen[0]
+
+
+def test_nodes_get_upstreams_labels_round_robin_and_pods_their_namespaces():
+    store = _store_of("TopologySpreading/5Nodes", initNodes=6)
+    nodes = store.list(core_v1.Node).items
+    assert [(n.metadata.name, n.metadata.labels["topology.kubernetes.io/zone"]) for n in nodes] == [
+        (f"scheduler-perf-{i:05d}", zone) for i, zone in enumerate(["moon-1", "moon-2", "moon-3"] * 2)
+    ]
+    pods = Counter(p.metadata.namespace for p in store.list(core_v1.Pod).items)
+    assert pods == {"namespace-1": 10, "namespace-2": 10}  # namespace-<op index>, as scheduler_perf names them
+
+
+def test_affinity_cases_put_init_and_measured_pods_in_the_two_sched_namespaces():
+    store = _store_of("SchedulingPodAntiAffinity/5Nodes")
+    pods = store.list(core_v1.Pod).items
+    assert Counter(p.metadata.namespace for p in pods) == {"sched-0": 1, "sched-1": 4}
+    assert len({p.spec.nodeName for p in pods}) == 5  # one anti-affine pod per node
+
+
+def test_list_names_every_workload_with_its_threshold_and_what_is_not_reproduced(capsys):
+    assert main(["bench", "--list", "--output", "json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    thresholds = {w["workload"]: w["threshold"] for w in body["workloads"]}
+    assert thresholds["SchedulingBasic/5000Nodes_10000Pods"] == 680
+    assert thresholds["SchedulingPodAntiAffinity/5000Nodes_2000Pods"] == 60
+    assert thresholds["TopologySpreading/5000Nodes_5000Pods"] == 460
+    assert "volume" in body["notReproduced"]["PreemptionPVs"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["bench", "NoSuchCase"], "NoSuchCase: no such test case"),
+        (["bench", "PreemptionPVs"], "PreemptionPVs: not reproduced: persistent volumes"),
+        (["bench", "SchedulingBasic/9Nodes"], "SchedulingBasic: no workload '9Nodes' (it has 5Nodes, 500Nodes"),
+        (["bench", "SchedulingBasic/5Nodes", "--param", "nodes=3"], "--param nodes: SchedulingBasic/5Nodes has"),
+        (["bench", "SchedulingBasic/5Nodes", "--param", "initNodes=x"], "--param initNodes=x: expected NAME=N"),
+        (["bench", "SchedulingBasic/5Nodes", "--repeat", "0"], "--repeat must be at least 1"),
+        (["bench"], "bench: name a workload"),
+    ],
+)
+def test_bad_names_and_options_are_one_line_errors(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1
 
 
 def test_bad_config_file_is_a_clear_error(tmp_path, capsys):
     bad = tmp_path / "config.yaml"
     bad.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nbogus: 1\n")
-    assert main(["bench", "scheduling-basic", "--nodes", "5", "--measured", "5", "--config", str(bad)]) == 2
+    assert main(["bench", "SchedulingBasic/5Nodes", "--config", str(bad)]) == 2
     assert "bogus" in capsys.readouterr().err
 
 
-def test_each_shaped_workload_runs_small(capsys):
-    for name in ("unschedulable", "topology-spreading", "pod-affinity", "preferred-pod-anti-affinity"):
-        assert main(["bench", name, "--nodes", "12", "--initial", "6", "--measured", "12", "--output", "json"]) == 0
-        assert json.loads(capsys.readouterr().out)["scheduled"] == 12, name
-
-
 def test_a_workload_that_cannot_finish_fails_instead_of_hanging(monkeypatch, capsys):
-    from kubesched.workloads import runner
-
     monkeypatch.setattr(runner, "STALL_SECONDS", 0.5)
     # Required anti-affinity per node: only 3 of the 8 pods can ever be placed on 3 nodes.
-    assert main(["bench", "pod-anti-affinity", "--nodes", "3", "--initial", "0", "--measured", "8"]) == 1
-    assert "5 pods still unscheduled after 0.5 s without progress" in capsys.readouterr().err
+    argv = ["bench", "SchedulingPodAntiAffinity/5Nodes", "--param", "initNodes=3", "--param", "measurePods=8"]
+    assert main(argv) == 1
+    assert "6 pods still unscheduled after 0.5 s without progress" in capsys.readouterr().err
 
 
-def test_sizes_below_their_minimum_are_usage_errors(capsys):
-    assert main(["bench", "scheduling-basic", "--nodes", "0"]) == 2
-    assert "--nodes must be at least 1" in capsys.readouterr().err
+def test_repeat_reports_medians_and_ranges_of_runs_each_in_its_own_process(capsys):
+    assert main(["bench", "SchedulingBasic/5Nodes", "--repeat", "2", "--output", "json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert len(body["runs"]) == 2
+    assert set(body["average"]) == {"median", "min", "max"}
+    assert body["average"]["min"] <= body["average"]["median"] <= body["average"]["max"]
 
 
-def test_preemption_basic_small_binds_every_preemptor(capsys):
-    assert (
-        main(["bench", "preemption-basic", "--nodes", "10", "--initial", "40", "--measured", "10", "--output", "json"])
-        == 0
-    )
-    assert json.loads(capsys.readouterr().out)["scheduled"] == 10
+def test_profile_writes_where_the_time_goes(tmp_path, capsys):
+    report = tmp_path / "profile.txt"
+    assert main(["bench", "SchedulingBasic/5Nodes", "--profile", str(report)]) == 0
+    text = report.read_text()
+    assert "function calls" in text and "scheduling_cycle" in text

@@ -13,7 +13,7 @@ import bisect
 import heapq
 import random
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar, cast
@@ -63,6 +63,7 @@ R = TypeVar("R")
 Key = tuple[str, str]
 
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+ADMISSION_PLUGINS = frozenset({"Priority"})  # the admission plugins that can be turned off
 DEFAULT_WATCH_LATENCY = 0.005
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 DEFAULT_HISTORY = 10_000
@@ -119,13 +120,21 @@ class MemoryStore:
         seed: int | None = 0,
         first_resource_version: int = 0,
         event_ttl: float | None = None,
+        disable_admission: Collection[str] = (),
     ) -> None:
         """`seed` draws object uids reproducibly (None: from the system's randomness, as a
         server that may restart over a new store must, lest two objects share a uid).
         `first_resource_version`: where versions start; a watch from an earlier one is Gone (a
         new store under a restarted server starts past every version the old one gave out, so
         clients relist instead of resuming into another store's history). `event_ttl`: seconds an
-        Event is kept after its last write (kube-apiserver's --event-ttl; None: for ever)."""
+        Event is kept after its last write (kube-apiserver's --event-ttl; None: for ever).
+        `disable_admission`: admission plugins turned off, as kube-apiserver's
+        --disable-admission-plugins (`Priority`: a pod's spec.priority is kept as given, as in the
+        API server scheduler_perf runs against)."""
+        unknown = set(disable_admission) - ADMISSION_PLUGINS
+        if unknown:
+            raise ValueError(f"disable_admission: unknown admission plugin(s) {sorted(unknown)}")
+        self._priority_admission = "Priority" not in disable_admission
         self.clock = clock
         self.event_ttl = event_ttl
         self._event_expiry: list[tuple[float, Key, int]] = []  # a heap: (when, key, the version it expires at)
@@ -328,7 +337,8 @@ class MemoryStore:
         if kind.cls is core_v1.Pod:
             meta.generation = 1
             self._validate(kind, obj, [*meta_errors(meta), *errors] if o.spec else pod_errors(obj))
-            admit_priority(obj, self._objects[scheduling_v1.PriorityClass].values())
+            if self._priority_admission:
+                admit_priority(obj, self._objects[scheduling_v1.PriorityClass].values())
         else:
             if kind.cls is core_v1.Node:
                 default_node(o)

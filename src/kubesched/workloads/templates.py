@@ -1,0 +1,278 @@
+"""The node and pod templates of upstream's scheduler_perf (`test/integration/scheduler_perf/
+templates/`), by their file names, and the objects made from them as scheduler_perf makes them.
+
+scheduler_perf names nodes `generateName` + five random characters and labels each with its
+hostname; kubesched numbers them instead (`scheduler-perf-00000`...), so a seed is not needed for
+the same cluster twice. Pods get `generateName` + their index, in the namespace the operation says.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, cast
+
+from lightkube.resources import core_v1
+
+PAUSE = "registry.k8s.io/pause:3.10.1"
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+
+
+def _container(resources: dict[str, Any] | None = None, *, port: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {"image": PAUSE, "name": "pause"}
+    if port:
+        out["ports"] = [{"containerPort": 80}]
+    if resources is not None:
+        out["resources"] = resources
+    return out
+
+
+def _pod(generate_name: str, spec: dict[str, Any], *, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"generateName": generate_name}
+    if labels:
+        metadata["labels"] = labels
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def _fixed(cpu: str) -> dict[str, Any]:
+    """Requests and limits alike: `cpu` and 500Mi."""
+    return {"limits": {"cpu": cpu, "memory": "500Mi"}, "requests": {"cpu": cpu, "memory": "500Mi"}}
+
+
+def _small(**spec: Any) -> dict[str, Any]:
+    """A spec with the usual pause container (port 80, 100m / 500Mi requested and limited)."""
+    return {**spec, "containers": [_container(_fixed("100m"))]}
+
+
+def _term(color: str, topology: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {"color": color}}, "topologyKey": topology, "namespaces": SCHED_NS}
+
+
+def _spread(when: str) -> dict[str, Any]:
+    constraint = {
+        "maxSkew": 5,
+        "topologyKey": ZONE,
+        "whenUnsatisfiable": when,
+        "labelSelector": {"matchLabels": {"color": "blue"}},
+    }
+    return _pod("spreading-pod-", _small(topologySpreadConstraints=[constraint]), labels={"color": "blue"})
+
+
+SCHED_NS = ["sched-1", "sched-0"]  # the namespaces the affinity templates' terms name
+
+_READY = {"conditions": [{"status": "True", "type": "Ready"}], "phase": "Running"}
+_CAPACITY = {"pods": "110", "cpu": "4", "memory": "32Gi"}
+
+NODE_TEMPLATES: dict[str, dict[str, Any]] = {
+    # scheduler_perf's makeBaseNode, for createNodes without nodeTemplatePath (capacity = allocatable)
+    "": {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"generateName": "node-0-"},
+        "spec": {},
+        "status": {"capacity": dict(_CAPACITY), "allocatable": dict(_CAPACITY), **_READY},
+    },
+    "node-default.yaml": {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"generateName": "scheduler-perf-"},
+        "spec": {},
+        "status": {"capacity": dict(_CAPACITY), **_READY},
+    },
+    "node-with-name.yaml": {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "scheduler-perf-node", "labels": {HOSTNAME: "scheduler-perf-node"}},
+        "spec": {},
+        "status": {"capacity": {"pods": "90000", "cpu": "4", "memory": "32Gi"}, **_READY},
+    },
+    "node-with-taint.yaml": {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"generateName": "taint-node-"},
+        "spec": {"taints": [{"effect": "NoSchedule", "key": "foo"}]},
+        "status": {"capacity": dict(_CAPACITY), **_READY},
+    },
+    "churn/node-default.yaml": {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"generateName": "node-churn-"},
+        "status": {"capacity": {"pods": "0"}, **_READY},
+    },
+}
+
+POD_TEMPLATES: dict[str, dict[str, Any]] = {
+    "pod-default.yaml": _pod("pod-", _small()),
+    "pod-with-pod-anti-affinity.yaml": _pod(
+        "anti-affinity-pod-",
+        _small(
+            affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("green", HOSTNAME)]}}
+        ),
+        labels={"color": "green"},
+    ),
+    "pod-with-pod-affinity.yaml": _pod(
+        "affinity-pod-",
+        _small(affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("blue", ZONE)]}}),
+        labels={"color": "blue"},
+    ),
+    "pod-with-preferred-pod-affinity.yaml": _pod(
+        "preferred-affinity-pod-",
+        _small(
+            affinity={
+                "podAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"podAffinityTerm": _term("red", HOSTNAME), "weight": 1}
+                    ]
+                }
+            }
+        ),
+        labels={"color": "red"},
+    ),
+    "pod-with-preferred-pod-anti-affinity.yaml": _pod(
+        "preferred-anti-affinity-pod-",
+        _small(
+            affinity={
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"podAffinityTerm": _term("yellow", HOSTNAME), "weight": 1}
+                    ]
+                }
+            }
+        ),
+        labels={"color": "yellow"},
+    ),
+    "pod-with-node-affinity.yaml": _pod(
+        "node-affinity-",
+        _small(
+            affinity={
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["zone1", "zone2"]}]}
+                        ]
+                    }
+                }
+            }
+        ),
+    ),
+    "pod-with-topology-spreading.yaml": _spread("DoNotSchedule"),
+    "pod-with-preferred-topology-spreading.yaml": _spread("ScheduleAnyway"),
+    "pod-low-priority.yaml": _pod(
+        "pod-",
+        {
+            "terminationGracePeriodSeconds": 0,
+            "containers": [
+                _container(
+                    {"limits": {"cpu": "900m", "memory": "500Mi"}, "requests": {"cpu": "900m", "memory": "500Mi"}}
+                )
+            ],
+        },
+    ),
+    "pod-high-priority.yaml": _pod(
+        "pod-",
+        {
+            "priority": 10,
+            "containers": [
+                _container(
+                    {"limits": {"cpu": "3000m", "memory": "500Mi"}, "requests": {"cpu": "3000m", "memory": "500Mi"}}
+                )
+            ],
+        },
+    ),
+    # default_preemption/templates/pod-high-priority.yaml: PreemptionBasic's preemptors
+    "default_preemption/pod-high-priority.yaml": _pod(
+        "pod-high-priority-",
+        {
+            "terminationGracePeriodSeconds": 0,
+            "priority": 10000,
+            "containers": [_container(_fixed("3970m"), port=False)],
+        },
+    ),
+    "pod-high-priority-large-cpu.yaml": _pod(
+        "pod-h-", {"priority": 10, "containers": [_container({"requests": {"cpu": "9", "memory": "500Mi"}})]}
+    ),
+    "pod-with-secret-volume.yaml": _pod(
+        "secret-volume-", {**_small(), "volumes": [{"name": "secret", "secret": {"secretName": "secret"}}]}
+    ),
+    "daemonset-pod.yaml": _pod(
+        "daemonset-",
+        {
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchFields": [
+                                    {"key": "metadata.name", "operator": "In", "values": ["scheduler-perf-node"]}
+                                ]
+                            }
+                        ]
+                    }
+                }
+            },
+            "containers": [_container(port=False)],
+        },
+    ),
+    "pod-with-node-inclusion-policy.yaml": _pod(
+        "spreading-pod-with-node-inclusion-policy-",
+        _small(
+            topologySpreadConstraints=[
+                {
+                    "maxSkew": 1,
+                    "topologyKey": HOSTNAME,
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "nodeAffinityPolicy": "Honor",
+                    "nodeTaintsPolicy": "Honor",
+                    "labelSelector": {"matchLabels": {"foo": "bar"}},
+                }
+            ]
+        ),
+        labels={"foo": "bar"},
+    ),
+}
+
+OTHER_TEMPLATES: dict[str, dict[str, Any]] = {
+    "churn/service-default.yaml": {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"generateName": "service-churn-"},
+        "spec": {"selector": {"app": "foo"}, "ports": [{"protocol": "TCP", "port": 8080, "targetPort": 8080}]},
+    },
+}
+
+
+def template(path: str) -> dict[str, Any]:
+    """A copy of the template at `path` (a KeyError names an unknown one)."""
+    for table in (POD_TEMPLATES, NODE_TEMPLATES, OTHER_TEMPLATES):
+        if path in table:
+            return copy.deepcopy(table[path])
+    raise KeyError(path)
+
+
+def named(doc: dict[str, Any], index: int, *, width: int = 5) -> dict[str, Any]:
+    """`doc` with a name: its own, or its `generateName` and `index`."""
+    meta = doc["metadata"]
+    if "name" not in meta:
+        meta["name"] = f"{meta.pop('generateName', 'obj-')}{index:0{width}d}"
+    else:
+        meta.pop("generateName", None)
+    return doc
+
+
+def make_node(path: str, index: int, *, prefix: str | None = None) -> core_v1.Node:
+    """Node `index` of the template at `path` ("" = makeBaseNode with `prefix`), labelled with its
+    hostname as scheduler_perf labels it."""
+    doc = template(path)
+    if prefix is not None and "generateName" in doc["metadata"]:
+        doc["metadata"]["generateName"] = prefix
+    named(doc, index)
+    name = doc["metadata"]["name"]
+    doc["metadata"]["labels"] = {**doc["metadata"].get("labels", {}), HOSTNAME: name}
+    return cast(core_v1.Node, core_v1.Node.from_dict(doc))
+
+
+def make_pod_from(path: str, index: int, namespace: str) -> core_v1.Pod:
+    """Pod `index` of the template at `path`, in `namespace`."""
+    doc = named(template(path), index, width=6)
+    doc["metadata"]["namespace"] = namespace
+    return cast(core_v1.Pod, core_v1.Pod.from_dict(doc))
