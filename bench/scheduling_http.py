@@ -3,9 +3,9 @@ server and its store, no kubelets, as scheduler_perf's nodes have none) in anoth
 
 .venv/bin/python -m bench.scheduling_http [--nodes N] [--initial I] [--measured M]
 
-Pods are created through the API (64 requests in flight) as scheduler_perf's createPods does;
-throughput is sampled as `kubesched bench` samples it (pods bound per second while measured pods
-are pending, first sample dropped).
+Pods (upstream's pod-default.yaml) are created through the API (64 requests in flight) as
+scheduler_perf's createPods does; throughput is measured by the collector `kubesched bench` uses
+(`kubesched.workloads.collector`, scheduler_perf's).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,10 +25,10 @@ from kubesched.cluster.kube import KubeCluster
 from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
-from kubesched.workloads.runner import make_pod
+from kubesched.workloads.collector import ThroughputCollector, TickerThread
+from kubesched.workloads.templates import make_pod_from
 
 IN_FLIGHT = 64
-REQUESTS = {"cpu": "100m", "memory": "500Mi"}
 
 
 def start_server(nodes: int, kubeconfig: Path) -> subprocess.Popen[str]:
@@ -48,7 +47,7 @@ async def create(cluster: KubeCluster, first: int, count: int) -> None:
 
     async def worker() -> None:
         for i in names:
-            await cluster.create(make_pod(f"pod-{i}", REQUESTS))
+            await cluster.create(make_pod_from("pod-default.yaml", i, "default"))
 
     await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
 
@@ -63,24 +62,20 @@ async def measure(nodes: int, initial: int, measured: int, kubeconfig: Path) -> 
         await create(cluster, 0, initial)
         while scheduler.scheduled < initial:
             await asyncio.sleep(0.05)
-        start_bound, samples = scheduler.scheduled, []
+        start_bound = scheduler.scheduled
+        collector = ThroughputCollector()
+        ticker = TickerThread(collector, lambda: scheduler.scheduled - start_bound)
+        ticker.start()
+        began = time.perf_counter()
         creating = asyncio.ensure_future(create(cluster, initial, measured))
-        began, last = time.perf_counter(), start_bound
         while scheduler.scheduled < start_bound + measured:
-            await asyncio.sleep(1.0)
-            samples.append(scheduler.scheduled - last)
-            last = scheduler.scheduled
+            await asyncio.sleep(0.01)
         seconds = time.perf_counter() - began
+        ticker.stop()
         await creating
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-    kept = sorted(samples[1:])
-    return {
-        "p50": kept[len(kept) // 2] if kept else 0,
-        "average": round(statistics.fmean(kept), 1) if kept else 0.0,
-        "overall": round(measured / seconds, 1),
-        "samples": len(kept),
-    }
+    return {**collector.throughput.to_json(), "overall": round(measured / seconds, 1)}
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from kubesched.api import yamlfile
 from kubesched.cli import options
+from kubesched.cli.runtime import tune_gc
 from kubesched.config import ConfigError
 from kubesched.framework.runtime import FrameworkError
 from kubesched.workloads.cases import CASES, NOT_REPRODUCED, Selected, select
@@ -70,6 +71,7 @@ def _params(pairs: list[str]) -> dict[str, int]:
 
 def _once(job: tuple[Selected, dict[str, Any] | None, bool, list[str], bool]) -> dict[str, Any]:
     selected, config, batch, plugins, record = job
+    tune_gc()  # as every kubesched command (a --repeat run is a fresh process)
     registry = options.registry(plugins)
     return run(selected, config=config, batch=batch, registry=registry, record=record).to_json()
 
