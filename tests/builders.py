@@ -51,6 +51,18 @@ class PodBuilder:
         self.obj.spec.tolerations = [*(self.obj.spec.tolerations or []), m.Toleration(**fields)]
         return self
 
+    def pod_affinity(self, *, anti: bool = False, topology: str = "kubernetes.io/hostname", **match: str) -> PodBuilder:
+        """Required pod (anti-)affinity to pods labelled `match` within `topology`."""
+        term = m.PodAffinityTerm(labelSelector=meta_v1.LabelSelector(matchLabels=match), topologyKey=topology)
+        required = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        affinity = self.obj.spec.affinity or m.Affinity()
+        if anti:
+            affinity.podAntiAffinity = m.PodAntiAffinity(**required)
+        else:
+            affinity.podAffinity = m.PodAffinity(**required)
+        self.obj.spec.affinity = affinity
+        return self
+
     def node_affinity_in(self, key: str, values: Sequence[str]) -> PodBuilder:
         """Required node affinity: `key` In `values`."""
         term = m.NodeSelectorTerm(

@@ -9,6 +9,7 @@ for the bound pod confirms the assumption instead of counting the pod twice.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,7 +213,7 @@ class Cache:
         """Bring `snapshot` up to date: copy the nodes changed since its last update (in place, so
         lists holding them stay valid) and rebuild the ordered lists when nodes came or went."""
         rebuild = False
-        affinity_changed = False
+        flipped: list[tuple[NodeInfo, bool, bool]] = []  # (node, affinity flipped, anti-affinity flipped)
         changed: list[NodeInfo] = []
         for name in self._dirty:
             info = self.nodes.get(name)
@@ -227,10 +228,10 @@ class Cache:
                 snapshot.node_info_map[name] = clone
                 rebuild = True
                 continue
-            if bool(existing.pods_with_affinity) != bool(clone.pods_with_affinity) or bool(
-                existing.pods_with_required_anti_affinity
-            ) != bool(clone.pods_with_required_anti_affinity):
-                affinity_changed = True
+            affinity = bool(existing.pods_with_affinity) != bool(clone.pods_with_affinity)
+            anti = bool(existing.pods_with_required_anti_affinity) != bool(clone.pods_with_required_anti_affinity)
+            if affinity or anti:
+                flipped.append((existing, affinity, anti))
             _copy_into(existing, clone)
             changed.append(existing)
         self._dirty.clear()
@@ -243,11 +244,25 @@ class Cache:
         else:
             for info in changed:
                 snapshot.table.update(info)
-        if rebuild or affinity_changed:
+        if rebuild:
             snapshot.have_pods_with_affinity = [n for n in snapshot.node_info_list if n.pods_with_affinity]
             snapshot.have_pods_with_required_anti_affinity = [
                 n for n in snapshot.node_info_list if n.pods_with_required_anti_affinity
             ]
+            return
+        # A node that gained or lost its first pod with (anti-)affinity joins or leaves that list
+        # at its node-tree position: no scan of every node.
+        position = snapshot.table.index
+        for info, affinity, anti in flipped:
+            if affinity:
+                _place(snapshot.have_pods_with_affinity, info, bool(info.pods_with_affinity), position)
+            if anti:
+                _place(
+                    snapshot.have_pods_with_required_anti_affinity,
+                    info,
+                    bool(info.pods_with_required_anti_affinity),
+                    position,
+                )
 
     @property
     def node_count(self) -> int:
@@ -261,6 +276,16 @@ class Cache:
         """As `scheduler_cache_size` counts: nodes, pods, assumed pods."""
         assumed = sum(1 for state in self._pods.values() if state.assumed)
         return {"nodes": self.node_count, "pods": len(self._pods), "assumed_pods": assumed}
+
+
+def _place(nodes: list[NodeInfo], info: NodeInfo, member: bool, position: dict[str, int]) -> None:
+    """Put `info` in (or take it out of) `nodes`, a list kept in node-tree order."""
+    where = bisect.bisect_left(nodes, position[info.name], key=lambda n: position[n.name])
+    present = where < len(nodes) and nodes[where] is info
+    if member and not present:
+        nodes.insert(where, info)
+    elif not member and present:
+        del nodes[where]
 
 
 def _copy_into(target: NodeInfo, source: NodeInfo) -> None:

@@ -9,9 +9,13 @@ the same cluster twice. Pods get `generateName` + their index, in the namespace 
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any, cast
 
+import msgspec
 from lightkube.resources import core_v1
+
+from kubesched.cluster.codec import decoder
 
 PAUSE = "registry.k8s.io/pause:3.10.1"
 HOSTNAME = "kubernetes.io/hostname"
@@ -259,20 +263,31 @@ def named(doc: dict[str, Any], index: int, *, width: int = 5) -> dict[str, Any]:
     return doc
 
 
+@functools.cache
+def _encoded(path: str) -> bytes:
+    """The template at `path` as JSON, encoded once: decoding it makes a fresh object fast."""
+    return msgspec.json.encode(template(path))
+
+
+def _name(meta: Any, index: int, width: int, prefix: str | None = None) -> str:
+    if not meta.name:
+        meta.name = f"{prefix if prefix is not None else meta.generateName or 'obj-'}{index:0{width}d}"
+    meta.generateName = None
+    return str(meta.name)
+
+
 def make_node(path: str, index: int, *, prefix: str | None = None) -> core_v1.Node:
     """Node `index` of the template at `path` ("" = makeBaseNode with `prefix`), labelled with its
     hostname as scheduler_perf labels it."""
-    doc = template(path)
-    if prefix is not None and "generateName" in doc["metadata"]:
-        doc["metadata"]["generateName"] = prefix
-    named(doc, index)
-    name = doc["metadata"]["name"]
-    doc["metadata"]["labels"] = {**doc["metadata"].get("labels", {}), HOSTNAME: name}
-    return cast(core_v1.Node, core_v1.Node.from_dict(doc))
+    node: Any = decoder(core_v1.Node).decode(_encoded(path))
+    name = _name(node.metadata, index, 5, prefix)
+    node.metadata.labels = {**(node.metadata.labels or {}), HOSTNAME: name}
+    return cast(core_v1.Node, node)
 
 
 def make_pod_from(path: str, index: int, namespace: str) -> core_v1.Pod:
     """Pod `index` of the template at `path`, in `namespace`."""
-    doc = named(template(path), index, width=6)
-    doc["metadata"]["namespace"] = namespace
-    return cast(core_v1.Pod, core_v1.Pod.from_dict(doc))
+    pod: Any = decoder(core_v1.Pod).decode(_encoded(path))
+    _name(pod.metadata, index, 6)
+    pod.metadata.namespace = namespace
+    return cast(core_v1.Pod, pod)

@@ -155,3 +155,31 @@ def test_memo_columns_are_dropped_least_recently_used_first(monkeypatch):
     memo("a"), memo("b"), memo("a"), memo("c")  # "b" is the least recently used when "c" arrives
     memo("a"), memo("b")
     assert computed == ["a", "b", "c", "b"]
+
+
+def test_the_lists_of_nodes_with_affinity_pods_follow_each_change_in_node_order():
+    """Pods with (anti-)affinity come and go on random nodes; after every snapshot update the two
+    lists equal a scan of every node in tree order (the update only moves the nodes that flipped)."""
+    import random
+
+    rng = random.Random(7)
+    cache, snapshot = Cache(), Snapshot()
+    for i in range(12):
+        cache.add_node(make_node(f"n{i}").labels(**{"topology.kubernetes.io/zone": f"z{i % 3}"}).obj)
+    cache.update_snapshot(snapshot)
+    placed: list[object] = []
+    for step in range(200):
+        if placed and rng.random() < 0.4:
+            cache.remove_pod(placed.pop(rng.randrange(len(placed))))
+        else:
+            pod = make_pod(f"p{step}").node(f"n{rng.randrange(12)}").labels(app="a")
+            if rng.random() < 0.5:
+                pod.pod_affinity(anti=rng.random() < 0.5, app="a")
+            cache.add_pod(pod.obj)
+            placed.append(pod.obj)
+        cache.update_snapshot(snapshot)
+        assert snapshot.have_pods_with_affinity == [n for n in snapshot.node_info_list if n.pods_with_affinity]
+        assert snapshot.have_pods_with_required_anti_affinity == [
+            n for n in snapshot.node_info_list if n.pods_with_required_anti_affinity
+        ]
+    assert snapshot.have_pods_with_affinity and snapshot.have_pods_with_required_anti_affinity
