@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
+import numpy as np
 from lightkube.models import core_v1
 
 from kubesched.api.errors import FieldError
@@ -44,7 +45,7 @@ from kubesched.plugin import (
     decode_args,
     default_normalize_array,
     default_normalize_score,
-    filter_per_node,
+    fails,
     score_per_node,
 )
 
@@ -284,7 +285,20 @@ class NodeAffinity(PreFilterPlugin, FilterBatchPlugin, PreScorePlugin, ScoreBatc
         # nodeSelector matches any labels); otherwise the labels are matched node by node.
         if self.added_required is None and not pod.pod.spec.nodeSelector and _required_terms(pod.pod) is None:
             return None
-        return filter_per_node(self.filter, state, pod, table, rows)
+        # The verdict depends on the node's name and labels and on what `hint_key` names of the
+        # pod: a memo column per distinct constraint, kept across cycles (pods of one template
+        # share it), refreshed only for the nodes updated since.
+        column = table.memo(
+            (NAME + "/filter", id(self), self.hint_key(pod.pod)),
+            lambda every: np.fromiter(
+                (fails(self.filter(state, pod, table.nodes[r])) for r in every.tolist()),
+                dtype=np.int64,
+                count=len(every),
+            ),
+            lambda node: int(fails(self.filter(state, pod, node))),
+        )
+        mask = column[rows] != 0
+        return mask if mask.any() else None
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         try:

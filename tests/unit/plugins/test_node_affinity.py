@@ -377,3 +377,25 @@ def test_golden_node_filter_reasons(case):
             assert (str(got.code), got.reasons, got.plugin) == (want["code"], want["reasons"], want["plugin"])
         else:  # passed every filter, or was rejected by a plugin after these
             assert got is None, (entry["name"], got)
+
+
+def test_the_batch_verdicts_follow_a_node_whose_labels_change():
+    """The batch path keeps each constraint's verdicts across cycles; a node relabelled since is
+    judged again."""
+    import numpy as np
+
+    from builders import plugin_handle
+    from kubesched.cache import Cache, Snapshot
+
+    cache, snapshot = Cache(), Snapshot()
+    for name, zone in (("a", "z1"), ("b", "z2")):
+        cache.add_node(make_node(name).labels(zone=zone).obj)
+    cache.update_snapshot(snapshot)
+    plugin = node_affinity.new(None, plugin_handle(snapshot))
+    pod = PodInfo(make_pod("p").node_affinity_in("zone", ["z1"]).obj)
+    rows = np.arange(2)
+    assert plugin.filter_batch(CycleState(), pod, snapshot.table, rows).tolist() == [False, True]
+    old = cache.nodes["b"].node
+    cache.update_node(old, make_node("b").labels(zone="z1").obj)
+    cache.update_snapshot(snapshot)
+    assert plugin.filter_batch(CycleState(), pod, snapshot.table, rows) is None
