@@ -1,4 +1,4 @@
-"""`scheduling-basic` through HTTP: the scheduler in this process, `kubesched cluster up` (the API
+"""SchedulingBasic through HTTP: the scheduler in this process, `kubesched cluster up` (the API
 server and its store, no kubelets, as scheduler_perf's nodes have none) in another.
 
 .venv/bin/python -m bench.scheduling_http [--nodes N] [--initial I] [--measured M]
@@ -93,7 +93,7 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait(10)
-    print(f"scheduling-basic over HTTP, {args.nodes} nodes, {args.initial} + {args.measured} pods: {result}")
+    print(f"SchedulingBasic over HTTP, {args.nodes} nodes, {args.initial} + {args.measured} pods: {result}")
 
 
 if __name__ == "__main__":
