@@ -249,6 +249,8 @@ def failed_nodes(diagnosis: Diagnosis) -> tuple[tuple[str, ...], Ints, tuple[Sta
     if not statuses:
         return (), np.zeros(0, np.int64), ()
     distinct = tuple(entry[0] for entry in diagnosis.tally.values() if entry[1] > 0)
+    if len(distinct) == 1:  # every failed node has the one status (the tally counts each node's)
+        return tuple(statuses), np.zeros(len(statuses), np.int64), distinct
     index = {id(s): i for i, s in enumerate(distinct)}
     which = np.fromiter((index[id(s)] for s in statuses.values()), dtype=np.int64, count=len(statuses))
     return tuple(statuses), which, distinct

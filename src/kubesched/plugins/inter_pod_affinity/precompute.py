@@ -82,7 +82,7 @@ class _Precompute(_Base):
             column = self._signature_column(table, index, scoring=False)
             by_key: dict[str, Int] = {}
             matched: dict[int, bool] = {}
-            for signature in np.unique(column).tolist():
+            for signature in np.flatnonzero(np.bincount(column)).tolist():  # the ids present, ascending
                 for term_id, n in index.signatures[signature]:
                     term = index.terms[term_id]
                     hit = matched.get(term_id)
@@ -180,7 +180,7 @@ class _Precompute(_Base):
         by_key: dict[str, tuple[Int, Bool]] = {}
         matched: dict[int, bool] = {}
         hard = self.args.hard_pod_affinity_weight
-        for signature in np.unique(column).tolist():
+        for signature in np.flatnonzero(np.bincount(column)).tolist():  # the ids present, ascending
             for (kind, weight, term_id), n in index.signatures[signature]:
                 if kind == 0:
                     if hard <= 0:
