@@ -62,6 +62,14 @@ def _spread(when: str) -> dict[str, Any]:
     return _pod("spreading-pod-", _small(topologySpreadConstraints=[constraint]), labels={"color": "blue"})
 
 
+def _preferred(generate_name: str, kind: str, color: str) -> dict[str, Any]:
+    """A pod labelled `color` preferring (weight 1) nodes whose pods are `color` (`kind`:
+    podAffinity or podAntiAffinity), per hostname."""
+    term = {"podAffinityTerm": _term(color, HOSTNAME), "weight": 1}
+    spec = _small(affinity={kind: {"preferredDuringSchedulingIgnoredDuringExecution": [term]}})
+    return _pod(generate_name, spec, labels={"color": color})
+
+
 SCHED_NS = ["sched-1", "sched-0"]  # the namespaces the affinity templates' terms name
 
 _READY = {"conditions": [{"status": "True", "type": "Ready"}], "phase": "Running"}
@@ -119,31 +127,9 @@ POD_TEMPLATES: dict[str, dict[str, Any]] = {
         _small(affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("blue", ZONE)]}}),
         labels={"color": "blue"},
     ),
-    "pod-with-preferred-pod-affinity.yaml": _pod(
-        "preferred-affinity-pod-",
-        _small(
-            affinity={
-                "podAffinity": {
-                    "preferredDuringSchedulingIgnoredDuringExecution": [
-                        {"podAffinityTerm": _term("red", HOSTNAME), "weight": 1}
-                    ]
-                }
-            }
-        ),
-        labels={"color": "red"},
-    ),
-    "pod-with-preferred-pod-anti-affinity.yaml": _pod(
-        "preferred-anti-affinity-pod-",
-        _small(
-            affinity={
-                "podAntiAffinity": {
-                    "preferredDuringSchedulingIgnoredDuringExecution": [
-                        {"podAffinityTerm": _term("yellow", HOSTNAME), "weight": 1}
-                    ]
-                }
-            }
-        ),
-        labels={"color": "yellow"},
+    "pod-with-preferred-pod-affinity.yaml": _preferred("preferred-affinity-pod-", "podAffinity", "red"),
+    "pod-with-preferred-pod-anti-affinity.yaml": _preferred(
+        "preferred-anti-affinity-pod-", "podAntiAffinity", "yellow"
     ),
     "pod-with-node-affinity.yaml": _pod(
         "node-affinity-",
