@@ -45,7 +45,13 @@ def add_parser(sub: Any) -> None:
         metavar="NAME=N",
         help="override one of the workload's sizes (initNodes, initPods, measurePods...), repeatable",
     )
-    bench.add_argument("--repeat", type=int, default=1, metavar="N", help="runs, each in a process of its own")
+    bench.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="runs, each in a process of its own (default 1: in this process)",
+    )
     bench.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration (YAML)")
     bench.add_argument("--per-node", action="store_true", help="use the per-node plugin methods, not the batch ones")
     bench.add_argument(
