@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from lightkube.models import core_v1, meta_v1
 
@@ -315,6 +315,19 @@ class FieldSelector:
     def matches(self, get: Callable[[str], str]) -> bool:
         """Whether an object matches; ``get`` returns its value for a field ("" when unset)."""
         return all((get(r.field) == r.value) == (r.operator == "=") for r in self._requirements)
+
+    def compile(self, getters: Mapping[str, Callable[[Any], str]]) -> Callable[[Any], bool]:
+        """`matches` for objects whose field values `getters` read (one per field the terms name),
+        made once: a watch asks it of every event."""
+        terms = tuple((getters[r.field], r.value, r.operator == "=") for r in self._requirements)
+
+        def match(obj: Any) -> bool:
+            for get, value, equal in terms:  # noqa: SIM110 - a loop: no generator made per event
+                if (get(obj) == value) is not equal:
+                    return False
+            return True
+
+        return match
 
     def __repr__(self) -> str:
         return f"FieldSelector({list(self._requirements)!r})"

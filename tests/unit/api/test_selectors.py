@@ -231,7 +231,11 @@ def get_field(name: str) -> str:
     ],
 )
 def test_field_selector_matches(text: str, expected: bool) -> None:
-    assert parse_field_selector(text, supported=SUPPORTED).matches(get_field) is expected
+    selector = parse_field_selector(text, supported=SUPPORTED)
+    assert selector.matches(get_field) is expected
+    # compiled for a watch: the same answer, the object's fields read by per-field getters
+    getters = {name: (lambda obj, name=name: obj[name]) for name in SUPPORTED}
+    assert selector.compile(getters)({name: get_field(name) for name in SUPPORTED}) is expected
 
 
 def test_field_selector_requirements() -> None:

@@ -91,7 +91,9 @@ def copy_object(obj: R) -> R:
 @lru_cache(maxsize=1024)
 def _matcher(kind: Kind, namespace: str | None, label_selector: str, field_selector: str) -> Callable[[Any], bool]:
     labels = parse_label_selector(label_selector) if label_selector else None
-    fields = parse_field_selector(field_selector, supported=kind.fields) if field_selector else None
+    fields = (
+        parse_field_selector(field_selector, supported=kind.fields).compile(kind.fields) if field_selector else None
+    )
 
     def matches(obj: Any) -> bool:
         meta = obj.metadata
@@ -99,7 +101,7 @@ def _matcher(kind: Kind, namespace: str | None, label_selector: str, field_selec
             return False
         if labels is not None and not labels.matches(meta.labels or {}):
             return False
-        return fields is None or fields.matches(lambda f: kind.fields[f](obj))
+        return fields is None or fields(obj)
 
     return matches
 
