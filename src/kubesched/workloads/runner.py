@@ -33,7 +33,7 @@ from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.workloads.cases import Barrier, Churn, CreateNamespaces, CreateNodes, CreatePods, Selected
 from kubesched.workloads.collector import Throughput, ThroughputCollector, TickerThread
-from kubesched.workloads.templates import make_node, make_pod_from, named, template
+from kubesched.workloads.templates import make_node, make_object, make_pod_from
 
 STALL_SECONDS = 30.0  # a workload whose pods stop being scheduled for this long fails
 WAIT_POLL = 0.01  # how often a wait for scheduled pods looks
@@ -196,21 +196,9 @@ class _Run:
                         self.store.delete(type(old), old.metadata.name, namespace=old.metadata.namespace)
                 if op.mode == "create" and op.number and len(mine) >= op.number:
                     continue
-                mine.append(self.store.create(_object(path, serial, namespace)))
+                mine.append(self.store.create(make_object(path, serial, namespace)))
             serial += 1
             await asyncio.sleep(op.interval)
-
-
-def _object(path: str, index: int, namespace: str) -> Any:
-    doc = template(path)
-    kind = doc["kind"]
-    if kind == "Node":
-        return make_node(path, index)
-    if kind == "Pod":
-        return make_pod_from(path, index, namespace)
-    named(doc, index)
-    doc["metadata"]["namespace"] = namespace
-    return core_v1.Service.from_dict(doc)
 
 
 Inspect = Callable[[MemoryStore], None]

@@ -8,7 +8,6 @@ the same cluster twice. Pods get `generateName` + their index, in the namespace 
 
 from __future__ import annotations
 
-import copy
 import functools
 from typing import Any, cast
 
@@ -231,28 +230,17 @@ OTHER_TEMPLATES: dict[str, dict[str, Any]] = {
 }
 
 
-def template(path: str) -> dict[str, Any]:
-    """A copy of the template at `path` (a KeyError names an unknown one)."""
-    for table in (POD_TEMPLATES, NODE_TEMPLATES, OTHER_TEMPLATES):
-        if path in table:
-            return copy.deepcopy(table[path])
-    raise KeyError(path)
-
-
-def named(doc: dict[str, Any], index: int, *, width: int = 5) -> dict[str, Any]:
-    """`doc` with a name: its own, or its `generateName` and `index`."""
-    meta = doc["metadata"]
-    if "name" not in meta:
-        meta["name"] = f"{meta.pop('generateName', 'obj-')}{index:0{width}d}"
-    else:
-        meta.pop("generateName", None)
-    return doc
+KINDS: dict[str, type[Any]] = {"Node": core_v1.Node, "Pod": core_v1.Pod, "Service": core_v1.Service}
 
 
 @functools.cache
-def _encoded(path: str) -> bytes:
-    """The template at `path` as JSON, encoded once: decoding it makes a fresh object fast."""
-    return msgspec.json.encode(template(path))
+def _encoded(path: str) -> tuple[type[Any], bytes]:
+    """The kind and JSON of the template at `path` (a KeyError names an unknown one), encoded once:
+    decoding it makes a fresh object fast."""
+    for table in (POD_TEMPLATES, NODE_TEMPLATES, OTHER_TEMPLATES):
+        if path in table:
+            return KINDS[table[path]["kind"]], msgspec.json.encode(table[path])
+    raise KeyError(path)
 
 
 def _name(meta: Any, index: int, width: int, prefix: str | None = None) -> str:
@@ -265,7 +253,7 @@ def _name(meta: Any, index: int, width: int, prefix: str | None = None) -> str:
 def make_node(path: str, index: int, *, prefix: str | None = None) -> core_v1.Node:
     """Node `index` of the template at `path` ("" = makeBaseNode with `prefix`), labelled with its
     hostname as scheduler_perf labels it."""
-    node: Any = decoder(core_v1.Node).decode(_encoded(path))
+    node: Any = decoder(core_v1.Node).decode(_encoded(path)[1])
     name = _name(node.metadata, index, 5, prefix)
     node.metadata.labels = {**(node.metadata.labels or {}), HOSTNAME: name}
     return cast(core_v1.Node, node)
@@ -273,7 +261,20 @@ def make_node(path: str, index: int, *, prefix: str | None = None) -> core_v1.No
 
 def make_pod_from(path: str, index: int, namespace: str) -> core_v1.Pod:
     """Pod `index` of the template at `path`, in `namespace`."""
-    pod: Any = decoder(core_v1.Pod).decode(_encoded(path))
+    pod: Any = decoder(core_v1.Pod).decode(_encoded(path)[1])
     _name(pod.metadata, index, 6)
     pod.metadata.namespace = namespace
     return cast(core_v1.Pod, pod)
+
+
+def make_object(path: str, index: int, namespace: str) -> Any:
+    """Object `index` of the template at `path`, whatever its kind (namespaced ones in `namespace`)."""
+    kind, encoded = _encoded(path)
+    if kind is core_v1.Node:
+        return make_node(path, index)
+    if kind is core_v1.Pod:
+        return make_pod_from(path, index, namespace)
+    obj: Any = decoder(kind).decode(encoded)
+    _name(obj.metadata, index, 5)
+    obj.metadata.namespace = namespace
+    return obj
