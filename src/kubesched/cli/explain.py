@@ -18,7 +18,7 @@ from kubesched.cli import options
 from kubesched.cli.queue import GATED, HUGE, simulation
 from kubesched.cli.remote import FetchError, get_json
 from kubesched.clock.base import rfc3339
-from kubesched.trace.upstream import cite
+from kubesched.trace.upstream import cite, extension_point
 
 TOP = 5  # scored nodes shown in the table
 
@@ -63,7 +63,11 @@ def _simulated(args: argparse.Namespace, key: str) -> dict[str, Any]:
 
 
 def _cite(symbol: str) -> str:
-    return f"[dim]({escape(cite(symbol))})[/dim]"
+    return _dim(cite(symbol))
+
+
+def _dim(site: str) -> str:
+    return f"[dim]({escape(site)})[/dim]"
 
 
 def print_attempt(
@@ -132,18 +136,9 @@ def print_attempt(
         console.print(
             f"  {point}: {verdict['code']}"
             + (f" ({escape(reasons)})" if reasons else "")
-            + f" {_cite(_POINTS[point])}",
+            + f" {_dim(extension_point(point))}",
             highlight=False,
         )
-
-
-_POINTS = {
-    "Reserve": "ReservePlugin",
-    "Permit": "PermitPlugin",
-    "WaitOnPermit": "PermitPlugin",
-    "PreBind": "PreBindPlugin",
-    "Bind": "BindPlugin",
-}
 
 
 def _print_node(console: Console, attempt: dict[str, Any], node: str) -> None:
