@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from kubesched.cli.drill.story import Step, print_citations, print_explained, print_steps, steps
+from kubesched.cli.drill.story import Step, failed_scheduling, print_citations, print_explained, print_steps, steps
 from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
@@ -213,9 +213,7 @@ def run_c1(*, seed: int = 1) -> BacklogStory:
 
     run_alongside(clock, [scheduler], main)
     firsts = {g.name: f"default/{pods[g.name][0]}" for g in GROUPS}
-    messages = {
-        e.involvedObject.name: e.message for e in store.list(core_v1.Event).items if e.reason == "FailedScheduling"
-    }
+    messages = failed_scheduling(store)
     explained = {
         f"default/{name}": explain_pod(scheduler, f"default/{name}") for names in pods.values() for name in names
     }

@@ -10,7 +10,7 @@ from lightkube.resources import core_v1
 from rich.console import Console
 from rich.table import Table
 
-from kubesched.cli.drill.story import print_citations, print_explained
+from kubesched.cli.drill.story import failed_scheduling, print_citations, print_explained
 from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
@@ -100,9 +100,7 @@ def run_c3(*, taints_policy: str | None = None, horizon: float = 30.0) -> DrillR
             rejected[waiting.key.split("/", 1)[1]] = waiting.rejected_by
 
     run_alongside(clock, [scheduler, FakeKubelets(cluster, clock)], main)
-    messages = {
-        e.involvedObject.name: e.message for e in store.list(core_v1.Event).items if e.reason == "FailedScheduling"
-    }
+    messages = failed_scheduling(store)
     outcomes = []
     for name in names:
         stored: Any = store.get(core_v1.Pod, name, namespace="default")

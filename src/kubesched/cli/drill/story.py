@@ -73,6 +73,13 @@ def events_of(store: MemoryStore, pods: Collection[str]) -> list[EventSeen]:
     return [EventSeen(e.involvedObject.name, e.type or "", e.reason or "", e.message or "") for e in events]
 
 
+def failed_scheduling(store: MemoryStore) -> dict[str, str]:
+    """Each pod's (namespace `default`) FailedScheduling message, the latest where there are several."""
+    events: list[Any] = [e for e in store.list(core_v1.Event).items if e.reason == "FailedScheduling"]
+    events.sort(key=lambda e: int(e.metadata.resourceVersion or 0))
+    return {e.involvedObject.name: e.message for e in events}
+
+
 def print_events(console: Console, events: Iterable[EventSeen]) -> None:
     console.print("Events, as kubectl describe shows them:")
     for e in events:
