@@ -12,6 +12,7 @@ import multiprocessing
 import pstats
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -75,11 +76,21 @@ def _params(pairs: list[str]) -> dict[str, int]:
     return out
 
 
-def _once(job: tuple[Selected, dict[str, Any] | None, bool, list[str], bool]) -> dict[str, Any]:
-    selected, config, batch, plugins, record = job
+@dataclass(frozen=True)
+class Job:
+    """One run's inputs, picklable for a --repeat child process."""
+
+    selected: Selected
+    config: dict[str, Any] | None
+    batch: bool
+    plugins: tuple[str, ...]
+    record: bool
+
+
+def _once(job: Job) -> dict[str, Any]:
     tune_gc()  # as every kubesched command (a --repeat run is a fresh process)
-    registry = options.registry(plugins)
-    return run(selected, config=config, batch=batch, registry=registry, record=record).to_json()
+    registry = options.registry(job.plugins)
+    return run(job.selected, config=job.config, batch=job.batch, registry=registry, record=job.record).to_json()
 
 
 def _spread(values: list[float]) -> dict[str, float]:
@@ -118,7 +129,7 @@ def bench_command(console: Console, args: argparse.Namespace) -> int:
         selected = select(args.workload, _params(args.param))
         config = _config(args.config)
         options.registry(args.plugin)  # a --plugin that does not load is a usage error here, not in a child
-        job = (selected, config, not args.per_node, list(args.plugin or ()), args.results)
+        job = Job(selected, config, not args.per_node, tuple(args.plugin or ()), args.results)
         if args.profile:
             runs = [_profiled(job, Path(args.profile))]
         elif args.repeat == 1:
@@ -159,7 +170,7 @@ def _config(path: str | None) -> dict[str, Any] | None:
     return loaded
 
 
-def _profiled(job: tuple[Selected, dict[str, Any] | None, bool, list[str], bool], target: Path) -> dict[str, Any]:
+def _profiled(job: Job, target: Path) -> dict[str, Any]:
     profiler = cProfile.Profile()
     profiler.enable()
     try:
