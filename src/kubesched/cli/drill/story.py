@@ -66,18 +66,23 @@ class EventSeen:
         return asdict(self)
 
 
+def _events(store: MemoryStore) -> list[Any]:
+    """Every stored event, oldest first."""
+    return sorted(store.list(core_v1.Event).items, key=lambda e: int(e.metadata.resourceVersion or 0))
+
+
 def events_of(store: MemoryStore, pods: Collection[str]) -> list[EventSeen]:
     """The events recorded on the named pods (namespace `default`), oldest first."""
-    events: list[Any] = [e for e in store.list(core_v1.Event).items if e.involvedObject.name in pods]
-    events.sort(key=lambda e: int(e.metadata.resourceVersion or 0))
-    return [EventSeen(e.involvedObject.name, e.type or "", e.reason or "", e.message or "") for e in events]
+    return [
+        EventSeen(e.involvedObject.name, e.type or "", e.reason or "", e.message or "")
+        for e in _events(store)
+        if e.involvedObject.name in pods
+    ]
 
 
 def failed_scheduling(store: MemoryStore) -> dict[str, str]:
     """Each pod's (namespace `default`) FailedScheduling message, the latest where there are several."""
-    events: list[Any] = [e for e in store.list(core_v1.Event).items if e.reason == "FailedScheduling"]
-    events.sort(key=lambda e: int(e.metadata.resourceVersion or 0))
-    return {e.involvedObject.name: e.message for e in events}
+    return {e.involvedObject.name: e.message for e in _events(store) if e.reason == "FailedScheduling"}
 
 
 def print_events(console: Console, events: Iterable[EventSeen]) -> None:
