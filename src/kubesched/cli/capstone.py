@@ -151,11 +151,16 @@ def _moments(story: PreemptionStory, preemptor: str) -> list[Moment]:
     return [m for m in wanted if m is not None]
 
 
-def _why(story: PreemptionStory) -> list[str]:
+def _preemption(story: PreemptionStory) -> dict[str, Any] | None:
+    """The recorded preemption of the story's preemptor (from the attempt that preempted)."""
     attempt = next((a for a in story.explained["attempts"] if a.get("preemption")), None)
-    if attempt is None:
+    return attempt["preemption"] if attempt is not None else None
+
+
+def _why(story: PreemptionStory) -> list[str]:
+    p = _preemption(story)
+    if p is None:
         return []
-    p = attempt["preemption"]
     candidates = "; ".join(
         f"{c['node']}: {', '.join(c['victims'])} ({c['pdbViolations']} PDB violation(s))" for c in p["candidates"]
     )
@@ -186,7 +191,7 @@ def build(
     story = run_c2()
     preemptor = "default/urgent"
     moments = _moments(story, preemptor)
-    victim = story.explained["attempts"][0].get("preemption", {}).get("victims", ["?"])[0]
+    victim = next(iter((_preemption(story) or {}).get("victims", ())), "?")
     citations = [
         *(
             Citation(f"{p.name} implements {point} (the extension point's interface)", extension_point(point))
