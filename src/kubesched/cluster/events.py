@@ -83,6 +83,20 @@ def _key(event: Any) -> EventKey:
     return (event.action, event.reason, event.reportingController, msgspec.structs.astuple(event.regarding), related)
 
 
+_encode_event = msgspec.msgpack.Encoder().encode
+_decode_event = msgspec.msgpack.Decoder(events_v1.Event).decode
+
+
+class _Seen:
+    """An event key's first event (encoded until a series begins on it) and when it was last seen."""
+
+    __slots__ = ("first", "last")
+
+    def __init__(self, last: float, first: bytes) -> None:
+        self.last = last
+        self.first: Any = first
+
+
 class EventBroadcaster:
     """Sends events.k8s.io/v1 Events as client-go's broadcaster does, off the caller's path: an
     event the same as one sent before (same action, reason, controller, regarding and related
@@ -95,8 +109,7 @@ class EventBroadcaster:
     def __init__(self, cluster: Cluster, clock: Clock) -> None:
         self._cluster = cluster
         self._clock = clock
-        self._cache: dict[EventKey, Any] = {}  # the event sent first, its series as counted
-        self._seen: dict[EventKey, float] = {}  # when each was last observed
+        self._cache: dict[EventKey, _Seen] = {}
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -106,14 +119,16 @@ class EventBroadcaster:
     def post(self, event: Any) -> None:
         """Queue `event`, or count it in the series of one like it."""
         key, now = _key(event), self._clock.now()
-        self._seen[key] = now
-        first = self._cache.get(key)
-        if first is None:
-            self._cache[key] = event
+        seen = self._cache.get(key)
+        if seen is None:
+            self._cache[key] = _Seen(now, _encode_event(event))
             self._send(event)
             return
+        seen.last = now
+        first = seen.first
         observed = utc(now)
-        if first.series is None:
+        if isinstance(first, bytes):  # the second occurrence: a series begins
+            first = seen.first = _decode_event(first)
             first.series = em.EventSeries(count=2, lastObservedTime=observed)
             self._send(first)
         else:
@@ -149,11 +164,11 @@ class EventBroadcaster:
         while True:
             await self._clock.sleep(REFRESH_SECONDS)
             now = self._clock.now()
-            for key, event in list(self._cache.items()):
-                if event.series is not None:
-                    self._queue.put_nowait((event, event.series))
-                if now - self._seen[key] > FINISH_SECONDS:
-                    del self._cache[key], self._seen[key]
+            for key, seen in list(self._cache.items()):
+                if not isinstance(seen.first, bytes):
+                    self._queue.put_nowait((seen.first, seen.first.series))
+                if now - seen.last > FINISH_SECONDS:
+                    del self._cache[key]
 
     async def drain(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for every queued event to be sent; whether they were."""

@@ -293,6 +293,71 @@ class TestPriorityAdmission:
         with pytest.raises(Forbidden, match="no PriorityClass with name nope was found"):
             store.create(pod)
 
+    def test_one_spec_admitted_anew_when_the_global_default_changes(self, store):
+        before = store.create(make_pod("a").obj)
+        store.create(
+            scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name="base"), value=50, globalDefault=True)
+        )
+        after = store.create(make_pod("b").obj)
+        assert (before.spec.priority, before.spec.priorityClassName) == (0, None)
+        assert (after.spec.priority, after.spec.priorityClassName) == (50, "base")
+        assert store.get(core_v1.Pod, "a").spec.priority == 0
+
+
+class TestPodsOfOneTemplate:
+    """Pods created with one spec hold shared parts; writes to one never show in another."""
+
+    def test_binding_one_leaves_the_others_unbound(self, store):
+        store.create(make_node("n1").obj)
+        for name in ("a", "b", "c"):
+            store.create(make_pod(name).req(cpu="100m").obj)
+        store.bind(binding(store.get(core_v1.Pod, "a"), "n1"))
+        pods = {p.metadata.name: p for p in store.list(core_v1.Pod).items}
+        assert [pods[n].spec.nodeName for n in "abc"] == ["n1", None, None]
+        assert [pods[n].status.conditions for n in "bc"] == [None, None]
+        assert [c.type for c in pods["a"].status.conditions] == ["PodScheduled"]
+
+    def test_a_gated_pod_does_not_gate_its_siblings(self, store):
+        store.create(make_pod("gated").gates("wait").obj)
+        free = store.create(make_pod("free").obj)
+        assert free.status.conditions is None and free.spec.schedulingGates is None
+
+    def test_an_update_of_one_changes_only_that_one(self, store):
+        store.create(make_pod("a").labels(app="x").obj)
+        store.create(make_pod("b").labels(app="x").obj)
+        pod = copy_object(store.get(core_v1.Pod, "a"))
+        pod.spec.containers[0].image = "other"
+        store.update(pod)
+        images = [p.spec.containers[0].image for p in store.list(core_v1.Pod).items]
+        assert images == ["other", make_pod("b").obj.spec.containers[0].image]
+
+    def test_stored_pods_and_events_cost_little_memory(self, clock):
+        import tracemalloc
+
+        from kubesched.cluster.events import object_reference
+
+        store = MemoryStore(clock=clock, history=100)
+        for i in range(50):
+            store.create(make_node(f"n{i}").obj)
+        template = make_pod("p").req(cpu="100m", memory="500Mi").labels(app="web").obj
+        tracemalloc.start()
+        start = tracemalloc.get_traced_memory()[0]
+        for i in range(2000):
+            template.metadata.name = f"p{i}"
+            pod = store.create(template)
+            bound = store.bind(binding(pod, f"n{i % 50}"))
+            store.create(
+                core_v1.Event(
+                    metadata=meta_v1.ObjectMeta(name=f"p{i}.1"),
+                    involvedObject=object_reference(bound),
+                    reason="Scheduled",
+                    message=f"Successfully assigned default/p{i} to n{i % 50}",
+                )
+            )
+        per_pod = (tracemalloc.get_traced_memory()[0] - start) / 2000
+        tracemalloc.stop()
+        assert per_pod < 2000, f"{per_pod:.0f} bytes a pod"
+
 
 def _requests(**r):
     from lightkube.models import core_v1 as m

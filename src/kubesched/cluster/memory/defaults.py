@@ -63,16 +63,19 @@ def default_pod_spec(spec: Any) -> None:
         spec.terminationGracePeriodSeconds = DEFAULT_TERMINATION_GRACE_SECONDS
 
 
-def admit_priority(pod: Any, priority_classes: Iterable[Any]) -> None:
-    """Resolve the pod's priority from its PriorityClass (or the global default), as the
-    Priority admission plugin does; an unknown class or a contradicting value is Forbidden."""
-    spec = pod.spec
-    name = pod.metadata.name
-    if spec.priorityClassName:
-        found = next((pc for pc in priority_classes if pc.metadata.name == spec.priorityClassName), None)
+Admitted = tuple[str | None, int, str]  # priorityClassName, priority, preemptionPolicy
+
+
+def admitted_priority(spec: Any, name: str, priority_classes: Iterable[Any]) -> Admitted:
+    """The priority class name, value and preemption policy the Priority admission plugin gives
+    a pod with `spec` (from its PriorityClass or the global default); an unknown class or a
+    contradicting value is Forbidden."""
+    class_name = spec.priorityClassName
+    if class_name:
+        found = next((pc for pc in priority_classes if pc.metadata.name == class_name), None)
         if found is None:
             raise Forbidden(
-                f'pods "{name}" is forbidden: no PriorityClass with name {spec.priorityClassName} was found',
+                f'pods "{name}" is forbidden: no PriorityClass with name {class_name} was found',
                 kind="pods",
                 name=name,
             )
@@ -82,7 +85,7 @@ def admit_priority(pod: Any, priority_classes: Iterable[Any]) -> None:
         value = default.value if default else DEFAULT_PRIORITY
         policy = default.preemptionPolicy if default else None
         if default:
-            spec.priorityClassName = default.metadata.name
+            class_name = default.metadata.name
     if spec.priority is not None and spec.priority != value:
         raise Forbidden(
             f'pods "{name}" is forbidden: the integer value of priority ({spec.priority}) must not be '
@@ -91,8 +94,7 @@ def admit_priority(pod: Any, priority_classes: Iterable[Any]) -> None:
             kind="pods",
             name=name,
         )
-    spec.priority = value
-    spec.preemptionPolicy = spec.preemptionPolicy or policy or "PreemptLowerPriority"
+    return class_name, value, spec.preemptionPolicy or policy or "PreemptLowerPriority"
 
 
 def default_node(node: Any) -> None:

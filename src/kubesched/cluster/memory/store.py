@@ -13,7 +13,7 @@ import bisect
 import heapq
 import random
 from collections import deque
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, MutableMapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar, cast
@@ -42,11 +42,12 @@ from kubesched.cluster.errors import (
 from kubesched.cluster.kinds import KINDS, Kind, custom_kind
 from kubesched.cluster.memory.conversion import VIEWS, View, converter
 from kubesched.cluster.memory.crds import crd_errors, established
-from kubesched.cluster.memory.defaults import admit_priority, default_node
+from kubesched.cluster.memory.defaults import default_node
+from kubesched.cluster.memory.encoded import EncodedTable
 from kubesched.cluster.memory.eviction import evict
 from kubesched.cluster.memory.paging import decode_continue, encode_continue
 from kubesched.cluster.memory.patch import MERGE, PatchError, apply_patch
-from kubesched.cluster.memory.podspecs import PodSpecCache
+from kubesched.cluster.memory.podspecs import BoundForms, PodSpecCache
 from kubesched.cluster.memory.validation import (
     CREATE_VALIDATORS,
     generic_errors,
@@ -67,6 +68,7 @@ ADMISSION_PLUGINS = frozenset({"Priority"})  # the admission plugins that can be
 DEFAULT_WATCH_LATENCY = 0.005
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 DEFAULT_HISTORY = 10_000
+ENCODED_KINDS = frozenset({core_v1.Event})  # kept encoded: many, seldom read
 _NAME_SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 GENERATE_NAME_ATTEMPTS = 8  # the API server's tries at a free generated name
 _UUID_CLEAR = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
@@ -149,13 +151,16 @@ class MemoryStore:
         self._custom: dict[tuple[str, str, str], Kind] = {}  # served custom kinds, by group/version/kind
         self.kinds_generation = 0  # changes whenever the set of served kinds does
         self._schemas: dict[type[Any], dict[str, Any]] = {}  # storage class -> openAPIV3Schema
-        self._objects: dict[type[Any], dict[Key, Any]] = {cls: {} for cls in KINDS if cls not in VIEWS}
+        self._objects: dict[type[Any], MutableMapping[Key, Any]] = {
+            cls: EncodedTable(cls) if cls in ENCODED_KINDS else {} for cls in KINDS if cls not in VIEWS
+        }
         self._history: deque[Change] = deque()
         self._history_limit = history
         self._compacted = first_resource_version
         self._watches: dict[type[Any], list[MemoryWatch]] = {cls: [] for cls in self._objects}
         self._rng = random.Random(seed)
         self._pod_specs = PodSpecCache()
+        self._bound = BoundForms()
         self._stamp_cache: tuple[int, datetime] = (-1, datetime.fromtimestamp(0, UTC))
         for name in INITIAL_NAMESPACES:
             self.create(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=name)))
@@ -299,20 +304,20 @@ class MemoryStore:
         kind = self.kind_of(type(obj))
         o: Any = obj
         errors: list[FieldError] = []
+        prepared = None
         if kind.cls is core_v1.Pod and o.spec is not None:
             prepared = self._pod_specs.prepare(o.spec)
             errors += prepared.errors
-            status = m.PodStatus(phase="Pending", qosClass=prepared.qos)  # a new pod's status is reset
+            status = prepared.pending  # a new pod's status is reset
             if prepared.spec.schedulingGates:
-                status.conditions = [
-                    m.PodCondition(
-                        type="PodScheduled",
-                        status="False",
-                        reason="SchedulingGated",
-                        message=SCHEDULING_GATED_MESSAGE,
-                        lastTransitionTime=self._stamp(),
-                    )
-                ]
+                gated = m.PodCondition(
+                    type="PodScheduled",
+                    status="False",
+                    reason="SchedulingGated",
+                    message=SCHEDULING_GATED_MESSAGE,
+                    lastTransitionTime=self._stamp(),
+                )
+                status = msgspec.structs.replace(status, conditions=[gated])
             meta = copy_object(o.metadata) if o.metadata is not None else meta_v1.ObjectMeta()
             o = obj = core_v1.Pod(metadata=meta, spec=prepared.spec, status=status)  # type: ignore[assignment]
         else:
@@ -339,8 +344,8 @@ class MemoryStore:
         if kind.cls is core_v1.Pod:
             meta.generation = 1
             self._validate(kind, obj, [*meta_errors(meta), *errors] if o.spec else pod_errors(obj))
-            if self._priority_admission:
-                admit_priority(obj, self._objects[scheduling_v1.PriorityClass].values())
+            if self._priority_admission and prepared is not None:
+                o.spec = prepared.admit(name or "", self._objects[scheduling_v1.PriorityClass].values())
         else:
             if kind.cls is core_v1.Node:
                 default_node(o)
@@ -545,14 +550,11 @@ class MemoryStore:
         annotations = pod.metadata.annotations
         if meta.annotations:
             annotations = {**(annotations or {}), **meta.annotations}
-        status = pod.status or m.PodStatus()
-        scheduled = m.PodCondition(type="PodScheduled", status="True", lastTransitionTime=self._stamp())
-        conditions = [c for c in status.conditions or [] if c.type != "PodScheduled"]
         new = msgspec.structs.replace(
             pod,
             metadata=msgspec.structs.replace(pod.metadata, annotations=annotations),
-            spec=msgspec.structs.replace(pod.spec, nodeName=target.name),
-            status=msgspec.structs.replace(status, conditions=[*conditions, scheduled], nominatedNodeName=None),
+            spec=self._bound.spec(pod.spec, target.name),
+            status=self._bound.status(pod.status or m.PodStatus(), self._stamp()),
         )
         return self._commit(pod_kind, (ns, name), MODIFIED, new, pod)
 

@@ -13,7 +13,7 @@ from kubesched.plugin import Int
 from kubesched.plugins.inter_pod_affinity.args import InterPodAffinityArgs
 from kubesched.plugins.inter_pod_affinity.counts import _Index
 from kubesched.plugins.inter_pod_affinity.names import NAME
-from kubesched.plugins.inter_pod_affinity.terms import _labels, _parse, _PodTerms, _Term
+from kubesched.plugins.inter_pod_affinity.terms import NO_TERMS, _labels, _parse, _PodTerms, _Term
 
 if TYPE_CHECKING:
     from kubesched.plugin import Handle, NodeInfo, NodeTable
@@ -37,6 +37,9 @@ class _Base:
 
     def _terms(self, pod: Any) -> _PodTerms:
         """The pod object's parsed terms (kept while the object lives in the cluster's cache)."""
+        affinity = pod.spec.affinity
+        if affinity is None or (affinity.podAffinity is None and affinity.podAntiAffinity is None):
+            return NO_TERMS
         found = self._parsed.get(id(pod))
         if found is not None and found[0] is pod:
             return found[1]

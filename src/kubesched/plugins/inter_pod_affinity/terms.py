@@ -110,6 +110,9 @@ class _PodTerms:
         return aggregate_message([ValueError(f"{kind}: {e}") for kind, e in self.errors.items()])
 
 
+NO_TERMS = _PodTerms((), (), (), (), {})  # a pod without inter-pod (anti-)affinity
+
+
 def _parse(pod: Any) -> _PodTerms:
     affinity = pod.spec.affinity
     positive = affinity.podAffinity if affinity is not None else None
@@ -134,7 +137,7 @@ def _parse(pod: Any) -> _PodTerms:
             return ()
 
     if positive is None and negative is None:
-        return _PodTerms((), (), (), (), errors)
+        return NO_TERMS
     return _PodTerms(
         required(_REQUIRED_AFFINITY, positive) if positive is not None else (),
         required(_REQUIRED_ANTI_AFFINITY, negative) if negative is not None else (),
