@@ -1,10 +1,11 @@
-"""The embedded API server over loopback: Binding POSTs per second and watch fan-out.
+"""The embedded API server over loopback: pod creates and Binding POSTs per second, watch fan-out.
 
     .venv/bin/python -m bench.http [--pods N] [--concurrency C] [--watchers W] [--events E] [--repeat R]
 
 The server is `kubesched cluster up` in its own process; this process is the one client.
-- Bindings: N pods are created, then bound with N `pods/<name>/binding` POSTs, C in flight;
-  the rate and the per-request latency (p50, p99) of the binding POSTs are reported.
+- Creates and bindings: N pods (upstream's pod-default.yaml) are created, C in flight, then bound
+  with N `pods/<name>/binding` POSTs, C in flight; the rate of each and the per-request latency
+  (p50, p99) of the binding POSTs are reported.
 - Watch fan-out: E pods are created, then W watches are opened from the resourceVersion before
   them; the time until every watch has received all E events is reported.
 """
@@ -27,7 +28,14 @@ from collections.abc import Iterator
 
 import aiohttp
 
+from kubesched.cluster.codec import encode
+from kubesched.workloads.templates import make_pod_from
+
 HEADERS = {"Content-Type": "application/json"}
+
+
+def _template_pod(index: int) -> bytes:
+    return encode(make_pod_from("pod-default.yaml", index, "default"))
 
 
 def _pod(name: str, labels: dict[str, str] | None = None) -> bytes:
@@ -88,11 +96,15 @@ async def _create(session: aiohttp.ClientSession, base: str, bodies: list[bytes]
     await asyncio.gather(*(one(b) for b in bodies))
 
 
-async def bindings(url: str, pods: int, concurrency: int) -> tuple[float, list[float]]:
+async def bindings(url: str, pods: int, concurrency: int) -> tuple[float, float, list[float]]:
+    """Pod creates per second, Binding POSTs per second, and each binding's latency."""
     base = f"{url}/api/v1/namespaces/default/pods"
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
-        names = [f"bench-{i}" for i in range(pods)]
-        await _create(session, base, [_pod(n) for n in names], concurrency)
+        bodies = [_template_pod(i) for i in range(pods)]
+        names = [f"pod-{i:06d}" for i in range(pods)]
+        start = time.perf_counter()
+        await _create(session, base, bodies, concurrency)
+        creates = pods / (time.perf_counter() - start)
         sem = asyncio.Semaphore(concurrency)
         latencies: list[float] = []
 
@@ -108,7 +120,7 @@ async def bindings(url: str, pods: int, concurrency: int) -> tuple[float, list[f
 
         start = time.perf_counter()
         await asyncio.gather(*(bind(i, n) for i, n in enumerate(names)))
-        return pods / (time.perf_counter() - start), latencies
+        return creates, pods / (time.perf_counter() - start), latencies
 
 
 async def watch_fanout(url: str, watchers: int, events: int) -> float:
@@ -140,16 +152,21 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    rates, p50s, p99s, fanouts = [], [], [], []
+    creates, rates, p50s, p99s, fanouts = [], [], [], [], []
     for _ in range(args.repeat):
         with server(history=args.events + 1000) as url:
-            rate, latencies = asyncio.run(bindings(url, args.pods, args.concurrency))
+            create_rate, rate, latencies = asyncio.run(bindings(url, args.pods, args.concurrency))
+        creates.append(create_rate)
         q = statistics.quantiles(latencies, n=100)
         rates.append(rate)
         p50s.append(q[49] * 1000)
         p99s.append(q[98] * 1000)
         with server(history=args.events + 1000) as url:
             fanouts.append(asyncio.run(watch_fanout(url, args.watchers, args.events)))
+    print(
+        f"pod creates/s ({args.pods} pods, {args.concurrency} in flight, {args.repeat} runs): "
+        f"median {statistics.median(creates):,.0f} (min {min(creates):,.0f}, max {max(creates):,.0f})"
+    )
     print(
         f"binding POSTs/s ({args.pods} pods, {args.concurrency} in flight, {args.repeat} runs): "
         f"median {statistics.median(rates):,.0f} (min {min(rates):,.0f}, max {max(rates):,.0f}); "
