@@ -209,3 +209,11 @@ def installed_package(
         capture_output=True,
     )
     return site
+
+
+def perf_case(*ops: Any, pod_template: str = "light-pod.yaml") -> Any:
+    """A one-workload scheduler_perf test case of `ops` (fixed counts), selected to run."""
+    from kubesched.workloads.cases import Selected, TestCase, Workload
+
+    workload = Workload("probe", {})
+    return Selected(TestCase("Probe", ops, (workload,), default_pod_template=pod_template), workload)

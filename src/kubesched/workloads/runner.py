@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import resource
 import time
@@ -21,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
 from kubesched.clock import RealClock
@@ -31,9 +31,21 @@ from kubesched.config import default_config
 from kubesched.framework.registry import Registry
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
-from kubesched.workloads.cases import Barrier, Churn, CreateNamespaces, CreateNodes, CreatePods, Selected
+from kubesched.workloads.cases import (
+    ATTEMPTED,
+    Barrier,
+    Churn,
+    CreateAny,
+    CreateNamespaces,
+    CreateNodes,
+    CreatePods,
+    CreatePodSets,
+    DeletePods,
+    Op,
+    Selected,
+)
 from kubesched.workloads.collector import Throughput, ThroughputCollector, TickerThread
-from kubesched.workloads.templates import make_node, make_object, make_pod_from
+from kubesched.workloads.templates import make_namespace, make_node, make_object, make_pod_from
 
 STALL_SECONDS = 30.0  # a workload whose pods stop being scheduled for this long fails
 WAIT_POLL = 0.01  # how often a wait for scheduled pods looks
@@ -80,16 +92,29 @@ class Stalled(RuntimeError):
     """Pods that should be scheduled are not, and nothing has moved for a while."""
 
 
+def _attempted(pod: Any) -> bool:
+    """Scheduled, or tried: scheduler_perf's isAttempted (any PodScheduled condition)."""
+    if pod.spec.nodeName:
+        return True
+    return any(c.type == "PodScheduled" for c in (pod.status.conditions if pod.status else None) or ())
+
+
 class ScheduledCounter:
     """Pods scheduled per namespace, counted as scheduler_perf's collector counts them: an added or
-    updated pod that has a node and had none (from the scheduler's own pod informer)."""
+    updated pod that has a node and had none (from the scheduler's own pod informer); and pods
+    scheduled or attempted, for barriers on the Attempted stage."""
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
+        self.attempted: Counter[str] = Counter()
 
     def __call__(self, old: Any | None, new: Any | None) -> None:
-        if new is not None and new.spec.nodeName and (old is None or not old.spec.nodeName):
+        if new is None:
+            return
+        if new.spec.nodeName and (old is None or not old.spec.nodeName):
             self.counts[new.metadata.namespace or ""] += 1
+        if (old is None or not _attempted(old)) and _attempted(new):
+            self.attempted[new.metadata.namespace or ""] += 1
 
 
 class _Run:
@@ -100,25 +125,40 @@ class _Run:
         self.counter = counter
         self.result = Result(selected.name, selected.params)
         self.waiting: Counter[str] = Counter()  # pods each namespace's barrier waits for
-        self.churn: list[asyncio.Task[None]] = []
+        self.background: list[asyncio.Task[None]] = []  # churn, deletions not waited for
         self.next_node = 0
 
+    def _unrolled(self) -> list[Op]:
+        """The test case's ops with each createPodSets replaced by its createPods ops."""
+        ops: list[Op] = []
+        for op in self.selected.case.ops:
+            if isinstance(op, CreatePodSets):
+                for i in range(self.selected.count(op.count)):
+                    ops.append(dataclasses.replace(op.pods, namespace=f"{op.namespace_prefix}-{i}"))
+            else:
+                ops.append(op)
+        return ops
+
     async def run(self) -> None:
-        for index, op in enumerate(self.selected.case.ops):
+        for index, op in enumerate(self._unrolled()):
             if isinstance(op, CreateNodes):
                 self._create_nodes(op, index)
             elif isinstance(op, CreateNamespaces):
                 for i in range(self.selected.count(op.count)):
-                    self._namespace(f"{op.prefix}-{i}")
+                    self._namespace(f"{op.prefix}-{i}", op.template)
             elif isinstance(op, CreatePods):
                 await self._create_pods(op, index)
+            elif isinstance(op, DeletePods):
+                await self._delete_pods(op)
+            elif isinstance(op, CreateAny):
+                self._create_any(op)
             elif isinstance(op, Churn):
-                self.churn.append(asyncio.ensure_future(self._churn(op, index)))
+                self.background.append(asyncio.ensure_future(self._churn(op, index)))
             elif isinstance(op, Barrier):
-                await self._barrier()
-        for task in self.churn:
+                await self._barrier(op)
+        for task in self.background:
             task.cancel()
-        await asyncio.gather(*self.churn, return_exceptions=True)
+        await asyncio.gather(*self.background, return_exceptions=True)
 
     def _create_nodes(self, op: CreateNodes, index: int) -> None:
         count = self.selected.count(op.count)
@@ -131,11 +171,11 @@ class _Run:
             self.store.create(node)
         self.next_node += count
 
-    def _namespace(self, name: str) -> None:
+    def _namespace(self, name: str, template: str = "") -> None:
         try:
             self.store.get(core_v1.Namespace, name)
         except NotFound:
-            self.store.create(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=name)))
+            self.store.create(make_namespace(template, name))
 
     async def _create_pods(self, op: CreatePods, index: int) -> None:
         count = self.selected.count(op.count)
@@ -165,8 +205,37 @@ class _Run:
             self.result.scheduled = count
             self.result.throughput = collector.throughput
 
-    async def _barrier(self) -> None:
-        await self._until(lambda: all(self.counter.counts[ns] >= n for ns, n in self.waiting.items()))
+    async def _barrier(self, op: Barrier) -> None:
+        counts = self.counter.attempted if op.stage == ATTEMPTED else self.counter.counts
+        await self._until(lambda: all(counts[ns] >= n for ns, n in self.waiting.items()))
+
+    async def _delete_pods(self, op: DeletePods) -> None:
+        """The pods there now, deleted with the API's default grace: a pod with a finalizer stays,
+        terminating, as nothing in the workload removes it."""
+        wanted = dict(op.labels)
+        pods = [
+            p
+            for p in self.store.list(core_v1.Pod, namespace=op.namespace).items
+            if wanted.items() <= (p.metadata.labels or {}).items()
+        ]
+
+        async def delete() -> None:
+            for pod in pods:
+                with contextlib.suppress(NotFound):
+                    self.store.delete(core_v1.Pod, pod.metadata.name, namespace=op.namespace)
+                if op.per_second:
+                    await asyncio.sleep(1.0 / op.per_second)
+
+        if op.skip_wait:
+            self.background.append(asyncio.ensure_future(delete()))
+        else:
+            await delete()
+
+    def _create_any(self, op: CreateAny) -> None:
+        if op.namespace:
+            self._namespace(op.namespace)
+        for i in range(self.selected.count(op.count)):
+            self.store.create(make_object(op.template, i, op.namespace))
 
     async def _until(self, done: Any) -> None:
         """Until `done()`; Stalled when no pod is scheduled for STALL_SECONDS meanwhile."""

@@ -12,6 +12,7 @@ import functools
 from typing import Any, cast
 
 import msgspec
+from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
 from kubesched.cluster.codec import decoder
@@ -30,10 +31,18 @@ def _container(resources: dict[str, Any] | None = None, *, port: bool = True) ->
     return out
 
 
-def _pod(generate_name: str, spec: dict[str, Any], *, labels: dict[str, str] | None = None) -> dict[str, Any]:
+def _pod(
+    generate_name: str,
+    spec: dict[str, Any],
+    *,
+    labels: dict[str, str] | None = None,
+    finalizers: list[str] | None = None,
+) -> dict[str, Any]:
     metadata: dict[str, Any] = {"generateName": generate_name}
     if labels:
         metadata["labels"] = labels
+    if finalizers:
+        metadata["finalizers"] = finalizers
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
@@ -69,7 +78,22 @@ def _preferred(generate_name: str, kind: str, color: str) -> dict[str, Any]:
     return _pod(generate_name, spec, labels={"color": color})
 
 
+def _devops(color: str, topology: str) -> dict[str, Any]:
+    """A term matching `color` pods in the namespaces labelled team=devops."""
+    return {
+        "labelSelector": {"matchLabels": {"color": color}},
+        "topologyKey": topology,
+        "namespaceSelector": {"matchLabels": {"team": "devops"}},
+    }
+
+
+def _bare(generate_name: str, *, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    """A pod with one pause container, no port, nothing requested."""
+    return _pod(generate_name, {**spec, "containers": [_container(port=False)]}, labels=labels)
+
+
 SCHED_NS = ["sched-1", "sched-0"]  # the namespaces the affinity templates' terms name
+SCHEDULER_PERF = {"app": "scheduler-perf"}
 
 _READY = {"conditions": [{"status": "True", "type": "Ready"}], "phase": "Running"}
 _CAPACITY = {"pods": "110", "cpu": "4", "memory": "32Gi"}
@@ -220,7 +244,76 @@ POD_TEMPLATES: dict[str, dict[str, Any]] = {
     ),
 }
 
+POD_TEMPLATES |= {
+    "pod-anti-affinity-ns-selector.yaml": _pod(
+        "anti-affinity-pod-",
+        _small(
+            affinity={
+                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_devops("green", HOSTNAME)]}
+            }
+        ),
+        labels={"color": "green"},
+    ),
+    "pod-affinity-ns-selector.yaml": _pod(
+        "affinity-pod-",
+        _small(affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_devops("blue", ZONE)]}}),
+        labels={"color": "blue"},
+    ),
+    "pod-preferred-anti-affinity-ns-selector.yaml": _pod(
+        "anti-affinity-pod-",
+        _small(
+            affinity={
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"podAffinityTerm": _devops("green", HOSTNAME), "weight": 1}
+                    ]
+                }
+            }
+        ),
+        labels={"color": "green"},
+    ),
+    "pod-preferred-affinity-ns-selector.yaml": _pod(
+        "preferred-affinity-pod-",
+        _small(
+            affinity={
+                "podAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"podAffinityTerm": _devops("red", HOSTNAME), "weight": 1}
+                    ]
+                }
+            }
+        ),
+        labels={"color": "red"},
+    ),
+    "pod-with-pod-anti-affinity-label.yaml": _pod("anti-affinity-matching-pod-", _small(), labels={"color": "green"}),
+    "pod-with-label.yaml": _bare("pod-", labels=SCHEDULER_PERF),
+    "gated-pod-with-pod-affinity.yaml": _bare(
+        "pod-",
+        labels=SCHEDULER_PERF,
+        affinity={
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": SCHEDULER_PERF}, "topologyKey": HOSTNAME}
+                ]
+            }
+        },
+        schedulingGates=[{"name": "scheduling-gate-1"}],
+    ),
+    "gated-pod.yaml": _bare("gated-pod-", schedulingGates=[{"name": "test.k8s.io/hold"}]),
+    "light-pod.yaml": _bare("light-pod-", terminationGracePeriodSeconds=0),
+    "pod-with-finalizer.yaml": _pod(
+        "pod-", {"containers": [_container(port=False)]}, finalizers=["test.k8s.io/finalizer"]
+    ),
+}
+
 OTHER_TEMPLATES: dict[str, dict[str, Any]] = {
+    "namespace-with-labels.yaml": {"apiVersion": "v1", "kind": "Namespace", "metadata": {"labels": {"team": "devops"}}},
+    "service.yaml": {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"generateName": "service-"},
+        "spec": {"selector": dict(SCHEDULER_PERF), "ports": [{"protocol": "TCP", "port": 80, "targetPort": 8000}]},
+    },
     "churn/service-default.yaml": {
         "apiVersion": "v1",
         "kind": "Service",
@@ -230,7 +323,14 @@ OTHER_TEMPLATES: dict[str, dict[str, Any]] = {
 }
 
 
-KINDS: dict[str, type[Any]] = {"Node": core_v1.Node, "Pod": core_v1.Pod, "Service": core_v1.Service}
+_EMPTY_META = meta_v1.ObjectMeta()
+
+KINDS: dict[str, type[Any]] = {
+    "Namespace": core_v1.Namespace,
+    "Node": core_v1.Node,
+    "Pod": core_v1.Pod,
+    "Service": core_v1.Service,
+}
 
 
 @functools.cache
@@ -278,3 +378,10 @@ def make_object(path: str, index: int, namespace: str) -> Any:
     _name(obj.metadata, index, 5)
     obj.metadata.namespace = namespace
     return obj
+
+
+def make_namespace(path: str, name: str) -> core_v1.Namespace:
+    """Namespace `name` from the template at `path` ("" = an empty Namespace)."""
+    namespace: Any = decoder(core_v1.Namespace).decode(_encoded(path)[1]) if path else core_v1.Namespace()
+    namespace.metadata = msgspec.structs.replace(namespace.metadata or _EMPTY_META, name=name)
+    return cast(core_v1.Namespace, namespace)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from lightkube.resources import core_v1
 
+from builders import perf_case
 from kubesched.cli.main import main
 from kubesched.workloads import runner
 from kubesched.workloads.cases import CASES, select
@@ -48,6 +49,68 @@ def test_affinity_cases_put_init_and_measured_pods_in_the_two_sched_namespaces()
     pods = store.list(core_v1.Pod).items
     assert Counter(p.metadata.namespace for p in pods) == {"sched-0": 1, "sched-1": 4}
     assert len({p.spec.nodeName for p in pods}) == 5  # one anti-affine pod per node
+
+
+def test_pod_sets_go_one_per_labelled_namespace_and_shift_the_later_ops_indices():
+    store = _store_of("SchedulingRequiredPodAntiAffinityWithNSSelector/10Nodes")
+    namespaces = {n.metadata.name: n.metadata.labels for n in store.list(core_v1.Namespace).items}
+    for name in ("init-ns-0", "init-ns-1", "measure-ns-0"):
+        assert namespaces[name] == {"team": "devops"}
+    pods = store.list(core_v1.Pod).items
+    assert Counter(p.metadata.namespace for p in pods) == {"init-ns-0": 2, "init-ns-1": 2, "measure-ns-0": 6}
+    # the namespace selector makes the anti-affinity hold across the three namespaces: one pod a node
+    assert len({p.spec.nodeName for p in pods}) == 10
+    assert "namespace-4" not in namespaces  # no op fell back to namespace-<index>
+
+
+def test_a_service_made_by_create_any_selects_the_measured_pods():
+    store = _store_of("DefaultTopologySpreading/5Nodes")
+    (service,) = store.list(core_v1.Service, namespace="service-ns").items
+    assert service.spec.selector == {"app": "scheduler-perf"}
+    measured = store.list(core_v1.Pod, namespace="service-ns").items
+    assert len(measured) == 10 and all(p.metadata.labels == service.spec.selector for p in measured)
+    assert Counter(p.metadata.namespace for p in store.list(core_v1.Pod).items)["namespace-2"] == 10
+
+
+def test_deleted_pods_with_a_finalizer_stay_terminating_and_unscheduled():
+    from kubesched.workloads.cases import CreateNodes, CreatePods, DeletePods
+
+    seen: list[Any] = []
+    runner.run(
+        perf_case(
+            CreateNodes(2),
+            CreatePods(4, "pod-with-finalizer.yaml", skip_wait=True),
+            DeletePods("namespace-1"),
+            CreatePods(3, collect_metrics=True),
+        ),
+        inspect=seen.append,
+    )
+    finalized, measured = (seen[0].list(core_v1.Pod, namespace=ns).items for ns in ("namespace-1", "namespace-3"))
+    assert [(p.metadata.deletionTimestamp is not None, p.spec.nodeName) for p in finalized] == [(True, None)] * 4
+    assert len(measured) == 3 and all(p.spec.nodeName for p in measured)
+
+
+def test_deleting_pods_without_a_finalizer_removes_the_ones_there_when_the_op_starts():
+    from kubesched.workloads.cases import CreateNodes, CreatePods, DeletePods
+
+    seen: list[Any] = []
+    runner.run(perf_case(CreateNodes(1), CreatePods(5), DeletePods("namespace-1"), CreatePods(2)), inspect=seen.append)
+    assert Counter(p.metadata.namespace for p in seen[0].list(core_v1.Pod).items) == {"namespace-3": 2}
+
+
+@pytest.mark.parametrize(("stage", "finishes"), [("Attempted", True), ("Scheduled", False)])
+def test_gated_pods_pass_an_attempted_barrier_and_never_a_scheduled_one(stage, finishes, monkeypatch):
+    from kubesched.workloads.cases import Barrier, CreateNodes, CreatePods
+
+    monkeypatch.setattr(runner, "STALL_SECONDS", 0.3)
+    case = perf_case(CreateNodes(1), CreatePods(3, "gated-pod.yaml", skip_wait=True), Barrier(stage), CreatePods(2))
+    if finishes:
+        seen: list[Any] = []
+        runner.run(case, inspect=seen.append)
+        assert len(seen[0].list(core_v1.Pod, namespace="namespace-3").items) == 2
+    else:
+        with pytest.raises(runner.Stalled, match="3 pods still unscheduled"):
+            runner.run(case)
 
 
 def test_list_names_every_workload_with_its_threshold_and_what_is_not_reproduced(capsys):

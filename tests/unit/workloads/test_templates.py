@@ -10,7 +10,7 @@ import pytest
 
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryStore
-from kubesched.workloads.templates import make_node, make_pod_from
+from kubesched.workloads.templates import make_namespace, make_node, make_object, make_pod_from
 
 SMALL = {"limits": {"cpu": "100m", "memory": "500Mi"}, "requests": {"cpu": "100m", "memory": "500Mi"}}
 PAUSE_80 = {"image": "registry.k8s.io/pause:3.10.1", "name": "pause", "ports": [{"containerPort": 80}]}
@@ -199,6 +199,101 @@ POD_FACTS = {
 }
 
 
+def devops(color: str, key: str) -> dict[str, Any]:
+    return {
+        "labelSelector": {"matchLabels": {"color": color}},
+        "topologyKey": key,
+        "namespaceSelector": {"matchLabels": {"team": "devops"}},
+    }
+
+
+PAUSE = {"image": "registry.k8s.io/pause:3.10.1", "name": "pause"}
+SMALL_80 = [{**PAUSE_80, "resources": SMALL}]
+
+POD_FACTS |= {
+    "pod-anti-affinity-ns-selector.yaml": (
+        "anti-affinity-pod-",
+        {"color": "green"},
+        {
+            "affinity": {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [devops("green", "kubernetes.io/hostname")]
+                }
+            },
+            "containers": SMALL_80,
+        },
+    ),
+    "pod-affinity-ns-selector.yaml": (
+        "affinity-pod-",
+        {"color": "blue"},
+        {
+            "affinity": {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [devops("blue", "topology.kubernetes.io/zone")]
+                }
+            },
+            "containers": SMALL_80,
+        },
+    ),
+    "pod-preferred-anti-affinity-ns-selector.yaml": (
+        "anti-affinity-pod-",
+        {"color": "green"},
+        {
+            "affinity": {
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"podAffinityTerm": devops("green", "kubernetes.io/hostname"), "weight": 1}
+                    ]
+                }
+            },
+            "containers": SMALL_80,
+        },
+    ),
+    "pod-preferred-affinity-ns-selector.yaml": (
+        "preferred-affinity-pod-",
+        {"color": "red"},
+        {
+            "affinity": {
+                "podAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"podAffinityTerm": devops("red", "kubernetes.io/hostname"), "weight": 1}
+                    ]
+                }
+            },
+            "containers": SMALL_80,
+        },
+    ),
+    "pod-with-pod-anti-affinity-label.yaml": (
+        "anti-affinity-matching-pod-",
+        {"color": "green"},
+        {"containers": SMALL_80},
+    ),
+    "pod-with-label.yaml": ("pod-", {"app": "scheduler-perf"}, {"containers": [PAUSE]}),
+    "gated-pod-with-pod-affinity.yaml": (
+        "pod-",
+        {"app": "scheduler-perf"},
+        {
+            "affinity": {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "labelSelector": {"matchLabels": {"app": "scheduler-perf"}},
+                            "topologyKey": "kubernetes.io/hostname",
+                        }
+                    ]
+                }
+            },
+            "schedulingGates": [{"name": "scheduling-gate-1"}],
+            "containers": [PAUSE],
+        },
+    ),
+    "gated-pod.yaml": ("gated-pod-", {}, {"schedulingGates": [{"name": "test.k8s.io/hold"}], "containers": [PAUSE]}),
+    "light-pod.yaml": ("light-pod-", {}, {"containers": [PAUSE], "terminationGracePeriodSeconds": 0}),
+    "pod-with-finalizer.yaml": ("pod-", {}, {"containers": [PAUSE]}),
+}
+FINALIZERS = {"pod-with-finalizer.yaml": ["test.k8s.io/finalizer"]}
+
+
 @pytest.mark.parametrize("path", sorted(POD_FACTS))
 def test_each_pod_template_is_upstreams(path):
     generate_name, labels, spec = POD_FACTS[path]
@@ -207,8 +302,24 @@ def test_each_pod_template_is_upstreams(path):
         "name": f"{generate_name}000007",
         "namespace": "sched-1",
         **({"labels": labels} if labels else {}),
+        **({"finalizers": FINALIZERS[path]} if path in FINALIZERS else {}),
     }
     assert pod["spec"] == spec
+
+
+def test_the_namespace_and_service_templates_are_upstreams():
+    assert make_namespace("namespace-with-labels.yaml", "init-ns-3").to_dict() == {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "init-ns-3", "labels": {"team": "devops"}},
+    }
+    assert make_namespace("", "sched-0").to_dict()["metadata"] == {"name": "sched-0"}
+    service = make_object("service.yaml", 2, "service-ns").to_dict()
+    assert service["metadata"] == {"name": "service-00002", "namespace": "service-ns"}
+    assert service["spec"] == {
+        "selector": {"app": "scheduler-perf"},
+        "ports": [{"protocol": "TCP", "port": 80, "targetPort": 8000}],
+    }
 
 
 NODE_FACTS = {

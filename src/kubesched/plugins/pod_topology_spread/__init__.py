@@ -27,8 +27,7 @@ Default constraints (`defaultingType: System`: hostname maxSkew 3 and zone maxSk
 ScheduleAnyway) take their selector from the Services, ReplicationControllers, ReplicaSets and
 StatefulSets selecting the pod, read through the handle's `listers.workloads` (informers the plugin asks for);
 with none, or none selecting the pod, the selector is empty and the defaults are skipped, as
-upstream skips them for a pod no such object selects. The scheduler has no such informers yet, so
-default constraints currently never apply.
+upstream skips them for a pod no such object selects.
 
 Batch methods read the NodeTable: each node's topology domain as an integer id (a memo column per
 topology key), the matching-pod count of each node per (namespace, selector) (a memo column, so
