@@ -37,6 +37,10 @@ class Nominator(Protocol):
 
     def pods_for_node(self, node: str) -> Sequence[PodInfo]: ...
 
+    def nodes_at_or_above(self, priority: int, *, excluding: str = "") -> list[str]:
+        """The nodes some pod other than `excluding` is nominated to with at least `priority`."""
+        ...
+
 
 class EventRecorder(Protocol):
     """Posts events.k8s.io/v1 Events as the profile's scheduler; failing to record is not an error."""
@@ -210,6 +214,9 @@ class _NoEvents:
 class _NoNominations:
     def pods_for_node(self, node: str) -> Sequence[PodInfo]:
         return ()
+
+    def nodes_at_or_above(self, priority: int, *, excluding: str = "") -> list[str]:
+        return []
 
 
 _BACKGROUND: set[asyncio.Future[None]] = set()

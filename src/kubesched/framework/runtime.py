@@ -378,6 +378,11 @@ class Framework:
             return status
         return self.run_filter(state, pod, node)
 
+    def nominated_nodes(self, pod: PodInfo) -> list[str]:
+        """The nodes where `run_filter_with_nominated_pods` differs from `run_filter` for `pod`:
+        those some other pod of at least its priority is nominated to."""
+        return self.services.nominator.nodes_at_or_above(pod.priority, excluding=pod.uid)
+
     def batch_filters(self, state: CycleState) -> list[FilterBatchPlugin] | None:
         """The Filter plugins this cycle runs, if every one of them has a batch method."""
         skip = state.skip_filter_plugins

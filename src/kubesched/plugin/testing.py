@@ -119,6 +119,13 @@ class _Nominated:
     def pods_for_node(self, node: str) -> Sequence[PodInfo]:
         return self.by_node.get(node, ())
 
+    def nodes_at_or_above(self, priority: int, *, excluding: str = "") -> list[str]:
+        return [
+            node
+            for node, pods in self.by_node.items()
+            if any(p.priority >= priority and p.uid != excluding for p in pods)
+        ]
+
 
 def services(
     *,

@@ -59,5 +59,13 @@ class Nominator:
             p.priority >= priority and uid != excluding for pods in self._by_node.values() for uid, p in pods.items()
         )
 
+    def nodes_at_or_above(self, priority: int, *, excluding: str = "") -> list[str]:
+        """The nodes some pod other than `excluding` is nominated to with at least `priority`."""
+        return [
+            node
+            for node, pods in self._by_node.items()
+            if any(p.priority >= priority and uid != excluding for uid, p in pods.items())
+        ]
+
     def __len__(self) -> int:
         return len(self._node_of)

@@ -173,9 +173,12 @@ class Algorithm:
         self.search = Search(candidates=count, to_find=to_find, start=start)
         if not fwk.points.filter:
             return [nodes[(start + i) % count] for i in range(min(to_find, count))]
-        plugins = fwk.batch_filters(state) if self.batch and run_filter == plain_filter else None
+        plugins = fwk.batch_filters(state) if self.batch else None
         if plugins is not None:
-            return self._pass_filters_batch(fwk, plugins, state, pod, nodes, diagnosis, start, to_find)
+            per_node = self._nominated_rows(fwk, pod) if run_filter is not plain_filter else None
+            return self._pass_filters_batch(
+                fwk, plugins, state, pod, nodes, diagnosis, start, to_find, per_node=per_node, run_filter=run_filter
+            )
         feasible: list[NodeInfo] = []
         for i in range(count):
             node = nodes[(start + i) % count]
@@ -190,6 +193,12 @@ class Algorithm:
                 diagnosis.record(node.name, status)
         return feasible
 
+    def _nominated_rows(self, fwk: Framework, pod: PodInfo) -> IntArray | None:
+        """The table rows of the nodes other pods of at least `pod`'s priority are nominated to."""
+        index = self.snapshot.table.index
+        rows = [index[name] for name in fwk.nominated_nodes(pod) if name in index]
+        return np.array(rows, dtype=np.int64) if rows else None
+
     def _pass_filters_batch(
         self,
         fwk: Framework,
@@ -200,11 +209,17 @@ class Algorithm:
         diagnosis: Diagnosis,
         start: int,
         to_find: int,
+        *,
+        per_node: IntArray | None = None,
+        run_filter: FilterFn = plain_filter,
     ) -> Sequence[NodeInfo]:
         """The same search over the NodeTable: each node's first failing plugin, computed chunk by
         chunk, and the verdicts of exactly the nodes the sequential search would have visited
-        before finding `to_find` feasible ones."""
+        before finding `to_find` feasible ones. The rows in `per_node` (nodes with pods nominated
+        to them) are judged by `run_filter` one by one instead; a failure there is marked with
+        the index one past the plugins and its status kept."""
         table = self.snapshot.table
+        judged: dict[int, Status] = {}
         count = len(nodes)
         if nodes is self.snapshot.node_info_list:
             ring = table.ring  # every row, twice: any rotation is a slice
@@ -221,6 +236,10 @@ class Algorithm:
         while offset < count:
             part = fwk.run_filter_batch(plugins, state, pod, table, rows[offset : offset + chunk])
             size = min(chunk, count - offset)
+            if per_node is not None:
+                part = self._judge_per_node(
+                    fwk, state, pod, rows[offset : offset + size], part, per_node, judged, run_filter, len(plugins)
+                )
             parts.append(part)
             sizes.append(size)
             found += size if part is None else int(np.count_nonzero(part < 0))
@@ -237,13 +256,42 @@ class Algorithm:
         end = int(passing[-1]) + 1 if len(passing) == to_find else len(first)
         positions = np.flatnonzero(first[:end] >= 0)
         failing = rows[positions]
-        distinct, which = self._failure_statuses(fwk, plugins, state, pod, failing, first[positions])
+        distinct, which = self._failure_statuses(fwk, plugins, state, pod, failing, first[positions], judged)
         for status in distinct:
             if status.code == Code.ERROR:
                 raise SchedulingError(status)
         diagnosis.record_many(table.names_of(failing), distinct, which)
         self.feasible_rows = rows[passing]
         return self._nodes_of(self.feasible_rows)
+
+    def _judge_per_node(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        chunk: IntArray,
+        part: IntArray | None,
+        per_node: IntArray,
+        judged: dict[int, Status],
+        run_filter: FilterFn,
+        marker: int,
+    ) -> IntArray | None:
+        """`part` (the chunk's first failing plugins) with the rows in `per_node` judged by
+        `run_filter` instead: -1 when they pass, `marker` (their status in `judged`) when not."""
+        hits = np.flatnonzero(np.isin(chunk, per_node))
+        if len(hits) == 0:
+            return part
+        part = np.full(len(chunk), -1, np.int64) if part is None else part.copy()
+        nodes = self.snapshot.table.nodes
+        for h in hits.tolist():
+            row = int(chunk[h])
+            status = run_filter(fwk, state, pod, nodes[row])
+            if status is None:
+                part[h] = -1
+            else:
+                part[h] = marker
+                judged[row] = status
+        return part
 
     def _failure_statuses(
         self,
@@ -253,16 +301,23 @@ class Algorithm:
         pod: PodInfo,
         rows: IntArray,
         culprits: IntArray,
+        judged: dict[int, Status],
     ) -> tuple[list[Status], IntArray]:
         """The per-node Filter status of each failing row from the plugin that rejected it, as
         distinct statuses and, per row, the index of its own. A plugin with `failure_signatures`
-        (equal signature, equal status) is asked once per signature."""
+        (equal signature, equal status) is asked once per signature; a row judged one by one
+        (index one past the plugins) has the status it was judged with."""
         table = self.snapshot.table
         distinct: list[Status] = []
         which = np.zeros(len(rows), dtype=np.int64)
         for k in np.unique(culprits).tolist():
-            plugin = plugins[k]
             at = np.flatnonzero(culprits == k)
+            if k == len(plugins):
+                for i in at.tolist():
+                    which[i] = len(distinct)
+                    distinct.append(judged[int(rows[i])])
+                continue
+            plugin = plugins[k]
             sigs = fwk.failure_signatures(plugin, state, pod, table, rows[at])
             if sigs is None:
                 picks, shared = at, np.arange(len(at))

@@ -196,6 +196,33 @@ def test_lower_priority_pods_leave_room_for_a_nominated_pod(harness, clock):
     assert h.pod("higher").spec.nodeName == "n1"  # a higher priority ignores the nomination
 
 
+@pytest.mark.parametrize("batch", [True, False], ids=["node-table", "per-node"])
+def test_the_node_a_pod_is_nominated_to_stays_its_among_many(harness, clock, batch):
+    h = harness()
+    for i in range(10):
+        h.node(f"n{i}", cpu=2)
+    _priority_class(h, "high", 100)
+    h.start()
+    h.scheduler.algorithm.batch = batch
+    nominated = make_pod("nominated").req(cpu="1500m").obj
+    nominated.spec.priorityClassName = "high"
+    nominated.spec.nodeSelector = {"disk": "ssd"}  # it cannot go anywhere yet, but n3 is kept for it
+    h.store.create(nominated)
+    clock.advance(1)
+    h.store.patch(
+        core_v1.Pod, "nominated", {"status": {"nominatedNodeName": "n3"}}, namespace="default", subresource="status"
+    )
+    clock.advance(1)
+    for i in range(19):
+        h.store.create(make_pod(f"low-{i}").req(cpu="1").obj)
+    clock.advance(5)
+    placed = [h.pod(f"low-{i}").spec.nodeName for i in range(19)]
+    assert "n3" not in placed and sum(1 for node in placed if node) == 18
+    (left,) = [f"low-{i}" for i, node in enumerate(placed) if node is None]
+    message = next(msg for reason, msg in h.events(left) if reason == "FailedScheduling")
+    assert message.startswith("0/10 nodes are available: 10 Insufficient cpu.")
+
+
 class NotWhileBlocked(FilterPlugin, EnqueueExtensions):
     """Refuses every node while a node named `blocker` exists; only its deletion may help."""
 
