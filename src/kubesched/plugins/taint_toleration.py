@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
+import numpy as np
 from lightkube.models import core_v1
 
 from kubesched.api.tolerations import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, find_untolerated_taint, tolerates
@@ -19,7 +20,7 @@ from kubesched.plugin import (
     Bool,
     ClusterEvent,
     ClusterEventWithHint,
-    FilterBatchPlugin,
+    FailureSignatures,
     HintKeys,
     Int,
     NormalizeScoreBatch,
@@ -30,7 +31,7 @@ from kubesched.plugin import (
     StatusError,
     default_normalize_array,
     default_normalize_score,
-    filter_per_node,
+    fails,
     score_per_node,
 )
 
@@ -75,7 +76,7 @@ def count_intolerable_prefer_no_schedule(
     )
 
 
-class TaintToleration(FilterBatchPlugin, PreScorePlugin, ScoreBatchPlugin, NormalizeScoreBatch, HintKeys):
+class TaintToleration(FailureSignatures, PreScorePlugin, ScoreBatchPlugin, NormalizeScoreBatch, HintKeys):
     name: ClassVar[str] = NAME
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
@@ -86,8 +87,26 @@ class TaintToleration(FilterBatchPlugin, PreScorePlugin, ScoreBatchPlugin, Norma
         return Status.unresolvable(ERR_REASON_NOT_MATCH)
 
     def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
-        # A node without NoSchedule/NoExecute taints passes; the others are checked one by one.
-        return filter_per_node(self.filter, state, pod, table, rows, flag="hard_taints")
+        # A node without NoSchedule/NoExecute taints passes. The verdict depends on the node's
+        # taints and the pod's tolerations only: a memo column per distinct set of tolerations,
+        # kept across cycles (pods of one template share it), refreshed for updated nodes.
+        if table.flagged("hard_taints", rows) is None:
+            return None
+        column = table.memo(
+            (NAME + "/filter", id(self), self.hint_key(pod.pod)),
+            lambda every: np.fromiter(
+                (fails(self.filter(state, pod, table.nodes[r])) for r in every.tolist()),
+                dtype=np.int64,
+                count=len(every),
+            ),
+            lambda node: int(fails(self.filter(state, pod, node))),
+        )
+        mask = column[rows] != 0
+        return mask if mask.any() else None
+
+    def failure_signatures(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
+        """Every failing node fails with the same status."""
+        return np.zeros(len(rows), dtype=np.int64)
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         kept = tuple(t for t in pod.pod.spec.tolerations or () if not t.effect or t.effect == PREFER_NO_SCHEDULE)

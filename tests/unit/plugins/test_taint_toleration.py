@@ -117,3 +117,33 @@ def test_events_and_factory():
         ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
         ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION),
     ]
+
+
+def test_the_batch_verdicts_follow_a_node_whose_taints_change():
+    """The batch path keeps each set of tolerations' verdicts across cycles; a node tainted or
+    untainted since is judged again."""
+    import numpy as np
+
+    from builders import plugin_handle
+    from kubesched.cache import Cache, Snapshot
+
+    cache, snapshot = Cache(), Snapshot()
+    cache.add_node(make_node("a").taint("gpu").obj)
+    cache.add_node(make_node("b").obj)
+    cache.update_snapshot(snapshot)
+    plugin = taint_toleration.new(None, plugin_handle(snapshot))
+    pod = PodInfo(make_pod("p").obj)
+    rows = np.arange(2)
+    assert plugin.filter_batch(CycleState(), pod, snapshot.table, rows).tolist() == [True, False]
+    cache.update_node(cache.nodes["b"].node, make_node("b").taint("gpu").obj)
+    cache.update_snapshot(snapshot)
+    assert plugin.filter_batch(CycleState(), pod, snapshot.table, rows).tolist() == [True, True]
+    cache.update_node(cache.nodes["a"].node, make_node("a").obj)
+    cache.update_node(cache.nodes["b"].node, make_node("b").obj)
+    cache.update_snapshot(snapshot)
+    assert plugin.filter_batch(CycleState(), pod, snapshot.table, rows) is None
+    tolerant = PodInfo(make_pod("q").toleration(key="gpu", operator="Exists").obj)
+    cache.update_node(cache.nodes["a"].node, make_node("a").taint("gpu").obj)
+    cache.update_snapshot(snapshot)
+    assert plugin.filter_batch(CycleState(), tolerant, snapshot.table, rows) is None
+    assert plugin.filter_batch(CycleState(), pod, snapshot.table, rows).tolist() == [True, False]
