@@ -21,8 +21,8 @@ demo: $(STAMP)
 test: $(STAMP) lint typecheck layers unit
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench $(CONTRIB)
-	$(VENV)/bin/ruff format --check src tests bench $(CONTRIB)
+	$(VENV)/bin/ruff check src tests bench tools $(CONTRIB)
+	$(VENV)/bin/ruff format --check src tests bench tools $(CONTRIB)
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

@@ -100,6 +100,8 @@ def encode(name: str, data: Any) -> bytes:
                 _put_scalar(entry, 1, f.map_key, key)
                 if value[key] is not None:
                     _put_value(entry, 2, f.type, value[key])
+                elif f.type not in _WIRE and f.type not in ("string", "bytes"):
+                    put_bytes(entry, 2, b"")  # a zero message value is written, as Go writes it
                 put_bytes(out, f.number, entry)
         elif f.repeated:
             for item in value:

@@ -18,7 +18,10 @@ WATCH_MEDIA_TYPE = f"{MEDIA_TYPE};stream=watch"
 def message_name(api_version: str, kind: str) -> str:
     """The protobuf message of objects of `kind` in `api_version` ("v1", "apps/v1")."""
     group, _, version = api_version.rpartition("/")
-    return f"{schema.proto_package(group, version)}.{kind}"
+    name = f"{schema.proto_package(group, version)}.{kind}"
+    if not schema.known(name) and schema.known(f"{schema.META}.{kind}"):
+        return f"{schema.META}.{kind}"  # Status, DeleteOptions...: meta/v1 kinds, in every group's version
+    return name
 
 
 def wrap(api_version: str, kind: str, raw: bytes) -> bytes:

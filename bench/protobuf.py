@@ -1,0 +1,62 @@
+"""The protobuf codec against the JSON one, per object: µs to decode and to encode a Pod and a
+Node (upstream's fully populated serialization fixtures, and pods and nodes as kubesched's
+benchmarks make them), from bytes to the JSON shape the API server works on and back.
+
+    .venv/bin/python -m bench.protobuf [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from kubesched.cluster.protobuf import envelope
+from kubesched.workloads.templates import make_node, make_pod_from
+
+FIXTURES = Path(__file__).parent.parent / "tests" / "unit" / "cluster" / "protobuf" / "upstream"
+
+
+def _per_call(fn: Callable[[], Any], calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    objects: dict[str, Any] = {
+        "Pod (upstream fixture)": json.loads((FIXTURES / "core.v1.Pod.json").read_text()),
+        "Node (upstream fixture)": json.loads((FIXTURES / "core.v1.Node.json").read_text()),
+        "Pod (pod-default.yaml, bound)": msgspec.to_builtins(make_pod_from("pod-default.yaml", 1, "default")),
+        "Node (node-default.yaml)": msgspec.to_builtins(make_node("node-default.yaml", 1)),
+    }
+    for name, data in objects.items():
+        data = {"apiVersion": "v1", "kind": name.split()[0], **data}
+        as_json, as_pb = msgspec.json.encode(data), envelope.encode_object(data)
+        calls = 2000 if "fixture" not in name else 300
+        rows: dict[str, Callable[[], Any]] = {
+            "JSON decode": functools.partial(msgspec.json.decode, as_json),
+            "protobuf decode": functools.partial(envelope.decode_object, as_pb),
+            "JSON encode": functools.partial(msgspec.json.encode, data),
+            "protobuf encode": functools.partial(envelope.encode_object, data),
+        }
+        report = []
+        for label, fn in rows.items():
+            runs = [_per_call(fn, calls) for _ in range(args.repeat)]
+            report.append(f"{label} {statistics.median(runs):.1f} µs ({min(runs):.1f} to {max(runs):.1f})")
+        print(f"{name}, {len(as_json)} B JSON / {len(as_pb)} B protobuf: " + "; ".join(report))
+
+
+if __name__ == "__main__":
+    main()
