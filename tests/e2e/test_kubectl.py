@@ -164,6 +164,22 @@ def test_get_pdb_pc_lease(kubectl, tmp_path):
     assert "lease.coordination.k8s.io/holder" in out
 
 
+def test_imperative_creates_send_protobuf_and_work(kubectl):
+    """kubectl's `create namespace|priorityclass|pdb|deployment` send protobuf bodies."""
+    for argv in (
+        ("create", "namespace", "team-a"),
+        ("create", "priorityclass", "urgent", "--value=1000"),
+        ("create", "pdb", "web", "--selector=app=web", "--min-available=1", "-n", "team-a"),
+        ("create", "deployment", "web", "--image=nginx", "-n", "team-a"),
+    ):
+        result = kubectl(*argv)
+        assert result.returncode == 0, result.stderr
+    assert json.loads(kubectl("get", "pc", "urgent", "-o", "json").stdout)["value"] == 1000
+    pdb = json.loads(kubectl("get", "pdb", "web", "-n", "team-a", "-o", "json").stdout)
+    assert pdb["spec"] == {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}
+    assert kubectl("get", "deployment", "web", "-n", "team-a").returncode == 0
+
+
 @pytest.mark.parametrize("short", ["po", "no", "ns", "ev", "pc", "pdb"])
 def test_short_names(kubectl, short):
     assert kubectl("get", short).returncode == 0

@@ -12,11 +12,15 @@ import yaml
 
 from kubesched.cluster.errors import BadRequest, UnsupportedMediaType
 from kubesched.cluster.kinds import Kind
+from kubesched.cluster.protobuf import envelope
+from kubesched.cluster.protobuf import schema as protobuf_schema
+from kubesched.cluster.protobuf.codec import ProtobufError
+from kubesched.cluster.protobuf.envelope import MEDIA_TYPE as PROTOBUF
 from kubesched.cluster.typecheck import type_error
 
 JSON_TYPES = ("application/json", "")
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
-ACCEPTED_BODY_TYPES = "application/json, application/yaml"
+ACCEPTED_BODY_TYPES = f"application/json, application/yaml, {PROTOBUF}"
 
 
 def media_type(content_type: str) -> str:
@@ -24,10 +28,12 @@ def media_type(content_type: str) -> str:
 
 
 def parse_body(raw: bytes, content_type: str) -> Any:
-    """A JSON or YAML body as plain data; anything else is 415, malformed input 400."""
+    """A JSON, YAML or protobuf body as plain data; anything else is 415, malformed input 400."""
     kind = media_type(content_type)
     if kind in JSON_TYPES or kind.endswith("+json"):
         return decode_json(raw)
+    if kind == PROTOBUF:
+        return decode_protobuf(raw)
     if kind in YAML_TYPES or kind.endswith("+yaml"):
         try:
             return _replace_lone_surrogates(yaml.safe_load(raw))
@@ -38,6 +44,28 @@ def parse_body(raw: bytes, content_type: str) -> Any:
     raise UnsupportedMediaType(
         f"the body of the request was in an unknown format - accepted media types include: {ACCEPTED_BODY_TYPES}"
     )
+
+
+def decode_protobuf(raw: bytes) -> Any:
+    """A protobuf body (kube-apiserver's envelope) as plain data in its JSON shape; 400 when it is
+    not one, or is of a kind without a protobuf form (custom resources)."""
+    try:
+        return envelope.decode_object(raw)
+    except ProtobufError as e:
+        raise BadRequest(f"the body of the request could not be decoded: {e}") from None
+    except KeyError as e:
+        raise BadRequest(f"the body of the request could not be decoded: no protobuf kind {e.args[0]}") from None
+
+
+def encode_protobuf(body: Any) -> bytes | None:
+    """`body` (a struct or plain data with apiVersion and kind) in protobuf, or None when its kind
+    has no protobuf form (custom resources, Tables)."""
+    data = msgspec.to_builtins(body)
+    if not isinstance(data, dict) or not data.get("kind") or data.get("apiVersion") is None:
+        return None
+    if not protobuf_schema.known(envelope.message_name(data["apiVersion"], data["kind"])):
+        return None
+    return envelope.encode_object(data)
 
 
 def decode_json(raw: bytes) -> Any:

@@ -12,6 +12,7 @@ import contextlib
 import hmac
 import json
 import logging
+from contextvars import ContextVar
 from typing import Any
 
 import msgspec
@@ -19,8 +20,8 @@ from aiohttp import web
 from lightkube.models import policy_v1 as policy_models
 from lightkube.resources import core_v1
 
-from kubesched.apiserver import discovery, openapi, tables
-from kubesched.apiserver.codec import decode_json, media_type, parse_body, to_object
+from kubesched.apiserver import discovery, negotiation, openapi, tables
+from kubesched.apiserver.codec import decode_json, encode_protobuf, media_type, parse_body, to_object
 from kubesched.apiserver.routing import Routes, Target
 from kubesched.apiserver.watchstream import stream_watch
 from kubesched.cluster.codec import encode
@@ -43,10 +44,18 @@ log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # the API server's default request body limit
 JSON = "application/json"
+PROTOBUF = negotiation.PROTOBUF
 PROTOBUF_V2 = "application/com.github.proto-openapi.spec.v2"
 
 
+# Whether the request being served asked for protobuf answers (set per request by `_serve`).
+_PROTOBUF_ANSWERS: ContextVar[bool] = ContextVar("protobuf_answers", default=False)
+
+
 def respond(body: Any, status: int = 200) -> web.Response:
+    """`body` in JSON, or in protobuf when the request's Accept prefers it and the kind has one."""
+    if _PROTOBUF_ANSWERS.get() and (data := encode_protobuf(body)) is not None:
+        return web.Response(body=data, status=status, content_type=PROTOBUF)
     return web.Response(body=encode(body), status=status, content_type=JSON)
 
 
@@ -93,6 +102,7 @@ class ApiServer:
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
         """Authenticate, dispatch, and turn any failure into its `Status` reply."""
+        _PROTOBUF_ANSWERS.set(negotiation.wants_protobuf(request.headers.get("Accept")))
         try:
             if self.token is not None:
                 header = request.headers.get("Authorization", "")
@@ -201,7 +211,7 @@ class ApiServer:
     # -- reading -----------------------------------------------------------------------------
 
     def _render(self, request: web.Request, kind: Kind, obj: Any) -> web.Response:
-        if tables.wants_table(request.headers.get("Accept")):
+        if negotiation.wants_table(request.headers.get("Accept")):
             include = tables.parse_include_object(request.query.get("includeObject"))
             return respond(
                 tables.table(
@@ -236,7 +246,7 @@ class ApiServer:
         q = request.query
         kind = target.kind
         result = self._selected(request, target)
-        if tables.wants_table(request.headers.get("Accept")):
+        if negotiation.wants_table(request.headers.get("Accept")):
             return respond(
                 tables.table(
                     kind,

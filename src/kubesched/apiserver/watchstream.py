@@ -1,4 +1,5 @@
-"""Watch over HTTP: a chunked stream of JSON lines, as kubectl and client-go read it."""
+"""Watch over HTTP: a chunked stream of JSON lines, or of length-prefixed protobuf frames when the
+client asks for protobuf, as kubectl and client-go read them."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesched.apiserver import tables
+from kubesched.apiserver import negotiation, tables
+from kubesched.apiserver.codec import encode_protobuf
 from kubesched.apiserver.routing import Target
 from kubesched.cluster.codec import encode
 from kubesched.cluster.errors import BadRequest, Gone, TooLargeResourceVersion
 from kubesched.cluster.memory import MemoryStore, MemoryWatch
+from kubesched.cluster.protobuf import envelope
 from kubesched.cluster.protocol import BOOKMARK, ERROR, WatchEvent
 
 DEFAULT_TIMEOUT = 1800.0  # the API server's minimum request timeout for watches
@@ -29,6 +32,22 @@ def _object_json(obj: Any) -> bytes:
     if len(_ENCODED) >= _ENCODED_LIMIT:
         _ENCODED.clear()
     _ENCODED[id(obj)] = (obj, data)
+    return data
+
+
+_PROTOBUF: dict[int, tuple[Any, bytes | None]] = {}  # id(object) -> (object, protobuf), as _ENCODED
+
+
+def _object_protobuf(obj: Any) -> bytes | None:
+    """The wrapped protobuf of a stored object version, encoded once for all watchers (None for a
+    kind without one)."""
+    hit = _PROTOBUF.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    data = encode_protobuf(obj)
+    if len(_PROTOBUF) >= _ENCODED_LIMIT:
+        _PROTOBUF.clear()
+    _PROTOBUF[id(obj)] = (obj, data)
     return data
 
 
@@ -60,7 +79,8 @@ async def stream_watch(
     deadline = store.clock.now() + _timeout(request)
     bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
     initial = q.get("sendInitialEvents") == "true"
-    as_table = tables.wants_table(request.headers.get("Accept"))
+    as_table = negotiation.wants_table(request.headers.get("Accept"))
+    as_protobuf = not as_table and negotiation.wants_protobuf(request.headers.get("Accept"))
     include = tables.parse_include_object(q.get("includeObject"))
     rv = None if initial else q.get("resourceVersion")
     try:
@@ -74,17 +94,22 @@ async def stream_watch(
     except (Gone, TooLargeResourceVersion) as e:  # told inside the stream, as kube-apiserver tells it
         watch = None
         gone = e
-    response = web.StreamResponse(headers={"Content-Type": "application/json", "Cache-Control": "no-cache"})
+    content_type = envelope.WATCH_MEDIA_TYPE if as_protobuf else "application/json"
+    response = web.StreamResponse(headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
     response.enable_chunked_encoding()
     await response.prepare(request)
     if watch is None:
-        await response.write(_line(ERROR, encode(gone.status())))
+        status = gone.status()
+        wrapped = encode_protobuf(status) if as_protobuf else None
+        await response.write(envelope.watch_frame(ERROR, wrapped) if wrapped else _line(ERROR, encode(status)))
         return response
     if initial:
         store.bookmark(watch, kind.cls, initial_events_end=True)
 
     def render(event: WatchEvent) -> bytes:
         obj = event.object
+        if as_protobuf and (wrapped := _object_protobuf(obj)) is not None:
+            return envelope.watch_frame(event.type, wrapped)
         if as_table and event.type != BOOKMARK:
             table = tables.table(kind, [obj], now=store.clock.now(), wide=True, include_object=include)
             return _line(event.type, encode(table))

@@ -25,13 +25,13 @@ from lightkube.resources import (
 )
 
 from builders import make_node, make_pod
+from kubesched.apiserver.negotiation import wants_table
 from kubesched.apiserver.tables import (
     columns,
     human_duration,
     parse_include_object,
     short_human_duration,
     table,
-    wants_table,
 )
 from kubesched.clock import DEFAULT_EPOCH, VirtualClock
 from kubesched.cluster import BadRequest
