@@ -38,7 +38,7 @@ def main() -> None:
     objects: dict[str, Any] = {
         "Pod (upstream fixture)": json.loads((FIXTURES / "core.v1.Pod.json").read_text()),
         "Node (upstream fixture)": json.loads((FIXTURES / "core.v1.Node.json").read_text()),
-        "Pod (pod-default.yaml, bound)": msgspec.to_builtins(make_pod_from("pod-default.yaml", 1, "default")),
+        "Pod (pod-default.yaml)": msgspec.to_builtins(make_pod_from("pod-default.yaml", 1, "default")),
         "Node (node-default.yaml)": msgspec.to_builtins(make_node("node-default.yaml", 1)),
     }
     for name, data in objects.items():
