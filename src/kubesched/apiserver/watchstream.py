@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -19,36 +20,30 @@ from kubesched.cluster.protobuf import envelope
 from kubesched.cluster.protocol import BOOKMARK, ERROR, WatchEvent
 
 DEFAULT_TIMEOUT = 1800.0  # the API server's minimum request timeout for watches
-_ENCODED: dict[int, tuple[Any, bytes]] = {}  # id(object) -> (object, JSON), shared by all watchers
 _ENCODED_LIMIT = 8192
 
 
-def _object_json(obj: Any) -> bytes:
-    """Encode once per stored object version, however many watchers receive it."""
-    hit = _ENCODED.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        return hit[1]
-    data = encode(obj)
-    if len(_ENCODED) >= _ENCODED_LIMIT:
-        _ENCODED.clear()
-    _ENCODED[id(obj)] = (obj, data)
-    return data
+class _EncodedOnce:
+    """Each stored object version encoded once, however many watchers receive it (entries hold the
+    object, so an id seen again is the same object)."""
+
+    def __init__(self, encoder: Callable[[Any], bytes | None]) -> None:
+        self._encoder = encoder
+        self._cache: dict[int, tuple[Any, bytes | None]] = {}
+
+    def __call__(self, obj: Any) -> bytes | None:
+        hit = self._cache.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        data = self._encoder(obj)
+        if len(self._cache) >= _ENCODED_LIMIT:
+            self._cache.clear()
+        self._cache[id(obj)] = (obj, data)
+        return data
 
 
-_PROTOBUF: dict[int, tuple[Any, bytes | None]] = {}  # id(object) -> (object, protobuf), as _ENCODED
-
-
-def _object_protobuf(obj: Any) -> bytes | None:
-    """The wrapped protobuf of a stored object version, encoded once for all watchers (None for a
-    kind without one)."""
-    hit = _PROTOBUF.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        return hit[1]
-    data = encode_protobuf(obj)
-    if len(_PROTOBUF) >= _ENCODED_LIMIT:
-        _PROTOBUF.clear()
-    _PROTOBUF[id(obj)] = (obj, data)
-    return data
+_object_json = _EncodedOnce(encode)
+_object_protobuf = _EncodedOnce(encode_protobuf)  # None for a kind without a protobuf form
 
 
 def _line(event_type: str, payload: bytes) -> bytes:
@@ -113,7 +108,7 @@ async def stream_watch(
         if as_table and event.type != BOOKMARK:
             table = tables.table(kind, [obj], now=store.clock.now(), wide=True, include_object=include)
             return _line(event.type, encode(table))
-        return _line(event.type, _object_json(obj))
+        return _line(event.type, _object_json(obj) or b"null")
 
     try:
         next_bookmark = store.clock.now() + bookmark_interval

@@ -8,7 +8,7 @@ for some or all rows, through the helpers here, so both paths always give the sa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -53,6 +53,24 @@ def filter_per_node(
         mask[picked] = np.fromiter(
             (fails(filter_fn(state, pod, nodes[r])) for r in rows[picked].tolist()), dtype=np.bool_, count=len(picked)
         )
+    return mask if mask.any() else None
+
+
+def filter_memo(
+    filter_fn: FilterFn, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int, key: Hashable
+) -> Bool | None:
+    """The per-node Filter's verdicts as a batch mask, kept in a NodeTable memo column under `key`:
+    for a verdict that depends only on the node and what `key` names of the pod (pods of one
+    template share the column across cycles; rows of nodes updated since are asked again)."""
+    nodes = table.nodes
+    column = table.memo(
+        key,
+        lambda every: np.fromiter(
+            (fails(filter_fn(state, pod, nodes[r])) for r in every.tolist()), dtype=np.int64, count=len(every)
+        ),
+        lambda node: int(fails(filter_fn(state, pod, node))),
+    )
+    mask = column[rows] != 0
     return mask if mask.any() else None
 
 

@@ -30,7 +30,7 @@ from kubesched.cache.table import Bool, Int, NodeTable, RowNodes
 from kubesched.cluster.custom import custom_resource
 from kubesched.cluster.errors import ApiError, Conflict, NotFound
 from kubesched.framework.args import ArgsError, decode_args
-from kubesched.framework.batch import fails, filter_per_node, score_per_node, zeros
+from kubesched.framework.batch import fails, filter_memo, filter_per_node, score_per_node, zeros
 from kubesched.framework.conformance import declares
 from kubesched.framework.cycle_state import CycleState, StateData
 from kubesched.framework.events import (
@@ -167,6 +167,7 @@ __all__ = [
     "default_normalize_array",
     "default_normalize_score",
     "fails",
+    "filter_memo",
     "filter_per_node",
     "host_ports",
     "normalized_image_name",

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
-import numpy as np
 from lightkube.models import core_v1
 
 from kubesched.api.errors import FieldError
@@ -45,7 +44,7 @@ from kubesched.plugin import (
     decode_args,
     default_normalize_array,
     default_normalize_score,
-    fails,
+    filter_memo,
     score_per_node,
 )
 
@@ -288,17 +287,7 @@ class NodeAffinity(PreFilterPlugin, FilterBatchPlugin, PreScorePlugin, ScoreBatc
         # The verdict depends on the node's name and labels and on what `hint_key` names of the
         # pod: a memo column per distinct constraint, kept across cycles (pods of one template
         # share it), refreshed only for the nodes updated since.
-        column = table.memo(
-            (NAME + "/filter", id(self), self.hint_key(pod.pod)),
-            lambda every: np.fromiter(
-                (fails(self.filter(state, pod, table.nodes[r])) for r in every.tolist()),
-                dtype=np.int64,
-                count=len(every),
-            ),
-            lambda node: int(fails(self.filter(state, pod, node))),
-        )
-        mask = column[rows] != 0
-        return mask if mask.any() else None
+        return filter_memo(self.filter, state, pod, table, rows, (NAME + "/filter", id(self), self.hint_key(pod.pod)))
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         try:

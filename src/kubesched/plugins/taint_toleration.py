@@ -31,7 +31,7 @@ from kubesched.plugin import (
     StatusError,
     default_normalize_array,
     default_normalize_score,
-    fails,
+    filter_memo,
     score_per_node,
 )
 
@@ -92,17 +92,7 @@ class TaintToleration(FailureSignatures, PreScorePlugin, ScoreBatchPlugin, Norma
         # kept across cycles (pods of one template share it), refreshed for updated nodes.
         if table.flagged("hard_taints", rows) is None:
             return None
-        column = table.memo(
-            (NAME + "/filter", id(self), self.hint_key(pod.pod)),
-            lambda every: np.fromiter(
-                (fails(self.filter(state, pod, table.nodes[r])) for r in every.tolist()),
-                dtype=np.int64,
-                count=len(every),
-            ),
-            lambda node: int(fails(self.filter(state, pod, node))),
-        )
-        mask = column[rows] != 0
-        return mask if mask.any() else None
+        return filter_memo(self.filter, state, pod, table, rows, (NAME + "/filter", id(self), self.hint_key(pod.pod)))
 
     def failure_signatures(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
         """Every failing node fails with the same status."""

@@ -9,6 +9,7 @@ the same cluster twice. Pods get `generateName` + their index, in the namespace 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any, cast
 
 import msgspec
@@ -70,10 +71,13 @@ def _spread(when: str) -> dict[str, Any]:
     return _pod("spreading-pod-", _small(topologySpreadConstraints=[constraint]), labels={"color": "blue"})
 
 
-def _preferred(generate_name: str, kind: str, color: str) -> dict[str, Any]:
+def _preferred(
+    generate_name: str, kind: str, color: str, term_of: Callable[[str, str], dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """A pod labelled `color` preferring (weight 1) nodes whose pods are `color` (`kind`:
-    podAffinity or podAntiAffinity), per hostname."""
-    term = {"podAffinityTerm": _term(color, HOSTNAME), "weight": 1}
+    podAffinity or podAntiAffinity), per hostname; the term names the sched namespaces, or is
+    made by `term_of`."""
+    term = {"podAffinityTerm": (term_of or _term)(color, HOSTNAME), "weight": 1}
     spec = _small(affinity={kind: {"preferredDuringSchedulingIgnoredDuringExecution": [term]}})
     return _pod(generate_name, spec, labels={"color": color})
 
@@ -259,32 +263,10 @@ POD_TEMPLATES |= {
         _small(affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_devops("blue", ZONE)]}}),
         labels={"color": "blue"},
     ),
-    "pod-preferred-anti-affinity-ns-selector.yaml": _pod(
-        "anti-affinity-pod-",
-        _small(
-            affinity={
-                "podAntiAffinity": {
-                    "preferredDuringSchedulingIgnoredDuringExecution": [
-                        {"podAffinityTerm": _devops("green", HOSTNAME), "weight": 1}
-                    ]
-                }
-            }
-        ),
-        labels={"color": "green"},
+    "pod-preferred-anti-affinity-ns-selector.yaml": _preferred(
+        "anti-affinity-pod-", "podAntiAffinity", "green", _devops
     ),
-    "pod-preferred-affinity-ns-selector.yaml": _pod(
-        "preferred-affinity-pod-",
-        _small(
-            affinity={
-                "podAffinity": {
-                    "preferredDuringSchedulingIgnoredDuringExecution": [
-                        {"podAffinityTerm": _devops("red", HOSTNAME), "weight": 1}
-                    ]
-                }
-            }
-        ),
-        labels={"color": "red"},
-    ),
+    "pod-preferred-affinity-ns-selector.yaml": _preferred("preferred-affinity-pod-", "podAffinity", "red", _devops),
     "pod-with-pod-anti-affinity-label.yaml": _pod("anti-affinity-matching-pod-", _small(), labels={"color": "green"}),
     "pod-with-label.yaml": _bare("pod-", labels=SCHEDULER_PERF),
     "gated-pod-with-pod-affinity.yaml": _bare(
