@@ -180,6 +180,16 @@ def test_imperative_creates_send_protobuf_and_work(kubectl):
     assert kubectl("get", "deployment", "web", "-n", "team-a").returncode == 0
 
 
+def test_the_system_priority_classes_exist_and_admit_pods(kubectl, tmp_path):
+    classes = json.loads(kubectl("get", "pc", "-o", "json").stdout)["items"]
+    system = {c["metadata"]["name"]: c["value"] for c in classes if c["metadata"]["name"].startswith("system-")}
+    assert system == {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
+    path = tmp_path / "critical.yaml"
+    path.write_text(manifest("critical").replace("spec:\n", "spec:\n  priorityClassName: system-node-critical\n"))
+    kubectl("create", "-f", str(path))
+    assert json.loads(kubectl("get", "pod", "critical", "-o", "json").stdout)["spec"]["priority"] == 2000001000
+
+
 @pytest.mark.parametrize("short", ["po", "no", "ns", "ev", "pc", "pdb"])
 def test_short_names(kubectl, short):
     assert kubectl("get", short).returncode == 0

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from lightkube.models import meta_v1
+from lightkube.resources import scheduling_v1
 
 from kubesched.apiserver.server import ApiServer
 from kubesched.apiserver.tls import self_signed, server_context
@@ -48,6 +50,22 @@ class ClusterSpec:
     controllers: bool = True  # run the controllers installed packages declare (entry points kubesched.controllers)
 
 
+SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # twice the highest priority a user may define
+# The classes kube-apiserver creates at start (name, value, description).
+SYSTEM_PRIORITY_CLASSES = (
+    (
+        "system-node-critical",
+        SYSTEM_CRITICAL_PRIORITY + 1000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+    (
+        "system-cluster-critical",
+        SYSTEM_CRITICAL_PRIORITY,
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+    ),
+)
+
+
 class EmbeddedCluster:
     """A store, its HTTP API, fake kubelets and optionally the scheduler, on the real clock, in one
     asyncio loop."""
@@ -79,13 +97,23 @@ class EmbeddedCluster:
         """An empty store as this cluster keeps one: random uids, and versions counted from the
         microsecond it was made, past any an earlier run of the cluster gave out."""
         first = int(self.clock.now() * 1_000_000)
-        return MemoryStore(
+        store = MemoryStore(
             clock=self.clock,
             seed=None,
             history=self.spec.history,
             first_resource_version=first,
             event_ttl=self.spec.event_ttl,
         )
+        for name, value, description in SYSTEM_PRIORITY_CLASSES:
+            store.create(
+                scheduling_v1.PriorityClass(
+                    metadata=meta_v1.ObjectMeta(name=name),
+                    value=value,
+                    description=description,
+                    preemptionPolicy="PreemptLowerPriority",
+                )
+            )
+        return store
 
     async def start(self) -> str:
         """Listen, start the kubelets, the installed packages' controllers and the scheduler if
