@@ -180,6 +180,73 @@ def test_imperative_creates_send_protobuf_and_work(kubectl):
     assert kubectl("get", "deployment", "web", "-n", "team-a").returncode == 0
 
 
+MIXED = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: mixed-config}
+data: {index.html: hello}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: mixed}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: mixed}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: mixed}}
+  template:
+    metadata: {labels: {app: mixed}}
+    spec:
+      serviceAccountName: mixed
+      containers: [{name: web, image: nginx}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: mixed}
+spec:
+  selector: {app: mixed}
+  ports: [{port: 80}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: mixed-reader}
+rules: [{apiGroups: [""], resources: [pods], verbs: [get, list]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: mixed-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: mixed-reader}
+subjects: [{kind: ServiceAccount, name: mixed}]
+"""
+
+
+def test_apply_of_a_manifest_mixing_everyday_kinds(kubectl, tmp_path):
+    path = tmp_path / "mixed.yaml"
+    path.write_text(MIXED)
+    first = kubectl("apply", "-f", str(path)).stdout.splitlines()
+    assert first == [
+        "configmap/mixed-config created",
+        "serviceaccount/mixed created",
+        "deployment.apps/mixed created",
+        "service/mixed created",
+        "role.rbac.authorization.k8s.io/mixed-reader created",
+        "rolebinding.rbac.authorization.k8s.io/mixed-reader created",
+    ]
+    assert all(line.endswith(" unchanged") for line in kubectl("apply", "-f", str(path)).stdout.splitlines())
+    table = kubectl("get", "rolebinding", "mixed-reader").stdout.splitlines()
+    assert table[0].split() == ["NAME", "ROLE", "AGE"] and table[1].split()[:2] == ["mixed-reader", "Role/mixed-reader"]
+
+
+def test_create_configmap_secret_and_serviceaccount(kubectl):
+    kubectl("create", "configmap", "settings", "--from-literal=mode=fast")
+    kubectl("create", "secret", "generic", "password", "--from-literal=p=q")
+    kubectl("create", "serviceaccount", "robot")
+    assert kubectl("get", "cm", "settings", "-o", "jsonpath={.data.mode}").stdout == "fast"
+    assert kubectl("get", "secret", "password", "-o", "jsonpath={.data.p}").stdout == "cQ=="  # base64 of "q"
+    assert kubectl("get", "sa", "robot").stdout.split()[:4] == ["NAME", "SECRETS", "AGE", "robot"]
+
+
 def test_the_system_priority_classes_exist_and_admit_pods(kubectl, tmp_path):
     classes = json.loads(kubectl("get", "pc", "-o", "json").stdout)["items"]
     system = {c["metadata"]["name"]: c["value"] for c in classes if c["metadata"]["name"].startswith("system-")}

@@ -319,6 +319,8 @@ class _Builder:
             return {"type": scalar}
         if annotation == "float":
             return {"type": "number", "format": "double"}
+        if annotation == "bytes":
+            return {"type": "string", "format": "byte"}
         leaf = annotation.rsplit(".", 1)[-1]
         if leaf in _ALIASES:
             return _ref(_ALIASES[leaf])

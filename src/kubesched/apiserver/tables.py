@@ -30,6 +30,7 @@ from lightkube.resources import (
     core_v1,
     events_v1,
     policy_v1,
+    rbac_authorization_v1,
     resource_v1,
     scheduling_v1,
     storage_v1,
@@ -622,6 +623,49 @@ _LEASE = _Printer(
 )
 
 
+_CONFIG_MAP = _Printer(
+    (_name_col(), _Col("Data", type="integer", description="The number of keys."), _AGE),
+    _cells(lambda cm, now: [_name(cm), len(cm.data or {}) + len(cm.binaryData or {}), _age(_created(cm), now)]),
+)
+
+_SECRET = _Printer(
+    (
+        _name_col(),
+        _Col("Type", description="The secret's type."),
+        _Col("Data", type="integer", description="The number of keys."),
+        _AGE,
+    ),
+    _cells(
+        lambda secret, now: [
+            _name(secret),
+            secret.type or "Opaque",
+            len(secret.data or {}) + len(secret.stringData or {}),
+            _age(_created(secret), now),
+        ]
+    ),
+)
+
+_SERVICE_ACCOUNT = _Printer(
+    (_name_col(), _Col("Secrets", type="integer", description="The number of secrets."), _AGE),
+    _cells(lambda sa, now: [_name(sa), len(sa.secrets or []), _age(_created(sa), now)]),
+)
+
+_ROLE_BINDING = _Printer(
+    (
+        _name_col(),
+        _Col("Role", description="The role bound: its kind and name."),
+        _AGE,
+    ),
+    _cells(
+        lambda rb, now: [
+            _name(rb),
+            f"{rb.roleRef.kind}/{rb.roleRef.name}" if rb.roleRef else "",
+            _age(_created(rb), now),
+        ]
+    ),
+)
+
+
 # ---------------------------------------------------------------------------------------------
 # Workloads and services
 
@@ -1130,6 +1174,11 @@ _PRINTERS: dict[type[Any], _Printer] = {
     resource_v1.ResourceClaim: _RESOURCE_CLAIM,
     resource_v1.ResourceSlice: _RESOURCE_SLICE,
     resource_v1.DeviceClass: _DEVICE_CLASS,
+    core_v1.ConfigMap: _CONFIG_MAP,
+    core_v1.Secret: _SECRET,
+    core_v1.ServiceAccount: _SERVICE_ACCOUNT,
+    rbac_authorization_v1.RoleBinding: _ROLE_BINDING,
+    rbac_authorization_v1.ClusterRoleBinding: _ROLE_BINDING,
 }
 
 

@@ -19,6 +19,7 @@ _PACKAGES = {
 # types. Keyed by definition suffix (the part after `io.k8s.api.` or `io.k8s.apimachinery.pkg.apis.`)
 # and field.
 STRING = "str"
+BYTES = "bytes"  # base64 in JSON
 QUANTITY = "resource.Quantity"
 MAP_VALUES: dict[str, dict[str, str]] = {
     "meta.v1.ObjectMeta": {"labels": STRING, "annotations": STRING},
@@ -41,6 +42,8 @@ MAP_VALUES: dict[str, dict[str, str]] = {
     "core.v1.FlexPersistentVolumeSource": {"options": STRING},
     "core.v1.PodCertificateProjection": {"userAnnotations": STRING},
     "core.v1.ServiceSpec": {"selector": STRING},
+    "core.v1.ConfigMap": {"data": STRING, "binaryData": BYTES},
+    "core.v1.Secret": {"data": BYTES, "stringData": STRING},
     "core.v1.ReplicationControllerSpec": {"selector": STRING},
     "policy.v1.PodDisruptionBudgetStatus": {"disruptedPods": "meta_v1.Time"},
     "storage.v1.StorageClass": {"parameters": STRING},

@@ -14,6 +14,7 @@ from lightkube.resources import (
     core_v1,
     events_v1,
     policy_v1,
+    rbac_authorization_v1,
     resource_v1,
     scheduling_v1,
     storage_v1,
@@ -164,6 +165,13 @@ KINDS: dict[type[Any], Kind] = {
         _make(resource_v1.ResourceSlice),
         _make(resource_v1.DeviceClass),
         _make(apiextensions_v1.CustomResourceDefinition, short=("crd", "crds")),
+        _make(core_v1.ConfigMap, short=("cm",)),
+        _make(core_v1.Secret),
+        _make(core_v1.ServiceAccount, short=("sa",)),
+        _make(rbac_authorization_v1.Role),
+        _make(rbac_authorization_v1.ClusterRole),
+        _make(rbac_authorization_v1.RoleBinding),
+        _make(rbac_authorization_v1.ClusterRoleBinding),
     )
 }
 

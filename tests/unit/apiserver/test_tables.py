@@ -20,6 +20,7 @@ from lightkube.resources import (
     core_v1,
     events_v1,
     policy_v1,
+    rbac_authorization_v1,
     scheduling_v1,
     storage_v1,
 )
@@ -1236,6 +1237,8 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "CustomResourceDefinition": {
         "spec": {"group": "g", "names": {"kind": "K", "plural": "ks"}, "scope": "Namespaced", "versions": []}
     },
+    "RoleBinding": {"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"}},
+    "ClusterRoleBinding": {"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"}},
 }
 
 
@@ -1252,9 +1255,9 @@ def test_every_served_kind_fills_every_column(kind: Kind) -> None:
 
 
 def test_generic_table() -> None:
-    kind = Kind(cls=core_v1.ConfigMap, plural="configmaps", group="", version="v1", kind="ConfigMap", namespaced=True)
-    cm_ = core_v1.ConfigMap(metadata=meta("cfg", 3600))
-    unstamped = core_v1.ConfigMap(metadata=meta_v1.ObjectMeta(name="raw"))
+    kind = KINDS[rbac_authorization_v1.Role]  # printed as upstream prints it: name and creation time
+    cm_ = rbac_authorization_v1.Role(metadata=meta("cfg", 3600))
+    unstamped = rbac_authorization_v1.Role(metadata=meta_v1.ObjectMeta(name="raw"))
     out = table(kind, [cm_, unstamped], now=NOW, wide=True)
     assert out["columnDefinitions"][0]["name"] == "Name"
     assert out["columnDefinitions"][0]["format"] == "name"
