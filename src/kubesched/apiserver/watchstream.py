@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -15,6 +14,7 @@ from kubesched.apiserver.codec import encode_protobuf
 from kubesched.apiserver.routing import Target
 from kubesched.cluster.codec import encode
 from kubesched.cluster.errors import BadRequest, Gone, TooLargeResourceVersion
+from kubesched.cluster.memo import IdentityMemo
 from kubesched.cluster.memory import MemoryStore, MemoryWatch
 from kubesched.cluster.protobuf import envelope
 from kubesched.cluster.protocol import BOOKMARK, ERROR, WatchEvent
@@ -23,27 +23,19 @@ DEFAULT_TIMEOUT = 1800.0  # the API server's minimum request timeout for watches
 _ENCODED_LIMIT = 8192
 
 
-class _EncodedOnce:
-    """Each stored object version encoded once, however many watchers receive it (entries hold the
-    object, so an id seen again is the same object)."""
-
-    def __init__(self, encoder: Callable[[Any], bytes | None]) -> None:
-        self._encoder = encoder
-        self._cache: dict[int, tuple[Any, bytes | None]] = {}
-
-    def __call__(self, obj: Any) -> bytes | None:
-        hit = self._cache.get(id(obj))
-        if hit is not None and hit[0] is obj:
-            return hit[1]
-        data = self._encoder(obj)
-        if len(self._cache) >= _ENCODED_LIMIT:
-            self._cache.clear()
-        self._cache[id(obj)] = (obj, data)
-        return data
+_JSON: IdentityMemo[bytes] = IdentityMemo(_ENCODED_LIMIT)  # shared by all watchers
+_PROTOBUF: IdentityMemo[bytes | None] = IdentityMemo(_ENCODED_LIMIT)
 
 
-_object_json = _EncodedOnce(encode)
-_object_protobuf = _EncodedOnce(encode_protobuf)  # None for a kind without a protobuf form
+def _object_json(obj: Any) -> bytes:
+    """Encode once per stored object version, however many watchers receive it."""
+    return _JSON.get(obj, None, lambda: encode(obj))
+
+
+def _object_protobuf(obj: Any) -> bytes | None:
+    """The wrapped protobuf of a stored object version, encoded once for all watchers (None for a
+    kind without one)."""
+    return _PROTOBUF.get(obj, None, lambda: encode_protobuf(obj))
 
 
 def _line(event_type: str, payload: bytes) -> bytes:
@@ -108,7 +100,7 @@ async def stream_watch(
         if as_table and event.type != BOOKMARK:
             table = tables.table(kind, [obj], now=store.clock.now(), wide=True, include_object=include)
             return _line(event.type, encode(table))
-        return _line(event.type, _object_json(obj) or b"null")
+        return _line(event.type, _object_json(obj))
 
     try:
         next_bookmark = store.clock.now() + bookmark_interval

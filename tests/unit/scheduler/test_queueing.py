@@ -169,21 +169,27 @@ def _priority_class(h, name: str, value: int) -> None:
     h.store.create(scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name=name), value=value))
 
 
+def _nominate(h, clock, node: str, *, cpu: str) -> None:
+    """A pod of class `high` nominated to `node`, which it cannot go to yet (nor anywhere): the
+    node is kept for it."""
+    nominated = make_pod("nominated").req(cpu=cpu).obj
+    nominated.spec.priorityClassName = "high"
+    nominated.spec.nodeSelector = {"disk": "ssd"}
+    h.store.create(nominated)
+    clock.advance(1)
+    h.store.patch(
+        core_v1.Pod, "nominated", {"status": {"nominatedNodeName": node}}, namespace="default", subresource="status"
+    )
+    clock.advance(1)
+
+
 def test_lower_priority_pods_leave_room_for_a_nominated_pod(harness, clock):
     h = harness()
     h.node("n1", cpu=2)
     _priority_class(h, "high", 100)
     _priority_class(h, "top", 1000)
     h.start()
-    nominated = make_pod("nominated").req(cpu="1").obj
-    nominated.spec.priorityClassName = "high"
-    nominated.spec.nodeSelector = {"disk": "ssd"}  # it cannot go anywhere yet, but n1 is kept for it
-    h.store.create(nominated)
-    clock.advance(1)
-    h.store.patch(
-        core_v1.Pod, "nominated", {"status": {"nominatedNodeName": "n1"}}, namespace="default", subresource="status"
-    )
-    clock.advance(1)
+    _nominate(h, clock, "n1", cpu="1")
     for name, cls in (("low", None), ("equal", "high"), ("higher", "top")):
         pod = make_pod(name).req(cpu="1500m").obj
         pod.spec.priorityClassName = cls
@@ -204,15 +210,7 @@ def test_the_node_a_pod_is_nominated_to_stays_its_among_many(harness, clock, bat
     _priority_class(h, "high", 100)
     h.start()
     h.scheduler.algorithm.batch = batch
-    nominated = make_pod("nominated").req(cpu="1500m").obj
-    nominated.spec.priorityClassName = "high"
-    nominated.spec.nodeSelector = {"disk": "ssd"}  # it cannot go anywhere yet, but n3 is kept for it
-    h.store.create(nominated)
-    clock.advance(1)
-    h.store.patch(
-        core_v1.Pod, "nominated", {"status": {"nominatedNodeName": "n3"}}, namespace="default", subresource="status"
-    )
-    clock.advance(1)
+    _nominate(h, clock, "n3", cpu="1500m")
     for i in range(19):
         h.store.create(make_pod(f"low-{i}").req(cpu="1").obj)
     clock.advance(5)

@@ -37,15 +37,14 @@ class _Base:
 
     def _terms(self, pod: Any) -> _PodTerms:
         """The pod object's parsed terms (kept while the object lives in the cluster's cache)."""
-        affinity = pod.spec.affinity
-        if affinity is None or (affinity.podAffinity is None and affinity.podAntiAffinity is None):
-            return NO_TERMS
         found = self._parsed.get(id(pod))
         if found is not None and found[0] is pod:
             return found[1]
+        terms = _parse(pod)
+        if terms is NO_TERMS:
+            return terms  # nothing worth keeping the pod alive for
         if len(self._parsed) >= PARSED_CACHE_SIZE:
             self._parsed.clear()
-        terms = _parse(pod)
         self._parsed[id(pod)] = (pod, terms)
         return terms
 
