@@ -2,8 +2,8 @@
 with the configuration from deploy/'s ConfigMap; then the example pod is scheduled by it.
 
 The embedded API server refuses dry-run requests, so the objects are really created (in a cluster
-of this test's own). It serves only the kinds a scheduler reads and writes: the ServiceAccount,
-the RBAC objects and the ConfigMap are left out (unit tests validate them against the schemas)."""
+of this test's own). Every kind deploy/ holds is served (RBAC stored, not enforced), so every
+file is applied."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ DEPLOY = ROOT / "deploy"
 EXAMPLE = DEPLOY / "examples" / "example-pod.yaml"
 SERVED = {(k.api_version, k.kind) for k in KINDS.values()}
 # What deploy/ holds that the embedded server does not serve (when it does, apply it here too).
-NOT_SERVED = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap"}
+NOT_SERVED: set[str] = set()
 
 
 def documents(path: Path) -> list[dict]:
@@ -70,10 +70,16 @@ def deployed(tmp_path_factory, kubectl_for):
         yield kubectl_for(kubeconfig)
 
 
-def test_only_rbac_and_the_configmap_are_left_out():
+def test_every_file_of_deploy_is_served():
     applied, skipped = split_files()
     assert skipped == NOT_SERVED
-    assert [p.name for p in applied] == ["00-namespace.yaml", "30-deployment.yaml", "40-poddisruptionbudget.yaml"]
+    assert [p.name for p in applied] == [
+        "00-namespace.yaml",
+        "10-rbac.yaml",
+        "20-config.yaml",
+        "30-deployment.yaml",
+        "40-poddisruptionbudget.yaml",
+    ]
 
 
 def test_kubectl_apply_creates_the_served_objects_and_is_idempotent(deployed):
