@@ -217,3 +217,68 @@ def perf_case(*ops: Any, pod_template: str = "light-pod.yaml") -> Any:
 
     workload = Workload("probe", {})
     return Selected(TestCase("Probe", ops, (workload,), default_pod_template=pod_template), workload)
+
+
+class ControllerLab:
+    """A memory cluster on a virtual clock with fake nodes and kubelets, the default scheduler
+    and the built-in controllers: `advance(seconds)` runs it; `pods(**labels)` reads it."""
+
+    def __init__(self, clock: Any, *, nodes: int = 3, controllers: Sequence[str] | None = None, template: Any = None) -> None:
+        from kubesched.cluster.memory import MemoryCluster, MemoryStore
+        from kubesched.config import default_config
+        from kubesched.controllers import CONTROLLERS, ControllerManager
+        from kubesched.scheduler import Scheduler
+        from kubesched.scheduler.discovery import plugin_registry
+        from kubesched.sim import FakeKubelets, make_nodes
+
+        self.clock = clock
+        self.store = MemoryStore(clock=clock)
+        for node in make_nodes(nodes, template):
+            self.store.create(node)
+        registry = plugin_registry()
+        store = self.store
+        self.manager = ControllerManager.on_store(store, clock, names=CONTROLLERS if controllers is None else controllers)
+        parts = (
+            FakeKubelets(MemoryCluster(store), clock),
+            Scheduler(MemoryCluster(store), clock, default_config(registry), registry),
+            self.manager,
+        )
+        for part in parts:
+            clock.loop.create_task(part.run())
+        self.advance(0.1)
+
+    def advance(self, seconds: float) -> None:
+        self.clock.advance(seconds)
+
+    def create(self, obj: Any) -> Any:
+        return self.store.create(obj)
+
+    def pods(self, namespace: str = "default", **labels: str) -> list[Any]:
+        selector = ",".join(f"{k}={v}" for k, v in labels.items())
+        return self.store.list(core_v1.Pod, namespace=namespace, label_selector=selector).items
+
+    def running(self, namespace: str = "default", **labels: str) -> list[Any]:
+        return [p for p in self.pods(namespace, **labels) if p.status and p.status.phase == "Running" and not p.metadata.deletionTimestamp]
+
+
+def deployment(name: str, *, replicas: int = 3, image: str = "nginx:1.27", namespace: str = "default", **spec: Any) -> Any:
+    """An apps/v1 Deployment of one container selecting `app=<name>`."""
+    from lightkube.models import apps_v1 as apps
+    from lightkube.resources import apps_v1
+
+    return apps_v1.Deployment(
+        metadata=meta_v1.ObjectMeta(name=name, namespace=namespace),
+        spec=apps.DeploymentSpec(
+            replicas=replicas,
+            selector=meta_v1.LabelSelector(matchLabels={"app": name}),
+            template=pod_template(name, image),
+            **spec,
+        ),
+    )
+
+
+def pod_template(app: str, image: str, **spec: Any) -> m.PodTemplateSpec:
+    container = m.Container(name=app, image=image, resources=m.ResourceRequirements(requests={"cpu": "100m"}))
+    return m.PodTemplateSpec(
+        metadata=meta_v1.ObjectMeta(labels={"app": app}), spec=m.PodSpec(containers=[container], **spec)
+    )

@@ -38,6 +38,7 @@ from kubesched.cluster.errors import (
 from kubesched.cluster.kinds import Kind
 from kubesched.cluster.memory import MemoryStore
 from kubesched.cluster.memory.patch import CONTENT_TYPES as PATCH_TYPES
+from kubesched.cluster.memory.store import PROPAGATION_POLICIES
 from kubesched.cluster.protocol import ListResult
 
 log = logging.getLogger(__name__)
@@ -341,8 +342,13 @@ class ApiServer:
         if "dryRun" in request.query or options.get("dryRun"):
             raise BadRequest("dry-run requests are not supported by this server")
         propagation = request.query.get("propagationPolicy") or options.get("propagationPolicy")
-        if propagation not in (None, "Orphan", "Background", "Foreground"):
+        if propagation is None and "orphanDependents" in request.query:
+            propagation = "Orphan" if _bool(request.query["orphanDependents"]) else "Background"
+        elif propagation is None and options.get("orphanDependents") is not None:
+            propagation = "Orphan" if options["orphanDependents"] else "Background"
+        if propagation not in PROPAGATION_POLICIES:
             raise BadRequest(f'unsupported propagationPolicy "{propagation}"')
+        options["propagationPolicy"] = propagation
         return options
 
     async def _delete(self, request: web.Request, target: Target) -> web.Response:
@@ -356,6 +362,7 @@ class ApiServer:
             grace_period_seconds=options.get("gracePeriodSeconds"),
             uid=pre.get("uid"),
             resource_version=pre.get("resourceVersion"),
+            propagation_policy=options["propagationPolicy"],
         )
         still_there = self._exists(target.kind, target.name or "", target.namespace)
         return respond(result, 202 if still_there else 200)
@@ -379,6 +386,7 @@ class ApiServer:
                         obj.metadata.name,
                         namespace=obj.metadata.namespace,
                         grace_period_seconds=options.get("gracePeriodSeconds"),
+                        propagation_policy=options["propagationPolicy"],
                     )
                 )
         return respond({"kind": f"{kind.kind}List", "apiVersion": kind.api_version, "metadata": {}, "items": deleted})

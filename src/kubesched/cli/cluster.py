@@ -25,7 +25,8 @@ from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import controllers, plugin_registry
 from kubesched.scheduler.results import ResultStore
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
-from kubesched.sim import DisruptionController, FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
+from kubesched.controllers import CONTROLLERS, ControllerManager
+from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
 
 
 @dataclass
@@ -48,6 +49,7 @@ class ClusterSpec:
     scheduler_config: SchedulerConfig | None = None  # None: the default profile
     registry: Registry | None = None  # the plugins the scheduler may use (None: the in-tree and installed ones)
     controllers: bool = True  # run the controllers installed packages declare (entry points kubesched.controllers)
+    builtin_controllers: tuple[str, ...] = tuple(CONTROLLERS)  # the built-in ones to run (ReplicaSet, Deployment, ...)
 
 
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # twice the highest priority a user may define
@@ -123,7 +125,9 @@ class EmbeddedCluster:
         if self.spec.kubelets:
             kubelets = FakeKubelets(MemoryCluster(self.store), self.clock, config=self.spec.kubelet)
             self._tasks.append(asyncio.ensure_future(kubelets.run()))
-        self._tasks.append(asyncio.ensure_future(DisruptionController(MemoryCluster(self.store), self.clock).run()))
+        if self.spec.builtin_controllers:
+            manager = ControllerManager.on_store(self.store, self.clock, names=self.spec.builtin_controllers)
+            self._tasks.append(asyncio.ensure_future(manager.run()))
         if self.spec.event_ttl is not None:
             self._tasks.append(asyncio.ensure_future(self._expire_events(min(60.0, self.spec.event_ttl))))
         if self._scheduler_server is not None:

@@ -56,6 +56,7 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         results=options.result_store(args),
         tls=True if args.tls else None,
         kubelets=args.kubelets,
+        builtin_controllers=options.controllers(args.controllers),
         scheduler=args.scheduler,
         scheduler_port=options.at_least("--scheduler-port", args.scheduler_port, 0),
         # the scheduler's endpoints have no authentication: off loopback only when asked to

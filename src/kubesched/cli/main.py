@@ -24,6 +24,7 @@ from kubesched.cli.plugins import plugins_command
 from kubesched.cli.queue import queue_command
 from kubesched.cli.report import print_minimal_report
 from kubesched.cli.run import controllers_command, minimal_command, run_command
+from kubesched.controllers import CONTROLLERS
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import KUBESCHED, run_minimal, run_scenario
 from kubesched.golden.cli import report, run_directory
@@ -86,6 +87,13 @@ def _parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="simulate the nodes' kubelets (default); --no-kubelets leaves bound pods as they are",
+    )
+    up.add_argument(
+        "--controllers",
+        default="*",
+        metavar="LIST",
+        help="the built-in controllers to run, as kube-controller-manager's --controllers: names, * for all "
+        f"(default), -name to leave one out ({', '.join(sorted(CONTROLLERS))})",
     )
     up.add_argument(
         "--watch-history", type=int, default=10_000, help="changes kept for watch resumption (default 10000)"

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from kubesched.config import ConfigError, SchedulerConfig, default_config, load_file
 from kubesched.config.duration import parse_duration
+from kubesched.controllers import parse_controllers
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import FrameworkError
 from kubesched.scheduler.discovery import PluginLoadError, plugin_registry
@@ -33,6 +34,14 @@ def at_least(option: str, value: int, minimum: int) -> int:
     if value < minimum:
         raise UsageError(f"{option} must be at least {minimum}")
     return value
+
+
+def controllers(text: str) -> tuple[str, ...]:
+    """`--controllers`: kube-controller-manager's list syntax, checked against the built-in names."""
+    try:
+        return tuple(parse_controllers(text))
+    except ValueError as e:
+        raise UsageError(f"--controllers: {e}") from None
 
 
 def duration(text: str) -> float:

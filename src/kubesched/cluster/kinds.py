@@ -10,6 +10,7 @@ from lightkube.core.resource import NamespacedResource
 from lightkube.resources import (
     apiextensions_v1,
     apps_v1,
+    batch_v1,
     coordination_v1,
     core_v1,
     events_v1,
@@ -127,6 +128,7 @@ KINDS: dict[type[Any], Kind] = {
         _make(
             core_v1.Namespace,
             short=("ns",),
+            subresources=("finalize", "status"),
             fields={**_meta_fields(), "status.phase": lambda n: (n.status.phase if n.status else None) or ""},
         ),
         _make(
@@ -156,6 +158,8 @@ KINDS: dict[type[Any], Kind] = {
         _make(apps_v1.ReplicaSet, short=("rs",), categories=_ALL),
         _make(apps_v1.StatefulSet, short=("sts",), categories=_ALL),
         _make(apps_v1.Deployment, short=("deploy",), categories=_ALL),
+        _make(apps_v1.DaemonSet, short=("ds",), categories=_ALL),
+        _make(batch_v1.Job, categories=_ALL),
         _make(storage_v1.StorageClass, short=("sc",)),
         _make(storage_v1.CSINode),
         _make(storage_v1.CSIDriver),

@@ -104,6 +104,7 @@ class Cluster(Protocol):
         *,
         namespace: str | None = None,
         grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
     ) -> R | None: ...
 
     async def bind(self, binding: Any, *, namespace: str | None = None) -> None: ...

@@ -28,16 +28,22 @@ from kubesched.sim.nodes import FAKE_NODE_ANNOTATION
 from kubesched.trace import Tracer
 
 RUN_SECONDS_ANNOTATION = "kubesched.io/run-seconds"
+EXIT_CODE_ANNOTATION = "kubesched.io/exit-code"
 _CORE_ORDER = ("cpu", "memory", "ephemeral-storage")
 
 
 @dataclass(frozen=True)
 class KubeletConfig:
     """`start_seconds`: from admission to Running. `stop_seconds`: how long containers take to
-    exit after SIGTERM (None: they ignore it and are killed when the grace period ends)."""
+    exit after SIGTERM (None: they ignore it and are killed when the grace period ends).
+    `complete_seconds`: how long the containers of a pod that is not restarted
+    (restartPolicy Never or OnFailure, a Job's) run before they exit, unless the pod's
+    `kubesched.io/run-seconds` annotation says; they exit with the code of its
+    `kubesched.io/exit-code` annotation (0 by default: the pod Succeeded; else Failed)."""
 
     start_seconds: float = 1.0
     stop_seconds: float | None = 1.0
+    complete_seconds: float = 5.0
 
 
 @dataclass
@@ -83,6 +89,19 @@ def admission_failure(node: _Node, requests: dict[str, int]) -> tuple[str, str] 
             )
             return f"OutOf{res}", message
     return None
+
+
+def _scheduled(pod: Any) -> list[dict[str, Any]]:
+    """The pod's PodScheduled condition, kept as the scheduler wrote it when the kubelet writes
+    the conditions anew."""
+    out = []
+    for c in (pod.status.conditions if pod.status else None) or ():
+        if c.type == "PodScheduled":
+            condition = {"type": c.type, "status": c.status}
+            if c.lastTransitionTime is not None:
+                condition["lastTransitionTime"] = rfc3339(c.lastTransitionTime.timestamp())
+            out.append(condition)
+    return out
 
 
 class FakeKubelets:
@@ -202,11 +221,10 @@ class FakeKubelets:
             {"type": t, "status": "True", "lastTransitionTime": now}
             for t in ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready")
         ]
-        scheduled = [c for c in pod.status.conditions or [] if c.type == "PodScheduled"]
         running = {
             "phase": "Running",
             "startTime": now,
-            "conditions": [*ready, *({"type": c.type, "status": c.status} for c in scheduled)],
+            "conditions": [*ready, *_scheduled(pod)],
             "containerStatuses": [
                 {
                     "name": c.name,
@@ -236,11 +254,45 @@ class FakeKubelets:
             await self._event(pod, "Pulled", f'Container image "{c.image}" already present on machine')
             await self._event(pod, "Created", f"Created container: {c.name}")
             await self._event(pod, "Started", f"Started container {c.name}")
-        run_for = (pod.metadata.annotations or {}).get(RUN_SECONDS_ANNOTATION)
+        annotations = pod.metadata.annotations or {}
+        run_for = annotations.get(RUN_SECONDS_ANNOTATION)
+        if run_for is None and pod.spec.restartPolicy in ("Never", "OnFailure"):
+            run_for = self.config.complete_seconds
         if run_for is not None:
             await self._clock.sleep(float(run_for))
             if self._still_admitted(pod):
-                await self._patch_status(pod, {"phase": "Succeeded"})
+                await self._exit(pod, int(annotations.get(EXIT_CODE_ANNOTATION, 0)))
+
+    async def _exit(self, pod: Any, code: int) -> None:
+        """The containers exit with `code`: the pod Succeeded (0) or Failed."""
+        now = rfc3339(self._clock.now())
+        reason = "Completed" if code == 0 else "Error"
+        terminated = [
+            {
+                "name": c.name,
+                "image": c.image or "",
+                "imageID": "",
+                "ready": False,
+                "restartCount": 0,
+                "started": False,
+                "state": {"terminated": {"exitCode": code, "reason": reason, "finishedAt": now}},
+            }
+            for c in pod.spec.containers
+        ]
+        conditions = [
+            {"type": "PodReadyToStartContainers", "status": "False", "lastTransitionTime": now},
+            {"type": "Initialized", "status": "True", "lastTransitionTime": now, "reason": "PodCompleted"},
+            *(
+                {"type": t, "status": "False", "lastTransitionTime": now, "reason": "PodCompleted"}
+                for t in ("ContainersReady", "Ready")
+            ),
+            *_scheduled(pod),
+        ]
+        status = {"phase": "Succeeded" if code == 0 else "Failed", "containerStatuses": terminated, "conditions": conditions}
+        if await self._patch_status(pod, status):
+            self._trace.emit(
+                "kubelet.exited", pod=f"{pod.metadata.namespace}/{pod.metadata.name}", node=pod.spec.nodeName, code=code
+            )
 
     async def _event(self, pod: Any, reason: str, message: str) -> None:
         await self._events.record(pod, NORMAL, reason, message, host=pod.spec.nodeName)

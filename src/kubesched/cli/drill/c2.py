@@ -20,7 +20,8 @@ from kubesched.config import default_config
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.explain import explain_pod
-from kubesched.sim import DisruptionController, FakeKubelets, KubeletConfig, NodeTemplate
+from kubesched.controllers import DisruptionController
+from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate
 from kubesched.trace import Record, Tracer
 from kubesched.workloads.runner import make_pod
 

@@ -269,11 +269,14 @@ class KubeCluster:
         *,
         namespace: str | None = None,
         grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
     ) -> R | None:
         """The object as it now stands (being deleted gracefully) or as it was removed; None when
         the server answers with a `Status` instead."""
         api = api_of(kind)
         params = {} if grace_period_seconds is None else {"gracePeriodSeconds": str(grace_period_seconds)}
+        if propagation_policy is not None:
+            params["propagationPolicy"] = propagation_policy
         _, body = await self._request(api, "DELETE", self._named(api, name, namespace), params=params)
         return None if is_status(body) else _decode(kind, body)
 

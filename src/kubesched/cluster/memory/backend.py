@@ -82,8 +82,15 @@ class MemoryCluster:
         *,
         namespace: str | None = None,
         grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
     ) -> R | None:
-        return self.store.delete(kind, name, namespace=namespace, grace_period_seconds=grace_period_seconds)
+        return self.store.delete(
+            kind,
+            name,
+            namespace=namespace,
+            grace_period_seconds=grace_period_seconds,
+            propagation_policy=propagation_policy,
+        )
 
     async def bind(self, binding: Any, *, namespace: str | None = None) -> None:
         self.store.bind(binding, namespace=namespace)

@@ -48,6 +48,7 @@ from kubesched.cluster.memory.eviction import evict
 from kubesched.cluster.memory.paging import decode_continue, encode_continue
 from kubesched.cluster.memory.patch import MERGE, PatchError, apply_patch
 from kubesched.cluster.memory.podspecs import BoundForms, PodSpecCache
+from kubesched.cluster.memory.strategy import strategy_of
 from kubesched.cluster.memory.validation import (
     CREATE_VALIDATORS,
     generic_errors,
@@ -73,6 +74,23 @@ _NAME_SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 GENERATE_NAME_ATTEMPTS = 8  # the API server's tries at a free generated name
 _UUID_CLEAR = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
 _UUID_V4 = (0x4000 << 64) | (0x8000 << 48)
+
+
+FOREGROUND_FINALIZER = "foregroundDeletion"  # the garbage collector's, for the two policies it enacts
+ORPHAN_FINALIZER = "orphan"
+PROPAGATION_POLICIES = (None, "Background", "Foreground", "Orphan")
+
+
+def _propagation_finalizers(finalizers: list[str] | None, policy: str | None) -> list[str] | None:
+    """An object's finalizers once a delete with `policy` asks the garbage collector for its own
+    (Foreground and Orphan exclude each other; Background asks for neither)."""
+    if policy not in ("Foreground", "Orphan"):
+        return finalizers or None
+    wanted, other = (FOREGROUND_FINALIZER, ORPHAN_FINALIZER) if policy == "Foreground" else (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
+    kept = [f for f in finalizers or () if f != other]
+    if wanted not in kept:
+        kept.append(wanted)
+    return kept
 
 
 class Change(NamedTuple):
@@ -330,8 +348,16 @@ class MemoryStore:
                     "the namespace of the provided object does not match the namespace sent on the request"
                 )
             ns = namespace or meta.namespace or "default"
-            if ("", ns) not in self._objects[core_v1.Namespace]:
+            home = self._objects[core_v1.Namespace].get(("", ns))
+            if home is None:
                 raise NotFound(f'namespaces "{ns}" not found', kind="namespaces", name=ns)
+            if home.metadata.deletionTimestamp is not None:  # kube-apiserver's NamespaceLifecycle admission
+                raise Forbidden(
+                    f'{kind.qualified} "{meta.name or meta.generateName or ""}" is forbidden: unable to create '
+                    f"new content in namespace {ns} because it is being terminated",
+                    kind=kind.plural,
+                    name=meta.name or "",
+                )
         name = meta.name
         if not name and meta.generateName:
             name = self._generate_name(kind.cls, ns or "", meta.generateName)
@@ -341,22 +367,24 @@ class MemoryStore:
         meta.creationTimestamp = self._stamp()
         meta.resourceVersion = meta.deletionTimestamp = meta.deletionGracePeriodSeconds = None
         o.metadata = meta
-        if kind.cls is core_v1.Pod:
+        if kind.has_status:
             meta.generation = 1
+        if kind.cls is core_v1.Pod:
             self._validate(kind, obj, [*meta_errors(meta), *errors] if o.spec else pod_errors(obj))
             if self._priority_admission and prepared is not None:
                 o.spec = prepared.admit(name or "", self._objects[scheduling_v1.PriorityClass].values())
         else:
+            strategy = strategy_of(kind.cls)
+            strategy.default(o)
+            strategy.prepare_for_create(o)
             if kind.cls is core_v1.Node:
                 default_node(o)
-            elif kind.cls is core_v1.Namespace:
-                o.status = m.NamespaceStatus(phase="Active")
             elif (
                 kind.cls is apiextensions_v1.CustomResourceDefinition and ("", meta.name) not in self._objects[kind.cls]
             ):
                 self._validate(kind, obj, crd_errors(obj, self._custom))
                 o.status = established(o, self._stamp())
-            self._validate(kind, obj, self._errors(kind, obj))
+            self._validate(kind, obj, [*self._errors(kind, obj), *strategy.errors_on_create(o)])
         key = (ns or "", name or "")
         if key in self._objects[kind.cls]:
             raise AlreadyExists(
@@ -416,8 +444,14 @@ class MemoryStore:
         self._check_preconditions(kind, current, uid=meta.uid, rv=meta.resourceVersion)
         new: Any = copy_object(obj)
         cur_meta = current.metadata
+        strategy = strategy_of(kind.cls)
         if subresource == "status":
             new = msgspec.structs.replace(current, metadata=msgspec.structs.replace(cur_meta), status=new.status)
+        elif subresource is not None:
+            changed = strategy.subresource_update(current, new, subresource)
+            if changed is None:
+                raise NotFound(f"{kind.qualified} {subresource} subresource is not served", kind=kind.plural)
+            new = changed
         else:
             new.metadata = msgspec.structs.replace(
                 new.metadata,
@@ -430,15 +464,18 @@ class MemoryStore:
                 generation=cur_meta.generation,
                 resourceVersion=cur_meta.resourceVersion,
             )
+            strategy.default(new)
             if kind.has_status:
                 new.status = current.status
+                if getattr(new, "spec", None) != getattr(current, "spec", None):
+                    new.metadata.generation = (cur_meta.generation or 0) + 1
         if kind.cls is core_v1.Pod:
             self._validate(kind, new, pod_update_errors(current, new))
         else:
             self._validate(kind, new, self._errors(kind, new))
         if new == current:
             return cast(R, current)
-        if cur_meta.deletionTimestamp is not None and not new.metadata.finalizers and kind.cls is not core_v1.Pod:
+        if strategy.deleted_during_update(new):
             return cast(R, self._remove(kind, key, new))
         return cast(R, self._commit(kind, key, MODIFIED, new, current))
 
@@ -480,13 +517,26 @@ class MemoryStore:
         grace_period_seconds: int | None = None,
         uid: str | None = None,
         resource_version: str | None = None,
+        propagation_policy: str | None = None,
     ) -> R:
         """Delete an object. A bound, running pod is deleted gracefully: it gets a
         deletionTimestamp `grace` seconds ahead and stays until its kubelet finishes the
-        deletion (with grace 0). Returns the object as it now stands, or as it was removed.
-        `uid` and `resource_version` are preconditions."""
+        deletion (with grace 0). An object with finalizers stays, being deleted, until they are
+        removed; `propagation_policy` Foreground or Orphan adds the garbage collector's finalizer
+        (Background, the default, leaves the dependents to it once the owner is gone). Returns the
+        object as it now stands, or as it was removed. `uid` and `resource_version` are
+        preconditions."""
+        if propagation_policy not in PROPAGATION_POLICIES:
+            raise BadRequest(f'unsupported propagationPolicy "{propagation_policy}"')
         if view := self._views.get(cls):
-            gone = self.delete(view.storage, name, namespace=namespace, uid=uid, resource_version=resource_version)
+            gone = self.delete(
+                view.storage,
+                name,
+                namespace=namespace,
+                uid=uid,
+                resource_version=resource_version,
+                propagation_policy=propagation_policy,
+            )
             return cast(R, view.from_storage(gone))
         kind = self.kind_of(cls)
         current: Any = self.get(cls, name, namespace=namespace)
@@ -497,23 +547,29 @@ class MemoryStore:
         self._check_preconditions(kind, current, uid=uid, rv=resource_version)
         key = self._key(kind, namespace, name)
         meta = current.metadata
+        stored = current
+        finalizers = _propagation_finalizers(meta.finalizers, propagation_policy)
+        if finalizers != (meta.finalizers or None):
+            current = msgspec.structs.replace(current, metadata=msgspec.structs.replace(meta, finalizers=finalizers))
+            meta = current.metadata
+        started = strategy_of(kind.cls).begin_delete(current, self._stamp())
+        if started is not None:
+            return cast(R, self._commit(kind, key, MODIFIED, started, stored))
         grace = 0
         if kind.cls is core_v1.Pod:
             grace = self._pod_grace(current, grace_period_seconds)
         if grace > 0 or meta.finalizers:
-            if meta.deletionTimestamp is not None:
-                old_grace = meta.deletionGracePeriodSeconds or 0
-                if grace >= old_grace:
-                    return cast(R, current)
+            if meta.deletionTimestamp is not None and grace >= (meta.deletionGracePeriodSeconds or 0):
+                if current is stored:
+                    return cast(R, stored)
+                return cast(R, self._commit(kind, key, MODIFIED, current, stored))  # the policy's finalizer only
             new = msgspec.structs.replace(
                 current,
                 metadata=msgspec.structs.replace(
-                    meta,
-                    deletionTimestamp=self._stamp(offset=grace),
-                    deletionGracePeriodSeconds=grace,
+                    meta, deletionTimestamp=self._stamp(offset=grace), deletionGracePeriodSeconds=grace
                 ),
             )
-            return cast(R, self._commit(kind, key, MODIFIED, new, current))
+            return cast(R, self._commit(kind, key, MODIFIED, new, stored))
         return cast(R, self._remove(kind, key, current))
 
     @staticmethod
@@ -638,17 +694,10 @@ class MemoryStore:
             obj, metadata=msgspec.structs.replace(obj.metadata, resourceVersion=str(self._rv))
         )
         del self._objects[kind.cls][key]
-        if kind.cls is core_v1.Namespace:
-            self._drop_namespace(key[1])
-        elif kind.cls is apiextensions_v1.CustomResourceDefinition:
+        if kind.cls is apiextensions_v1.CustomResourceDefinition:
             self._withdraw_crd(obj)
         self._record(kind, DELETED, gone, None)
         return gone
-
-    def _drop_namespace(self, ns: str) -> None:
-        for cls, table in list(self._objects.items()):
-            for k in [k for k in table if k[0] == ns]:
-                self._remove(self._kinds[cls], k, table[k])
 
     def _record(self, kind: Kind, type_: str, obj: Any, old: Any | None) -> None:
         if len(self._history) >= self._history_limit:

@@ -9,7 +9,8 @@ from lightkube.resources import core_v1, policy_v1
 from builders import binding, make_pod
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
-from kubesched.sim import DisruptionController, FakeKubelets, make_nodes
+from kubesched.controllers import DisruptionController
+from kubesched.sim import FakeKubelets, make_nodes
 
 
 @pytest.fixture

@@ -1,0 +1,59 @@
+"""What every built-in controller stands on: its context (the cluster, the clock, the shared
+informers, an event recorder, the trace) and the loop that syncs the keys of its work queue."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kubesched.clock import Clock
+from kubesched.cluster import ApiError, Cluster
+from kubesched.cluster.events import EventRecorder
+from kubesched.controllers.informers import Informers, Key
+from kubesched.controllers.workqueue import WorkQueue
+from kubesched.trace import Tracer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ControllerContext:
+    """What the controller manager lends each controller. `namespaced_kinds`: the classes of the
+    namespaced kinds served now (what the namespace controller empties); `kinds`: every kind
+    served (what the garbage collector watches)."""
+
+    cluster: Cluster
+    clock: Clock
+    informers: Informers
+    tracer: Tracer
+    namespaced_kinds: Callable[[], Iterable[type[Any]]] = field(default=lambda: ())
+    kinds: Callable[[], Iterable[type[Any]]] = field(default=lambda: ())
+
+    def recorder(self, component: str) -> EventRecorder:
+        return EventRecorder(self.cluster, self.clock, component=component)
+
+
+class Controller(Protocol):
+    """A controller runs until cancelled."""
+
+    async def run(self) -> None: ...
+
+
+async def work(queue: WorkQueue[Key], sync: Callable[[Key], Awaitable[None]], *, name: str) -> None:
+    """Sync each key the queue hands out; an API error retries the key with backoff, anything
+    else is logged and retried the same way (a controller never dies of one object)."""
+    while True:
+        key = await queue.get()
+        try:
+            await sync(key)
+        except ApiError:
+            queue.retry(key)
+        except Exception:
+            log.exception("%s: syncing %s/%s failed", name, *key)
+            queue.retry(key)
+        else:
+            queue.forget(key)
+        finally:
+            queue.done(key)

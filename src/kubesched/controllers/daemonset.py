@@ -1,0 +1,204 @@
+"""The DaemonSet controller (upstream `pkg/controller/daemon`): one pod on every node the
+template may run on, scheduled by the scheduler through a required node affinity naming the
+node (as upstream does since 1.12), with the daemon tolerations; pods of an older template
+replaced within maxUnavailable; the status `kubectl rollout status` reads."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import msgspec
+from lightkube.models import core_v1 as m
+from lightkube.resources import apps_v1, core_v1
+
+from kubesched.api.selectors import RequiredNodeAffinity
+from kubesched.api.tolerations import find_untolerated_taint
+from kubesched.cluster import NotFound
+from kubesched.controllers.base import ControllerContext, work
+from kubesched.controllers.deployment import _scaled, template_hash
+from kubesched.controllers.informers import Key, key_of
+from kubesched.controllers.owners import controller_of
+from kubesched.controllers.pods import PodControl, from_template, is_active, is_available, is_ready
+from kubesched.controllers.workqueue import WorkQueue
+
+REVISION_HASH = "controller-revision-hash"
+# The tolerations every daemon pod gets (upstream's `AddOrUpdateDaemonPodTolerations`).
+DAEMON_TOLERATIONS = (
+    ("node.kubernetes.io/not-ready", "NoExecute"),
+    ("node.kubernetes.io/unreachable", "NoExecute"),
+    ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+    ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+    ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+    ("node.kubernetes.io/unschedulable", "NoSchedule"),
+)
+NETWORK_UNAVAILABLE = ("node.kubernetes.io/network-unavailable", "NoSchedule")
+
+
+def daemon_spec(template_spec: Any, node: str) -> Any:
+    """The template's pod spec for `node`: a required affinity to that node by name (replacing
+    any required node affinity), and the daemon tolerations added."""
+    term = m.NodeSelectorTerm(matchFields=[m.NodeSelectorRequirement(key="metadata.name", operator="In", values=[node])])
+    affinity = template_spec.affinity or m.Affinity()
+    node_affinity = affinity.nodeAffinity or m.NodeAffinity()
+    node_affinity = msgspec.structs.replace(
+        node_affinity, requiredDuringSchedulingIgnoredDuringExecution=m.NodeSelector(nodeSelectorTerms=[term])
+    )
+    tolerations = list(template_spec.tolerations or ())
+    wanted = [*DAEMON_TOLERATIONS, *((NETWORK_UNAVAILABLE,) if template_spec.hostNetwork else ())]
+    for key, effect in wanted:
+        if not any(t.key == key and t.effect == effect for t in tolerations):
+            tolerations.append(m.Toleration(key=key, operator="Exists", effect=effect))
+    return msgspec.structs.replace(
+        template_spec, affinity=msgspec.structs.replace(affinity, nodeAffinity=node_affinity), tolerations=tolerations
+    )
+
+
+def should_run(template_spec: Any, node: Any) -> tuple[bool, bool]:
+    """Whether a daemon pod should be placed on `node`, and whether one there may stay
+    (upstream's `NodeShouldRunDaemonPod`: the node selector and required affinity, the taints
+    the pod does not tolerate — NoSchedule for placing, NoExecute for both)."""
+    pod = core_v1.Pod(spec=daemon_spec(template_spec, node.metadata.name))
+    affinity = RequiredNodeAffinity(core_v1.Pod(spec=template_spec))
+    if not affinity.matches(node.metadata.name, node.metadata.labels):
+        return False, False
+    taints = node.spec.taints if node.spec else None
+    if find_untolerated_taint(taints, pod.spec.tolerations, effects=("NoExecute",)) is not None:
+        return False, False
+    placing = find_untolerated_taint(taints, pod.spec.tolerations, effects=("NoSchedule",)) is None
+    return placing, True
+
+
+def _target(pod: Any) -> str | None:
+    """The node a daemon pod is for: where it runs, or the node its affinity names."""
+    if pod.spec.nodeName:
+        return str(pod.spec.nodeName)
+    affinity = pod.spec.affinity.nodeAffinity if pod.spec.affinity else None
+    required = affinity.requiredDuringSchedulingIgnoredDuringExecution if affinity else None
+    for term in (required.nodeSelectorTerms if required else None) or ():
+        for field in term.matchFields or ():
+            if field.key == "metadata.name" and field.operator == "In" and field.values:
+                return str(field.values[0])
+    return None
+
+
+class DaemonSetController:
+    def __init__(self, ctx: ControllerContext) -> None:
+        self._ctx = ctx
+        self._sets = ctx.informers(apps_v1.DaemonSet)
+        self._pods = ctx.informers(core_v1.Pod)
+        self._nodes = ctx.informers(core_v1.Node)
+        self._queue: WorkQueue[Key] = WorkQueue(ctx.clock)
+        self._control = PodControl(ctx.cluster, self._pods, ctx.recorder("daemonset-controller"))
+        self._sets.add_handler(lambda _t, obj, _old: self._queue.add(key_of(obj)))
+        self._pods.add_handler(self._on_pod)
+        self._nodes.add_handler(self._on_node)
+
+    def _on_pod(self, type_: str, pod: Any, old: Any | None) -> None:
+        ref = controller_of(pod)
+        if ref is not None and ref.kind == "DaemonSet":
+            self._queue.add((pod.metadata.namespace or "", ref.name))
+
+    def _on_node(self, type_: str, node: Any, old: Any | None) -> None:
+        if old is not None and type_ != "DELETED":
+            same = (old.metadata.labels, old.spec.taints if old.spec else None) == (
+                node.metadata.labels,
+                node.spec.taints if node.spec else None,
+            )
+            if same:
+                return
+        for ds in self._sets.items():
+            self._queue.add(key_of(ds))
+
+    async def run(self) -> None:
+        await work(self._queue, self.sync, name="daemonset")
+
+    async def sync(self, key: Key) -> None:
+        ds = self._sets.get(key)
+        if ds is None:
+            return
+        uid = ds.metadata.uid
+        pods = [p for p in self._pods.owned_by(uid) if (ref := controller_of(p)) is not None and ref.uid == uid]
+        revision = template_hash(ds.spec.template)
+        by_node: dict[str, list[Any]] = defaultdict(list)
+        for pod in pods:
+            if is_active(pod) and (node := _target(pod)) is not None:
+                by_node[node].append(pod)
+        nodes = {n.metadata.name: n for n in self._nodes.items()}
+        desired = misscheduled = 0
+        if ds.metadata.deletionTimestamp is None:
+            for name, node in sorted(nodes.items()):
+                place, stay = should_run(ds.spec.template.spec, node)
+                here = by_node.get(name, [])
+                desired += place
+                if place and not here:
+                    await self._create(ds, name, revision)
+                elif here and not stay:
+                    misscheduled += 1
+                    for pod in here:
+                        await self._control.delete(pod, ds)
+                elif len(here) > 1:
+                    for pod in sorted(here, key=lambda p: p.metadata.creationTimestamp)[1:]:
+                        await self._control.delete(pod, ds)
+            for name, here in by_node.items():
+                if name not in nodes:
+                    for pod in here:
+                        await self._control.delete(pod, ds)
+            await self._roll(ds, by_node, nodes, revision)
+        await self._write_status(ds, revision, desired, misscheduled)
+
+    async def _create(self, ds: Any, node: str, revision: str) -> None:
+        template = ds.spec.template
+        pod = from_template(template, ds, labels={REVISION_HASH: revision}, spec=daemon_spec(template.spec, node))
+        await self._control.create(pod, ds)
+
+    async def _roll(self, ds: Any, by_node: dict[str, list[Any]], nodes: dict[str, Any], revision: str) -> None:
+        """RollingUpdate: old-template pods deleted while the unavailable stay within
+        maxUnavailable (their nodes get the new template's pod on the next sync)."""
+        update = ds.spec.updateStrategy
+        if update is None or update.type != "RollingUpdate":
+            return
+        now = self._ctx.clock.now()
+        wanted = sum(1 for n in nodes if by_node.get(n))
+        max_unavailable = _scaled(update.rollingUpdate.maxUnavailable if update.rollingUpdate else 1, wanted, round_up=True) or 1
+        unavailable = sum(
+            1 for n in nodes if not any(is_available(p, ds.spec.minReadySeconds, now) for p in by_node.get(n, ()))
+        )
+        for name in sorted(by_node):
+            old = [p for p in by_node[name] if (p.metadata.labels or {}).get(REVISION_HASH) != revision]
+            if not old:
+                continue
+            available = any(is_available(p, ds.spec.minReadySeconds, now) for p in by_node[name])
+            if available and unavailable >= max_unavailable:
+                continue
+            for pod in old:
+                await self._control.delete(pod, ds)
+            unavailable += available
+
+    async def _write_status(self, ds: Any, revision: str, desired: int, misscheduled: int) -> None:
+        now = self._ctx.clock.now()
+        uid = ds.metadata.uid
+        active = [p for p in self._pods.owned_by(uid) if is_active(p)]
+        scheduled = {_target(p) for p in active if p.spec.nodeName}
+        status = {
+            "desiredNumberScheduled": desired,
+            "currentNumberScheduled": len(scheduled),
+            "numberMisscheduled": misscheduled,
+            "numberReady": sum(1 for p in active if is_ready(p)),
+            "numberAvailable": sum(1 for p in active if is_available(p, ds.spec.minReadySeconds, now)),
+            "updatedNumberScheduled": sum(
+                1 for p in active if p.spec.nodeName and (p.metadata.labels or {}).get(REVISION_HASH) == revision
+            ),
+            "observedGeneration": ds.metadata.generation,
+        }
+        status["numberUnavailable"] = max(0, desired - status["numberAvailable"])
+        current = ds.status
+        if current is not None and all((getattr(current, k) or 0) == v for k, v in status.items()):
+            return
+        try:
+            updated = await self._ctx.cluster.patch(
+                apps_v1.DaemonSet, ds.metadata.name, {"status": status}, namespace=ds.metadata.namespace, subresource="status"
+            )
+        except NotFound:
+            return
+        self._sets.observe(updated)

@@ -1,0 +1,199 @@
+"""The Job controller (upstream `pkg/controller/job`), for NonIndexed jobs: up to `parallelism`
+pods at a time until `completions` have succeeded; each finished pod counted once (its
+`batch.kubernetes.io/job-tracking` finalizer removed when it is); failed pods replaced after the
+pod-failure backoff (10 s doubling, at most 6 min) until more than `backoffLimit` have failed;
+the Complete or Failed condition and the Events upstream records."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from lightkube.resources import batch_v1, core_v1
+
+from kubesched.clock.base import rfc3339
+from kubesched.cluster import NotFound
+from kubesched.cluster.events import NORMAL, WARNING
+from kubesched.controllers.base import ControllerContext, work
+from kubesched.controllers.informers import Key, key_of
+from kubesched.controllers.owners import controller_of
+from kubesched.controllers.pods import PodControl, from_template, is_active, is_ready, phase
+from kubesched.controllers.replicaset import BURST_REPLICAS
+from kubesched.controllers.workqueue import WorkQueue
+
+TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+POD_FAILURE_BACKOFF_SECONDS = 10.0
+MAX_POD_FAILURE_BACKOFF_SECONDS = 360.0
+
+
+def _finished(job: Any) -> bool:
+    return any(
+        c.type in ("Complete", "Failed") and c.status == "True" for c in (job.status.conditions if job.status else None) or ()
+    )
+
+
+def _stamp(value: Any) -> float:
+    return value.timestamp() if isinstance(value, datetime) else 0.0
+
+
+class JobController:
+    def __init__(self, ctx: ControllerContext) -> None:
+        self._ctx = ctx
+        self._jobs = ctx.informers(batch_v1.Job)
+        self._pods = ctx.informers(core_v1.Pod)
+        self._queue: WorkQueue[Key] = WorkQueue(ctx.clock)
+        self._recorder = ctx.recorder("job-controller")
+        self._control = PodControl(ctx.cluster, self._pods, self._recorder)
+        self._last_failure: dict[str, float] = {}  # job uid -> when its last pod failure was counted
+        self._jobs.add_handler(lambda _t, obj, _old: self._queue.add(key_of(obj)))
+        self._pods.add_handler(self._on_pod)
+
+    def _on_pod(self, type_: str, pod: Any, old: Any | None) -> None:
+        ref = controller_of(pod)
+        if ref is not None and ref.kind == "Job":
+            self._queue.add((pod.metadata.namespace or "", ref.name))
+
+    async def run(self) -> None:
+        await work(self._queue, self.sync, name="job")
+
+    def _owned(self, job: Any) -> list[Any]:
+        uid = job.metadata.uid
+        return [p for p in self._pods.owned_by(uid) if (ref := controller_of(p)) is not None and ref.uid == uid]
+
+    async def sync(self, key: Key) -> None:
+        job = self._jobs.get(key)
+        if job is None:
+            return
+        pods = self._owned(job)
+        status = job.status
+        succeeded = (status.succeeded if status else None) or 0
+        failed = (status.failed if status else None) or 0
+        newly_failed = 0
+        for pod in pods:  # finished pods not counted yet
+            if TRACKING_FINALIZER in (pod.metadata.finalizers or ()) and phase(pod) in ("Succeeded", "Failed"):
+                if phase(pod) == "Succeeded":
+                    succeeded += 1
+                else:
+                    failed += 1
+                    newly_failed += 1
+        if newly_failed:
+            self._last_failure[job.metadata.uid] = self._ctx.clock.now()
+        active = [p for p in pods if is_active(p)]
+        spec = job.spec
+        patch: dict[str, Any] = {"succeeded": succeeded, "failed": failed}
+        conditions = [c for c in (status.conditions if status else None) or ()]
+        now = self._ctx.clock.now()
+        if not _finished(job) and not spec.suspend:
+            if status is None or status.startTime is None:
+                patch["startTime"] = rfc3339(now)
+            if failed > (spec.backoffLimit if spec.backoffLimit is not None else 6):
+                for pod in active:
+                    await self._control.delete(pod, job)
+                active = []
+                patch["conditions"] = _with(conditions, now, ("FailureTarget", "BackoffLimitExceeded"), ("Failed", "BackoffLimitExceeded"), "Job has reached the specified backoff limit")
+                await self._recorder.record(job, WARNING, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+            elif spec.completions is not None and succeeded >= spec.completions or spec.completions is None and succeeded > 0 and not active:
+                patch["conditions"] = _with(conditions, now, ("SuccessCriteriaMet", "CompletionsReached"), ("Complete", "CompletionsReached"), "Reached expected number of succeeded pods")
+                patch["completionTime"] = rfc3339(now)
+                await self._recorder.record(job, NORMAL, "Completed", "Job completed")
+            else:
+                active = await self._manage(job, active, succeeded, failed)
+        elif spec.suspend:
+            for pod in active:
+                await self._control.delete(pod, job)
+            active = []
+        patch["active"] = len(active)
+        patch["ready"] = sum(1 for p in active if is_ready(p))
+        await self._write_status(job, patch)
+        await self._release_counted(pods)
+
+    async def _manage(self, job: Any, active: list[Any], succeeded: int, failed: int) -> list[Any]:
+        spec = job.spec
+        parallelism = spec.parallelism if spec.parallelism is not None else 1
+        if spec.completions is None:
+            wanted = 0 if succeeded > 0 else parallelism
+        else:
+            wanted = min(parallelism, spec.completions - succeeded)
+        if len(active) > wanted:
+            for pod in sorted(active, key=lambda p: (bool(p.spec.nodeName), is_ready(p)))[: len(active) - wanted]:
+                await self._control.delete(pod, job)
+            return [p for p in active if p.metadata.uid in {q.metadata.uid for q in self._owned(job) if is_active(q)}]
+        missing = min(wanted - len(active), BURST_REPLICAS)
+        if missing <= 0:
+            return active
+        last = self._last_failure.get(job.metadata.uid)
+        if failed and last is not None:
+            delay = min(MAX_POD_FAILURE_BACKOFF_SECONDS, POD_FAILURE_BACKOFF_SECONDS * 2 ** (failed - 1))
+            wait = last + delay - self._ctx.clock.now()
+            if wait > 0:
+                self._queue.add_after(key_of(job), wait)
+                return active
+        created = [
+            await self._control.create(from_template(spec.template, job, finalizers=(TRACKING_FINALIZER,)), job)
+            for _ in range(missing)
+        ]
+        return [*active, *created]
+
+    async def _write_status(self, job: Any, patch: dict[str, Any]) -> None:
+        status = job.status
+        if status is not None and all(_same(getattr(status, k, None), v) for k, v in patch.items()):
+            return
+        try:
+            updated = await self._ctx.cluster.patch(
+                batch_v1.Job, job.metadata.name, {"status": patch}, namespace=job.metadata.namespace, subresource="status"
+            )
+        except NotFound:
+            return
+        self._jobs.observe(updated)
+
+    async def _release_counted(self, pods: list[Any]) -> None:
+        """The finished pods just counted lose the tracking finalizer (and a deleted one goes)."""
+        for pod in pods:
+            finalizers = pod.metadata.finalizers or ()
+            if TRACKING_FINALIZER in finalizers and (phase(pod) in ("Succeeded", "Failed") or pod.metadata.deletionTimestamp):
+                kept = [f for f in finalizers if f != TRACKING_FINALIZER]
+                try:
+                    patched = await self._ctx.cluster.patch(
+                        core_v1.Pod,
+                        pod.metadata.name,
+                        {"metadata": {"uid": pod.metadata.uid, "finalizers": kept or None}},
+                        namespace=pod.metadata.namespace,
+                    )
+                except NotFound:
+                    continue
+                if patched.metadata.deletionTimestamp is None or patched.metadata.finalizers:
+                    self._pods.observe(patched)
+                else:
+                    self._pods.observe_removed(patched)
+
+
+def _same(current: Any, wanted: Any) -> bool:
+    if isinstance(current, datetime):
+        return rfc3339(current.timestamp()) == wanted
+    if isinstance(current, list):
+        return False
+    return (current or 0) == (wanted or 0) if isinstance(wanted, int) else current == wanted
+
+
+def _with(conditions: list[Any], now: float, *added: tuple[str, str] | str) -> list[dict[str, Any]]:
+    """`conditions` as dicts with the (type, reason) pairs of `added` set True with the message
+    that is `added`'s last item."""
+    *pairs, message = added
+    stamp = rfc3339(now)
+    out = [
+        {
+            "type": c.type,
+            "status": c.status,
+            "reason": c.reason,
+            "message": c.message,
+            "lastProbeTime": rfc3339(_stamp(c.lastProbeTime)) if c.lastProbeTime else stamp,
+            "lastTransitionTime": rfc3339(_stamp(c.lastTransitionTime)) if c.lastTransitionTime else stamp,
+        }
+        for c in conditions
+        if c.type not in {p[0] for p in pairs}  # type: ignore[index]
+    ]
+    for type_, reason in pairs:  # type: ignore[misc]
+        out.append(
+            {"type": type_, "status": "True", "reason": reason, "message": message, "lastProbeTime": stamp, "lastTransitionTime": stamp}
+        )
+    return out

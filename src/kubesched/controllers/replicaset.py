@@ -1,0 +1,159 @@
+"""The ReplicaSet controller (upstream `pkg/controller/replicaset`): as many active pods as
+`spec.replicas` asks, created in slow-start batches of at most 500 per sync and deleted in
+scale-down order; orphans matching the selector adopted, pods leaving it released; the status
+counted from the pods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lightkube.resources import apps_v1, core_v1
+
+from kubesched.api.errors import FieldError
+from kubesched.api.selectors import LabelSelectorMatcher, compile_label_selector
+from kubesched.cluster import ApiError, NotFound
+from kubesched.controllers.base import ControllerContext, work
+from kubesched.controllers.informers import Key, key_of
+from kubesched.controllers.owners import adoption_patch, controller_of, release_patch
+from kubesched.controllers.pods import PodControl, deletion_order, from_template, is_active, is_available, is_ready
+from kubesched.controllers.workqueue import WorkQueue
+
+BURST_REPLICAS = 500  # the most pods one sync creates or deletes
+SLOW_START_INITIAL_BATCH = 1
+
+
+def selector_of(obj: Any) -> LabelSelectorMatcher | None:
+    """The workload's compiled selector (None when it does not parse: nothing is matched)."""
+    try:
+        return compile_label_selector(obj.spec.selector if obj.spec else None)
+    except FieldError:
+        return None
+
+
+async def slow_start(count: int, create: Any) -> int:
+    """Call `create()` `count` times in batches of 1, 2, 4, ...; a batch with a failure ends
+    it. Returns how many succeeded (upstream's `slowStartBatch`)."""
+    done = 0
+    batch = min(count, SLOW_START_INITIAL_BATCH)
+    while batch > 0:
+        failed: ApiError | None = None
+        for _ in range(batch):
+            try:
+                await create()
+                done += 1
+            except ApiError as e:
+                failed = e
+        if failed is not None:
+            raise failed
+        batch = min(2 * batch, count - done)
+    return done
+
+
+class ReplicaSetController:
+    def __init__(self, ctx: ControllerContext, *, cls: type[Any] = apps_v1.ReplicaSet, component: str = "replicaset-controller") -> None:
+        self._ctx = ctx
+        self._cls = cls
+        self._sets = ctx.informers(cls)
+        self._pods = ctx.informers(core_v1.Pod)
+        self._queue: WorkQueue[Key] = WorkQueue(ctx.clock)
+        self._control = PodControl(ctx.cluster, self._pods, ctx.recorder(component))
+        self._sets.add_handler(lambda _t, obj, _old: self._queue.add(key_of(obj)))
+        self._pods.add_handler(self._on_pod)
+
+    def _on_pod(self, type_: str, pod: Any, old: Any | None) -> None:
+        for p in (pod, old):
+            if p is None:
+                continue
+            ref = controller_of(p)
+            if ref is not None:
+                if ref.kind == self._cls._api_info.resource.kind:
+                    self._queue.add((p.metadata.namespace or "", ref.name))
+            elif type_ != "DELETED":
+                for rs in self._sets.items(p.metadata.namespace or ""):
+                    selector = selector_of(rs)
+                    if selector is not None and selector.matches(p.metadata.labels):
+                        self._queue.add(key_of(rs))
+
+    async def run(self) -> None:
+        await work(self._queue, self.sync, name="replicaset")
+
+    async def sync(self, key: Key) -> None:
+        rs = self._sets.get(key)
+        if rs is None:
+            return
+        pods = await self._claim(rs)
+        active = [p for p in pods if is_active(p)]
+        if rs.metadata.deletionTimestamp is None:
+            await self._manage(rs, active, pods)
+            active = [p for p in self._claimed(rs) if is_active(p)]
+        await self._write_status(rs, active)
+
+    def _claimed(self, rs: Any) -> list[Any]:
+        uid = rs.metadata.uid
+        return [p for p in self._pods.owned_by(uid) if controller_of(p) is not None and controller_of(p).uid == uid]
+
+    async def _claim(self, rs: Any) -> list[Any]:
+        """The pods the set controls, after adopting matching orphans and releasing owned pods
+        its selector no longer matches (upstream's `ClaimPods`)."""
+        selector = selector_of(rs)
+        owned = self._claimed(rs)
+        if selector is None:
+            return owned
+        claimed = []
+        for pod in owned:
+            if selector.matches(pod.metadata.labels):
+                claimed.append(pod)
+            elif pod.metadata.deletionTimestamp is None:
+                await self._patch(pod, release_patch(pod, rs.metadata.uid))
+        if rs.metadata.deletionTimestamp is None:
+            ns = rs.metadata.namespace or ""
+            for pod in self._pods.orphans(ns):
+                if pod.metadata.deletionTimestamp is None and selector.matches(pod.metadata.labels):
+                    adopted = await self._patch(pod, adoption_patch(pod, rs))
+                    if adopted is not None:
+                        claimed.append(adopted)
+        return claimed
+
+    async def _patch(self, pod: Any, patch: dict[str, Any]) -> Any | None:
+        try:
+            patched = await self._ctx.cluster.patch(core_v1.Pod, pod.metadata.name, patch, namespace=pod.metadata.namespace)
+        except NotFound:
+            return None
+        self._pods.observe(patched)
+        return patched
+
+    async def _manage(self, rs: Any, active: list[Any], pods: list[Any]) -> None:
+        wanted = rs.spec.replicas if rs.spec.replicas is not None else 1
+        diff = len(active) - wanted
+        if diff < 0:
+            template = rs.spec.template
+            await slow_start(min(-diff, BURST_REPLICAS), lambda: self._control.create(from_template(template, rs), rs))
+        elif diff > 0:
+            for pod in deletion_order(active, pods)[: min(diff, BURST_REPLICAS)]:
+                await self._control.delete(pod, rs)
+
+    async def _write_status(self, rs: Any, active: list[Any]) -> None:
+        now = self._ctx.clock.now()
+        template_labels = (rs.spec.template.metadata.labels if rs.spec.template and rs.spec.template.metadata else None) or {}
+        min_ready = rs.spec.minReadySeconds
+        status = {
+            "replicas": len(active),
+            "fullyLabeledReplicas": sum(
+                1 for p in active if all((p.metadata.labels or {}).get(k) == v for k, v in template_labels.items())
+            ),
+            "readyReplicas": sum(1 for p in active if is_ready(p)),
+            "availableReplicas": sum(1 for p in active if is_available(p, min_ready, now)),
+            "observedGeneration": rs.metadata.generation,
+        }
+        current = rs.status
+        if min_ready and status["readyReplicas"] > status["availableReplicas"]:
+            self._queue.add_after(key_of(rs), float(min_ready))
+        if current is not None and all((getattr(current, k) or 0) == v for k, v in status.items()):
+            return
+        try:
+            updated = await self._ctx.cluster.patch(
+                self._cls, rs.metadata.name, {"status": status}, namespace=rs.metadata.namespace, subresource="status"
+            )
+        except NotFound:
+            return
+        self._sets.observe(updated)

@@ -1,0 +1,137 @@
+"""The StatefulSet controller (upstream `pkg/controller/statefulset`): pods `<set>-0` … with
+stable names, created in order — under OrderedReady each only once the one before is Running
+and Ready — and removed from the highest ordinal down; failed pods recreated; a RollingUpdate
+replaces pods of an older template from the highest ordinal down to the partition, one at a
+time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from lightkube.resources import apps_v1, core_v1
+
+from kubesched.cluster import NotFound
+from kubesched.controllers.base import ControllerContext, work
+from kubesched.controllers.daemonset import REVISION_HASH
+from kubesched.controllers.deployment import template_hash
+from kubesched.controllers.informers import Key, key_of
+from kubesched.controllers.owners import controller_of
+from kubesched.controllers.pods import PodControl, from_template, is_available, is_ready, phase
+from kubesched.controllers.workqueue import WorkQueue
+
+POD_NAME = "statefulset.kubernetes.io/pod-name"
+POD_INDEX = "apps.kubernetes.io/pod-index"
+
+
+def _ordinal(set_name: str, pod: Any) -> int | None:
+    prefix, _, number = (pod.metadata.name or "").rpartition("-")
+    return int(number) if prefix == set_name and number.isdigit() else None
+
+
+class StatefulSetController:
+    def __init__(self, ctx: ControllerContext) -> None:
+        self._ctx = ctx
+        self._sets = ctx.informers(apps_v1.StatefulSet)
+        self._pods = ctx.informers(core_v1.Pod)
+        self._queue: WorkQueue[Key] = WorkQueue(ctx.clock)
+        self._control = PodControl(ctx.cluster, self._pods, ctx.recorder("statefulset-controller"))
+        self._sets.add_handler(lambda _t, obj, _old: self._queue.add(key_of(obj)))
+        self._pods.add_handler(self._on_pod)
+
+    def _on_pod(self, type_: str, pod: Any, old: Any | None) -> None:
+        ref = controller_of(pod)
+        if ref is not None and ref.kind == "StatefulSet":
+            self._queue.add((pod.metadata.namespace or "", ref.name))
+
+    async def run(self) -> None:
+        await work(self._queue, self.sync, name="statefulset")
+
+    def _message(self, verb: str, pod_name: str, set_name: str) -> str:
+        return f"{verb} Pod {pod_name} in StatefulSet {set_name} successful"
+
+    async def sync(self, key: Key) -> None:
+        sts = self._sets.get(key)
+        if sts is None:
+            return
+        name = sts.metadata.name
+        uid = sts.metadata.uid
+        pods: dict[int, Any] = {}
+        for pod in self._pods.owned_by(uid):
+            ref = controller_of(pod)
+            ordinal = _ordinal(name, pod)
+            if ref is not None and ref.uid == uid and ordinal is not None:
+                pods[ordinal] = pod
+        revision = template_hash(sts.spec.template)
+        if sts.metadata.deletionTimestamp is None:
+            await self._manage(sts, pods, revision)
+        await self._write_status(sts, revision)
+
+    async def _manage(self, sts: Any, pods: dict[int, Any], revision: str) -> None:
+        name = sts.metadata.name
+        replicas = sts.spec.replicas if sts.spec.replicas is not None else 1
+        ordered = sts.spec.podManagementPolicy != "Parallel"
+        now = self._ctx.clock.now()
+        for i in range(replicas):
+            pod = pods.get(i)
+            if pod is not None and phase(pod) == "Failed" and pod.metadata.deletionTimestamp is None:
+                await self._control.delete(pod, sts, message=self._message("delete", pod.metadata.name, name))
+                return
+            if pod is None:
+                await self._control.create(self._pod(sts, i, revision), sts, message=self._message("create", f"{name}-{i}", name))
+                if ordered:
+                    return
+                continue
+            if ordered and (pod.metadata.deletionTimestamp is not None or not is_ready(pod)):
+                return
+        for i in sorted((i for i in pods if i >= replicas), reverse=True):
+            pod = pods[i]
+            if pod.metadata.deletionTimestamp is None:
+                await self._control.delete(pod, sts, message=self._message("delete", pod.metadata.name, name))
+            if ordered:
+                return
+        update = sts.spec.updateStrategy
+        if update is None or update.type != "RollingUpdate":
+            return
+        partition = (update.rollingUpdate.partition if update.rollingUpdate else None) or 0
+        for i in range(replicas - 1, partition - 1, -1):
+            pod = pods.get(i)
+            if pod is None or pod.metadata.deletionTimestamp is not None:
+                return
+            if (pod.metadata.labels or {}).get(REVISION_HASH) != revision:
+                await self._control.delete(pod, sts, message=self._message("delete", pod.metadata.name, name))
+                return
+            if not is_available(pod, sts.spec.minReadySeconds, now):
+                return
+
+    def _pod(self, sts: Any, ordinal: int, revision: str) -> Any:
+        name = f"{sts.metadata.name}-{ordinal}"
+        labels = {REVISION_HASH: revision, POD_NAME: name, POD_INDEX: str(ordinal)}
+        spec = msgspec.structs.replace(sts.spec.template.spec, hostname=name, subdomain=sts.spec.serviceName or None)
+        return from_template(sts.spec.template, sts, name=name, labels=labels, spec=spec)
+
+    async def _write_status(self, sts: Any, revision: str) -> None:
+        now = self._ctx.clock.now()
+        uid = sts.metadata.uid
+        pods = [p for p in self._pods.owned_by(uid) if phase(p) not in ("Succeeded", "Failed")]
+        updated = sum(1 for p in pods if (p.metadata.labels or {}).get(REVISION_HASH) == revision)
+        status = {
+            "observedGeneration": sts.metadata.generation,
+            "replicas": len(pods),
+            "readyReplicas": sum(1 for p in pods if is_ready(p)),
+            "availableReplicas": sum(1 for p in pods if is_available(p, sts.spec.minReadySeconds, now)),
+            "currentReplicas": updated,
+            "updatedReplicas": updated,
+            "currentRevision": f"{sts.metadata.name}-{revision}",
+            "updateRevision": f"{sts.metadata.name}-{revision}",
+        }
+        current = sts.status
+        if current is not None and all(getattr(current, k) == v for k, v in status.items()):
+            return
+        try:
+            changed = await self._ctx.cluster.patch(
+                apps_v1.StatefulSet, sts.metadata.name, {"status": status}, namespace=sts.metadata.namespace, subresource="status"
+            )
+        except NotFound:
+            return
+        self._sets.observe(changed)
