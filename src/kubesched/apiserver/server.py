@@ -20,7 +20,7 @@ from aiohttp import web
 from lightkube.models import policy_v1 as policy_models
 from lightkube.resources import core_v1
 
-from kubesched.apiserver import discovery, negotiation, openapi, tables
+from kubesched.apiserver import discovery, negotiation, openapi, scale, tables
 from kubesched.apiserver.codec import decode_json, encode_protobuf, media_type, parse_body, to_object
 from kubesched.apiserver.routing import Routes, Target
 from kubesched.apiserver.watchstream import stream_watch
@@ -62,6 +62,17 @@ def respond(body: Any, status: int = 200) -> web.Response:
 
 def status_response(error: ApiError) -> web.Response:
     return respond(error.status(), error.code)
+
+
+def _patch_type(request: web.Request) -> str:
+    """The patch type the request's Content-Type names (415 for any other)."""
+    patch_type = PATCH_TYPES.get(media_type(request.headers.get("Content-Type", "")))
+    if patch_type is None:
+        raise UnsupportedMediaType(
+            "the body of the request was in an unknown format - accepted media types include: "
+            + ", ".join(PATCH_TYPES)
+        )
+    return patch_type
 
 
 def _success(code: int) -> dict[str, Any]:
@@ -155,6 +166,8 @@ class ApiServer:
                 if target.subresource == "binding":
                     return await self._bind(request, target, target.name)
                 return await self._evict(request, target)
+            if target.subresource == "scale":
+                return await self._scale(request, target)
             if method == "GET":
                 return self._get(request, target)
             if method == "PUT":
@@ -311,13 +324,7 @@ class ApiServer:
 
     async def _patch(self, request: web.Request, target: Target) -> web.Response:
         self._refuse_dry_run(request)
-        content_type = media_type(request.headers.get("Content-Type", ""))
-        patch_type = PATCH_TYPES.get(content_type)
-        if patch_type is None:
-            raise UnsupportedMediaType(
-                "the body of the request was in an unknown format - accepted media types include: "
-                + ", ".join(PATCH_TYPES)
-            )
+        patch_type = _patch_type(request)
         patch = decode_json(await request.read())
         patched = self.store.patch(
             target.kind.cls,
@@ -366,6 +373,20 @@ class ApiServer:
         )
         still_there = self._exists(target.kind, target.name or "", target.namespace)
         return respond(result, 202 if still_there else 200)
+
+    async def _scale(self, request: web.Request, target: Target) -> web.Response:
+        cls, name, namespace = target.kind.cls, target.name or "", target.namespace
+        if request.method == "GET":
+            return respond(scale.scale_of(self.store.get(cls, name, namespace=namespace)))
+        self._refuse_dry_run(request)
+        if request.method == "PUT":
+            body = parse_body(await request.read(), request.headers.get("Content-Type", ""))
+            return respond(scale.write_scale(self.store, cls, name, namespace, body))
+        if request.method == "PATCH":
+            patch_type = _patch_type(request)
+            patch = decode_json(await request.read())
+            return respond(scale.patch_scale(self.store, cls, name, namespace, patch, patch_type))
+        raise MethodNotAllowed("the server does not allow this method on the requested resource")
 
     def _exists(self, kind: Kind, name: str, namespace: str | None) -> bool:
         try:

@@ -26,6 +26,7 @@ from typing import Any, Final
 import msgspec
 from lightkube.resources import (
     apps_v1,
+    batch_v1,
     coordination_v1,
     core_v1,
     events_v1,
@@ -802,6 +803,88 @@ def _stateful_set_cells(sts: Any, now: float) -> list[Any]:
     ]
 
 
+def _daemon_set_cells(ds: Any, now: float) -> list[Any]:
+    spec, status = ds.spec, ds.status
+    template = spec.template if spec else None
+    node_selector = (template.spec.nodeSelector if template and template.spec else None) or {}
+    return [
+        _name(ds),
+        _int(status.desiredNumberScheduled if status else None),
+        _int(status.currentNumberScheduled if status else None),
+        _int(status.numberReady if status else None),
+        _int(status.updatedNumberScheduled if status else None),
+        _int(status.numberAvailable if status else None),
+        ",".join(f"{k}={v}" for k, v in sorted(node_selector.items())) or _NONE,
+        _age(_created(ds), now),
+        *_container_cells(template),
+        _format_selector(spec.selector if spec else None),
+    ]
+
+
+_DAEMON_SET = _Printer(
+    (
+        _name_col(),
+        _Col("Desired", type="integer", description="The number of nodes that should run the daemon pod."),
+        _Col("Current", type="integer", description="The number of nodes running at least one daemon pod."),
+        _Col("Ready", type="integer", description="The number of nodes with a ready daemon pod."),
+        _Col("Up-to-date", type="integer", description="The number of nodes running the updated daemon pod."),
+        _Col("Available", type="integer", description="The number of nodes with an available daemon pod."),
+        _Col("Node Selector", description="The node selector of the pod template."),
+        _AGE,
+        _CONTAINERS,
+        _IMAGES,
+        _SELECTOR,
+    ),
+    _cells(_daemon_set_cells),
+)
+
+
+def _job_status(job: Any) -> str:
+    """The Status column: the job's finished condition, else Suspended, Terminating or Running."""
+    conditions = {c.type for c in (job.status.conditions if job.status else None) or () if c.status == "True"}
+    for type_ in ("Complete", "Failed", "FailureTarget", "SuccessCriteriaMet", "Suspended"):
+        if type_ in conditions:
+            return type_
+    return "Terminating" if job.metadata.deletionTimestamp is not None else "Running"
+
+
+def _job_cells(job: Any, now: float) -> list[Any]:
+    spec, status = job.spec, job.status
+    succeeded = _int(status.succeeded if status else None)
+    if spec is not None and spec.completions is not None:
+        completions = f"{succeeded}/{spec.completions}"
+    else:
+        parallelism = (spec.parallelism if spec else None) or 0
+        completions = f"{succeeded}/1 of {parallelism}" if parallelism > 1 else f"{succeeded}/1"
+    start = status.startTime if status else None
+    end = status.completionTime if status else None
+    duration = "" if start is None else human_duration((end.timestamp() if end else now) - start.timestamp())
+    return [
+        _name(job),
+        _job_status(job),
+        completions,
+        duration,
+        _age(_created(job), now),
+        *_container_cells(spec.template if spec else None),
+        _format_selector(spec.selector if spec else None),
+    ]
+
+
+_JOB = _Printer(
+    (
+        _name_col(),
+        _Col("Status", description="The status of the job."),
+        _Col("Completions", description="The desired number of successfully finished pods the job should be run with."),
+        _Col("Duration", description="Time the job took to complete, or has been running."),
+        _AGE,
+        _CONTAINERS,
+        _IMAGES,
+        _SELECTOR,
+    ),
+    _cells(_job_cells),
+)
+
+
 _STATEFUL_SET = _Printer(
     (_name_col(), _Col("Ready", description="Ready pods over desired pods."), _AGE, _CONTAINERS, _IMAGES),
     _cells(_stateful_set_cells),
@@ -1162,6 +1245,8 @@ _PRINTERS: dict[type[Any], _Printer] = {
     apps_v1.Deployment: _DEPLOYMENT,
     apps_v1.ReplicaSet: _REPLICA_SET,
     apps_v1.StatefulSet: _STATEFUL_SET,
+    apps_v1.DaemonSet: _DAEMON_SET,
+    batch_v1.Job: _JOB,
     core_v1.ReplicationController: _REPLICATION_CONTROLLER,
     core_v1.Service: _SERVICE,
     core_v1.PersistentVolume: _PERSISTENT_VOLUME,

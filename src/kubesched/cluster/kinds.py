@@ -122,6 +122,7 @@ def _make(
 
 
 _ALL = ("all",)
+_SCALED = ("scale", "status")
 KINDS: dict[type[Any], Kind] = {
     k.cls: k
     for k in (
@@ -154,10 +155,10 @@ KINDS: dict[type[Any], Kind] = {
         _make(core_v1.PersistentVolume, short=("pv",)),
         _make(core_v1.PersistentVolumeClaim, short=("pvc",)),
         _make(core_v1.Service, short=("svc",), categories=_ALL),
-        _make(core_v1.ReplicationController, short=("rc",), categories=_ALL),
-        _make(apps_v1.ReplicaSet, short=("rs",), categories=_ALL),
-        _make(apps_v1.StatefulSet, short=("sts",), categories=_ALL),
-        _make(apps_v1.Deployment, short=("deploy",), categories=_ALL),
+        _make(core_v1.ReplicationController, short=("rc",), categories=_ALL, subresources=_SCALED),
+        _make(apps_v1.ReplicaSet, short=("rs",), categories=_ALL, subresources=_SCALED),
+        _make(apps_v1.StatefulSet, short=("sts",), categories=_ALL, subresources=_SCALED),
+        _make(apps_v1.Deployment, short=("deploy",), categories=_ALL, subresources=_SCALED),
         _make(apps_v1.DaemonSet, short=("ds",), categories=_ALL),
         _make(batch_v1.Job, categories=_ALL),
         _make(storage_v1.StorageClass, short=("sc",)),

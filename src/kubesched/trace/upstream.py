@@ -181,6 +181,7 @@ OURS_ONLY: dict[str, str] = {
     "kubelet.rejected": "fake kubelets stand in for the kubelet",
     "kubelet.running": "fake kubelets stand in for the kubelet",
     "kubelet.killed": "fake kubelets stand in for the kubelet",
+    "kubelet.exited": "fake kubelets stand in for the kubelet",
     "disruption.status": "the disruption controller runs in kube-controller-manager",
     "minimal.invalid": "the from-scratch scheduler is kubesched's own",
     "minimal.unschedulable": "the from-scratch scheduler is kubesched's own",

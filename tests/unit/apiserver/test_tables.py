@@ -1228,6 +1228,8 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "ReplicaSet": {"spec": {"selector": {}}},
     "StatefulSet": {"spec": {"selector": {}, "template": {}}},
     "Deployment": {"spec": {"selector": {}, "template": {}}},
+    "DaemonSet": {"spec": {"selector": {}, "template": {}}},
+    "Job": {"spec": {"template": {}}},
     "StorageClass": {"provisioner": "p"},
     "CSINode": {"spec": {"drivers": []}},
     "CSIDriver": {"spec": {}},
