@@ -4,6 +4,7 @@ informers, an event recorder, the trace) and the loop that syncs the keys of its
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -11,7 +12,8 @@ from typing import Any, Protocol
 from kubesched.clock import Clock
 from kubesched.cluster import ApiError, Cluster
 from kubesched.cluster.events import EventRecorder
-from kubesched.controllers.informers import Informers, Key
+from kubesched.cluster.protocol import MODIFIED
+from kubesched.controllers.informers import Informers, Key, key_of
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.trace import Tracer
 
@@ -35,6 +37,23 @@ class ControllerContext:
         return EventRecorder(self.cluster, self.clock, component=component)
 
 
+def enqueue_on_change(queue: WorkQueue[Key]) -> Callable[[str, Any, Any | None], None]:
+    """A handler for a controller's own kind: the object's key, on add and delete and on an
+    update of its spec or metadata — not on the status writes its controller makes."""
+
+    def handle(type_: str, obj: Any, old: Any | None) -> None:
+        if type_ == MODIFIED and old is not None and _without_version(old) == _without_version(obj):
+            return
+        queue.add(key_of(obj))
+
+    return handle
+
+
+def _without_version(obj: Any) -> Any:
+    meta = obj.metadata
+    return (meta.generation, meta.labels, meta.annotations, meta.deletionTimestamp, meta.finalizers, meta.ownerReferences)
+
+
 class Controller(Protocol):
     """A controller runs until cancelled."""
 
@@ -46,6 +65,7 @@ async def work(queue: WorkQueue[Key], sync: Callable[[Key], Awaitable[None]], *,
     else is logged and retried the same way (a controller never dies of one object)."""
     while True:
         key = await queue.get()
+        started = time.perf_counter()
         try:
             await sync(key)
         except ApiError:
@@ -56,4 +76,4 @@ async def work(queue: WorkQueue[Key], sync: Callable[[Key], Awaitable[None]], *,
         else:
             queue.forget(key)
         finally:
-            queue.done(key)
+            queue.done(key, cost=time.perf_counter() - started)

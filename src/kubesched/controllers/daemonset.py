@@ -15,7 +15,7 @@ from lightkube.resources import apps_v1, core_v1
 from kubesched.api.selectors import RequiredNodeAffinity
 from kubesched.api.tolerations import find_untolerated_taint
 from kubesched.cluster import NotFound
-from kubesched.controllers.base import ControllerContext, work
+from kubesched.controllers.base import ControllerContext, enqueue_on_change, work
 from kubesched.controllers.deployment import _scaled, template_hash
 from kubesched.controllers.informers import Key, key_of
 from kubesched.controllers.owners import controller_of
@@ -90,14 +90,14 @@ class DaemonSetController:
         self._nodes = ctx.informers(core_v1.Node)
         self._queue: WorkQueue[Key] = WorkQueue(ctx.clock)
         self._control = PodControl(ctx.cluster, self._pods, ctx.recorder("daemonset-controller"))
-        self._sets.add_handler(lambda _t, obj, _old: self._queue.add(key_of(obj)))
+        self._sets.add_handler(enqueue_on_change(self._queue))
         self._pods.add_handler(self._on_pod)
         self._nodes.add_handler(self._on_node)
 
     def _on_pod(self, type_: str, pod: Any, old: Any | None) -> None:
         ref = controller_of(pod)
         if ref is not None and ref.kind == "DaemonSet":
-            self._queue.add((pod.metadata.namespace or "", ref.name))
+            self._queue.add_batched((pod.metadata.namespace or "", ref.name))
 
     def _on_node(self, type_: str, node: Any, old: Any | None) -> None:
         if old is not None and type_ != "DELETED":
@@ -118,7 +118,7 @@ class DaemonSetController:
         if ds is None:
             return
         uid = ds.metadata.uid
-        pods = [p for p in self._pods.owned_by(uid) if (ref := controller_of(p)) is not None and ref.uid == uid]
+        pods = self._pods.controlled_by(uid)
         revision = template_hash(ds.spec.template)
         by_node: dict[str, list[Any]] = defaultdict(list)
         for pod in pods:

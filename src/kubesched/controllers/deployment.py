@@ -18,7 +18,7 @@ from kubesched.clock.base import rfc3339
 from kubesched.cluster import AlreadyExists, NotFound
 from kubesched.cluster.codec import encode
 from kubesched.cluster.events import NORMAL
-from kubesched.controllers.base import ControllerContext, work
+from kubesched.controllers.base import ControllerContext, enqueue_on_change, work
 from kubesched.controllers.informers import Key, key_of
 from kubesched.controllers.owners import adoption_patch, controller_of, controller_reference
 from kubesched.controllers.pods import is_active
@@ -104,7 +104,7 @@ class DeploymentController:
         self._pods = ctx.informers(core_v1.Pod)
         self._queue: WorkQueue[Key] = WorkQueue(ctx.clock)
         self._recorder = ctx.recorder("deployment-controller")
-        self._deployments.add_handler(lambda _t, obj, _old: self._queue.add(key_of(obj)))
+        self._deployments.add_handler(enqueue_on_change(self._queue))
         self._sets.add_handler(self._on_set)
         self._pods.add_handler(self._on_pod)
 
@@ -153,11 +153,7 @@ class DeploymentController:
         await self._write_status(d, self._claimed(d), self._sets.get(key_of(new)))
 
     def _claimed(self, d: Any) -> list[Any]:
-        uid = d.metadata.uid
-        return sorted(
-            (rs for rs in self._sets.owned_by(uid) if (ref := controller_of(rs)) is not None and ref.uid == uid),
-            key=lambda rs: (_created(rs), rs.metadata.name),
-        )
+        return sorted(self._sets.controlled_by(d.metadata.uid), key=lambda rs: (_created(rs), rs.metadata.name))
 
     async def _claim(self, d: Any) -> list[Any]:
         selector = selector_of(d)

@@ -41,7 +41,9 @@ class Informer:
         self._by_uid: dict[str, Key] = {}
         self._owned: dict[str, set[Key]] = {}  # owner uid -> keys of the objects naming it
         self._orphans: dict[str, set[Key]] = {}  # namespace -> keys of the objects no controller owns
+        self._controlled: dict[str, set[Key]] = {}  # controller uid -> keys of the objects it controls
         self._removed: dict[Key, int] = {}  # keys removed by this process's writes, at the version they went
+        self._watched: dict[Key, Any] = {}  # each object as the watch last delivered it: what handlers compare with
         self._handlers: list[Handler] = []
         self.synced = asyncio.Event()
 
@@ -60,6 +62,10 @@ class Informer:
     def owned_by(self, uid: str) -> list[Any]:
         """The objects whose ownerReferences name `uid`."""
         return [self._objects[k] for k in self._owned.get(uid, ()) if k in self._objects]
+
+    def controlled_by(self, uid: str) -> list[Any]:
+        """The objects whose controller reference names `uid`."""
+        return [self._objects[k] for k in self._controlled.get(uid, ()) if k in self._objects]
 
     def orphans(self, namespace: str) -> list[Any]:
         """The objects of `namespace` without a controller reference."""
@@ -99,8 +105,11 @@ class Informer:
         refs = obj.metadata.ownerReferences or ()
         for ref in refs:
             self._owned.setdefault(ref.uid, set()).add(key)
-        if not any(ref.controller for ref in refs):
+        controller = next((ref for ref in refs if ref.controller), None)
+        if controller is None:
             self._orphans.setdefault(key[0], set()).add(key)
+        else:
+            self._controlled.setdefault(controller.uid, set()).add(key)
 
     def _drop(self, key: Key) -> Any | None:
         old = self._objects.pop(key, None)
@@ -114,6 +123,11 @@ class Informer:
         orphans = self._orphans.get(key[0])
         if orphans is not None:
             orphans.discard(key)
+        controller = next((ref for ref in obj.metadata.ownerReferences or () if ref.controller), None)
+        if controller is not None and (controlled := self._controlled.get(controller.uid)) is not None:
+            controlled.discard(key)
+            if not controlled:
+                del self._controlled[controller.uid]
         for ref in obj.metadata.ownerReferences or ():
             owned = self._owned.get(ref.uid)
             if owned is not None:
@@ -125,22 +139,24 @@ class Informer:
 
     def _apply(self, type_: str, obj: Any) -> None:
         key = key_of(obj)
-        old = self._objects.get(key)
+        old = self._watched.pop(key, None)
         if type_ == DELETED:
             self._removed.pop(key, None)
             gone = self._drop(key)
             for handler in self._handlers:
                 handler(DELETED, gone if gone is not None else obj, None)
             return
+        self._watched[key] = obj
         removed_at = self._removed.get(key)
         if removed_at is not None:
             if _version(obj) <= removed_at:
                 return  # a version from before this process removed it
             del self._removed[key]
-        if old is None or _version(obj) >= _version(old):
+        cached = self._objects.get(key)
+        if cached is None or _version(obj) >= _version(cached):
             self._put(key, obj)
         for handler in self._handlers:
-            handler(ADDED if old is None else MODIFIED, self._objects[key], old)
+            handler(ADDED if old is None else MODIFIED, obj, old)
 
     async def run(self) -> None:
         """List, then watch from the list's version until cancelled: resume from the last

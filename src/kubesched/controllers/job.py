@@ -14,7 +14,7 @@ from lightkube.resources import batch_v1, core_v1
 from kubesched.clock.base import rfc3339
 from kubesched.cluster import NotFound
 from kubesched.cluster.events import NORMAL, WARNING
-from kubesched.controllers.base import ControllerContext, work
+from kubesched.controllers.base import ControllerContext, enqueue_on_change, work
 from kubesched.controllers.informers import Key, key_of
 from kubesched.controllers.owners import controller_of
 from kubesched.controllers.pods import PodControl, from_template, is_active, is_ready, phase
@@ -45,20 +45,19 @@ class JobController:
         self._recorder = ctx.recorder("job-controller")
         self._control = PodControl(ctx.cluster, self._pods, self._recorder)
         self._last_failure: dict[str, float] = {}  # job uid -> when its last pod failure was counted
-        self._jobs.add_handler(lambda _t, obj, _old: self._queue.add(key_of(obj)))
+        self._jobs.add_handler(enqueue_on_change(self._queue))
         self._pods.add_handler(self._on_pod)
 
     def _on_pod(self, type_: str, pod: Any, old: Any | None) -> None:
         ref = controller_of(pod)
         if ref is not None and ref.kind == "Job":
-            self._queue.add((pod.metadata.namespace or "", ref.name))
+            self._queue.add_batched((pod.metadata.namespace or "", ref.name))
 
     async def run(self) -> None:
         await work(self._queue, self.sync, name="job")
 
     def _owned(self, job: Any) -> list[Any]:
-        uid = job.metadata.uid
-        return [p for p in self._pods.owned_by(uid) if (ref := controller_of(p)) is not None and ref.uid == uid]
+        return self._pods.controlled_by(job.metadata.uid)
 
     async def sync(self, key: Key) -> None:
         job = self._jobs.get(key)

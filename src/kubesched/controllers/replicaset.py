@@ -12,7 +12,7 @@ from lightkube.resources import apps_v1, core_v1
 from kubesched.api.errors import FieldError
 from kubesched.api.selectors import LabelSelectorMatcher, compile_label_selector
 from kubesched.cluster import ApiError, NotFound
-from kubesched.controllers.base import ControllerContext, work
+from kubesched.controllers.base import ControllerContext, enqueue_on_change, work
 from kubesched.controllers.informers import Key, key_of
 from kubesched.controllers.owners import adoption_patch, controller_of, release_patch
 from kubesched.controllers.pods import PodControl, deletion_order, from_template, is_active, is_available, is_ready
@@ -57,7 +57,7 @@ class ReplicaSetController:
         self._pods = ctx.informers(core_v1.Pod)
         self._queue: WorkQueue[Key] = WorkQueue(ctx.clock)
         self._control = PodControl(ctx.cluster, self._pods, ctx.recorder(component))
-        self._sets.add_handler(lambda _t, obj, _old: self._queue.add(key_of(obj)))
+        self._sets.add_handler(enqueue_on_change(self._queue))
         self._pods.add_handler(self._on_pod)
 
     def _on_pod(self, type_: str, pod: Any, old: Any | None) -> None:
@@ -67,12 +67,12 @@ class ReplicaSetController:
             ref = controller_of(p)
             if ref is not None:
                 if ref.kind == self._cls._api_info.resource.kind:
-                    self._queue.add((p.metadata.namespace or "", ref.name))
+                    self._queue.add_batched((p.metadata.namespace or "", ref.name))
             elif type_ != "DELETED":
                 for rs in self._sets.items(p.metadata.namespace or ""):
                     selector = selector_of(rs)
                     if selector is not None and selector.matches(p.metadata.labels):
-                        self._queue.add(key_of(rs))
+                        self._queue.add_batched(key_of(rs))
 
     async def run(self) -> None:
         await work(self._queue, self.sync, name="replicaset")
@@ -89,8 +89,7 @@ class ReplicaSetController:
         await self._write_status(rs, active)
 
     def _claimed(self, rs: Any) -> list[Any]:
-        uid = rs.metadata.uid
-        return [p for p in self._pods.owned_by(uid) if controller_of(p) is not None and controller_of(p).uid == uid]
+        return self._pods.controlled_by(rs.metadata.uid)
 
     async def _claim(self, rs: Any) -> list[Any]:
         """The pods the set controls, after adopting matching orphans and releasing owned pods

@@ -12,7 +12,7 @@ import msgspec
 from lightkube.resources import apps_v1, core_v1
 
 from kubesched.cluster import NotFound
-from kubesched.controllers.base import ControllerContext, work
+from kubesched.controllers.base import ControllerContext, enqueue_on_change, work
 from kubesched.controllers.daemonset import REVISION_HASH
 from kubesched.controllers.deployment import template_hash
 from kubesched.controllers.informers import Key, key_of
@@ -36,13 +36,13 @@ class StatefulSetController:
         self._pods = ctx.informers(core_v1.Pod)
         self._queue: WorkQueue[Key] = WorkQueue(ctx.clock)
         self._control = PodControl(ctx.cluster, self._pods, ctx.recorder("statefulset-controller"))
-        self._sets.add_handler(lambda _t, obj, _old: self._queue.add(key_of(obj)))
+        self._sets.add_handler(enqueue_on_change(self._queue))
         self._pods.add_handler(self._on_pod)
 
     def _on_pod(self, type_: str, pod: Any, old: Any | None) -> None:
         ref = controller_of(pod)
         if ref is not None and ref.kind == "StatefulSet":
-            self._queue.add((pod.metadata.namespace or "", ref.name))
+            self._queue.add_batched((pod.metadata.namespace or "", ref.name))
 
     async def run(self) -> None:
         await work(self._queue, self.sync, name="statefulset")
@@ -57,10 +57,9 @@ class StatefulSetController:
         name = sts.metadata.name
         uid = sts.metadata.uid
         pods: dict[int, Any] = {}
-        for pod in self._pods.owned_by(uid):
-            ref = controller_of(pod)
+        for pod in self._pods.controlled_by(uid):
             ordinal = _ordinal(name, pod)
-            if ref is not None and ref.uid == uid and ordinal is not None:
+            if ordinal is not None:
                 pods[ordinal] = pod
         revision = template_hash(sts.spec.template)
         if sts.metadata.deletionTimestamp is None:

@@ -15,6 +15,8 @@ K = TypeVar("K", bound=Hashable)
 
 RETRY_BASE_SECONDS = 0.005  # client-go's default controller rate limiter: 5 ms doubling
 RETRY_MAX_SECONDS = 1000.0  # up to 1000 s
+BATCH_SECONDS = 0.05  # how long a change of a dependent (a pod) waits for the next ones before its owner syncs
+BATCH_COST_FACTOR = 10  # and at least this many times the owner's last sync took: a large owner syncs less often
 
 
 class WorkQueue(Generic[K]):
@@ -25,6 +27,8 @@ class WorkQueue(Generic[K]):
         self._processing: set[K] = set()
         self._again: set[K] = set()  # added while being processed
         self._failures: dict[K, int] = {}
+        self._batching: set[K] = set()
+        self._cost: dict[K, float] = {}  # seconds the key's last processing took
         self._ready = asyncio.Event()
 
     def add(self, key: K) -> None:
@@ -42,6 +46,22 @@ class WorkQueue(Generic[K]):
             self.add(key)
         else:
             self._clock.call_later(delay, self.add, key)
+
+    def add_batched(self, key: K) -> None:
+        """Add `key` after a batching delay, once however often it is asked for meanwhile: the
+        thousands of pod changes of a large workload make a few syncs of their owner, not one
+        each. The delay is `BATCH_SECONDS`, or `BATCH_COST_FACTOR` times the key's last
+        processing when that is longer, so that no owner's syncs take more than a tenth of the
+        loop."""
+        if key in self._batching:
+            return
+        self._batching.add(key)
+        delay = max(BATCH_SECONDS, BATCH_COST_FACTOR * self._cost.get(key, 0.0))
+        self._clock.call_later(delay, self._release, key)
+
+    def _release(self, key: K) -> None:
+        self._batching.discard(key)
+        self.add(key)
 
     def retry(self, key: K) -> None:
         """Add `key` again after its backoff (which doubles with every retry until `forget`)."""
@@ -61,8 +81,13 @@ class WorkQueue(Generic[K]):
         self._processing.add(key)
         return key
 
-    def done(self, key: K) -> None:
+    def done(self, key: K, *, cost: float = 0.0) -> None:
+        """`key` processed, in `cost` seconds of work."""
         self._processing.discard(key)
+        if cost:
+            self._cost[key] = cost
+        else:
+            self._cost.pop(key, None)
         if key in self._again:
             self._again.discard(key)
             self.add(key)
