@@ -223,7 +223,9 @@ class ControllerLab:
     """A memory cluster on a virtual clock with fake nodes and kubelets, the default scheduler
     and the built-in controllers: `advance(seconds)` runs it; `pods(**labels)` reads it."""
 
-    def __init__(self, clock: Any, *, nodes: int = 3, controllers: Sequence[str] | None = None, template: Any = None) -> None:
+    def __init__(
+        self, clock: Any, *, nodes: int = 3, controllers: Sequence[str] | None = None, template: Any = None
+    ) -> None:
         from kubesched.cluster.memory import MemoryCluster, MemoryStore
         from kubesched.config import default_config
         from kubesched.controllers import CONTROLLERS, ControllerManager
@@ -237,7 +239,9 @@ class ControllerLab:
             self.store.create(node)
         registry = plugin_registry()
         store = self.store
-        self.manager = ControllerManager.on_store(store, clock, names=CONTROLLERS if controllers is None else controllers)
+        self.manager = ControllerManager.on_store(
+            store, clock, names=CONTROLLERS if controllers is None else controllers
+        )
         parts = (
             FakeKubelets(MemoryCluster(store), clock),
             Scheduler(MemoryCluster(store), clock, default_config(registry), registry),
@@ -258,10 +262,16 @@ class ControllerLab:
         return self.store.list(core_v1.Pod, namespace=namespace, label_selector=selector).items
 
     def running(self, namespace: str = "default", **labels: str) -> list[Any]:
-        return [p for p in self.pods(namespace, **labels) if p.status and p.status.phase == "Running" and not p.metadata.deletionTimestamp]
+        return [
+            p
+            for p in self.pods(namespace, **labels)
+            if p.status and p.status.phase == "Running" and not p.metadata.deletionTimestamp
+        ]
 
 
-def deployment(name: str, *, replicas: int = 3, image: str = "nginx:1.27", namespace: str = "default", **spec: Any) -> Any:
+def deployment(
+    name: str, *, replicas: int = 3, image: str = "nginx:1.27", namespace: str = "default", **spec: Any
+) -> Any:
     """An apps/v1 Deployment of one container selecting `app=<name>`."""
     from lightkube.models import apps_v1 as apps
     from lightkube.resources import apps_v1

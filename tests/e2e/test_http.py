@@ -367,3 +367,32 @@ def test_a_watch_list_ends_its_initial_events_with_a_bookmark_on_every_served_ki
     assert events[0]["object"]["kind"] == kind.kind and events[0]["object"]["apiVersion"] == kind.api_version
     assert events[0]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     assert all(e["type"] == "BOOKMARK" for e in events)
+
+
+def _replica_set(name):
+    labels = {"app": name}
+    template = {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": "nginx"}]}}
+    spec = {"replicas": 0, "selector": {"matchLabels": labels}, "template": template}
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("method", "body", "content_type", "code", "replicas"),
+    [
+        ("PUT", {"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 2}}, JSON, 200, 2),
+        ("PATCH", {"spec": {"replicas": 4}}, "application/merge-patch+json", 200, 4),
+        ("PATCH", [{"op": "replace", "path": "/spec/replicas", "value": 1}], "application/json-patch+json", 200, 1),
+        ("PUT", {"spec": {"replicas": -1}}, JSON, 422, 0),
+        ("PATCH", {"spec": {"replicas": 3}}, "text/plain", 415, 0),
+    ],
+)
+def test_the_scale_subresource_reads_and_writes_spec_replicas(cluster, method, body, content_type, code, replicas):
+    name = f"scaled-{method.lower()}-{code}-{replicas}"
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "scaling"}}
+    assert call(f"{cluster.url}/api/v1/namespaces", "POST", namespace)[0] in (201, 409)  # its pods out of others' way
+    base = f"{cluster.url}/apis/apps/v1/namespaces/scaling/replicasets"
+    assert call(base, "POST", _replica_set(name))[0] == 201
+    status, scale = call(f"{base}/{name}/scale")
+    assert status == 200 and scale["kind"] == "Scale" and scale["status"]["selector"] == f"app={name}"
+    assert call(f"{base}/{name}/scale", method, body, content_type=content_type)[0] == code
+    assert call(f"{base}/{name}")[1]["spec"]["replicas"] == replicas

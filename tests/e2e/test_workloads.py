@@ -23,7 +23,15 @@ def kubectl(tmp_path_factory, kubectl_for):
 
 def _apply(kubectl, manifest: dict) -> None:
     binary, env = kubectl.binary, kubectl.env
-    subprocess.run([binary, "apply", "-f", "-"], input=json.dumps(manifest), env=env, text=True, check=True, capture_output=True, timeout=30)
+    subprocess.run(
+        [binary, "apply", "-f", "-"],
+        input=json.dumps(manifest),
+        env=env,
+        text=True,
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
 
 
 def _pods(kubectl, selector: str, namespace: str = "default") -> list[dict]:
@@ -84,7 +92,10 @@ def test_a_daemonset_has_one_pod_per_node(kubectl):
         "metadata": {"name": "agent"},
         "spec": {
             "selector": {"matchLabels": {"app": "agent"}},
-            "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "a", "image": "agent:1"}]}},
+            "template": {
+                "metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "a", "image": "agent:1"}]},
+            },
         },
     }
     _apply(kubectl, ds)

@@ -22,7 +22,11 @@ def _selector(obj: Any) -> str:
     parts = [f"{k}={v}" for k, v in sorted((selector.matchLabels or {}).items())]
     for e in selector.matchExpressions or ():
         values = ",".join(sorted(e.values or ()))
-        parts.append({"In": f"{e.key} in ({values})", "NotIn": f"{e.key} notin ({values})", "Exists": e.key}.get(e.operator, f"!{e.key}"))
+        parts.append(
+            {"In": f"{e.key} in ({values})", "NotIn": f"{e.key} notin ({values})", "Exists": e.key}.get(
+                e.operator, f"!{e.key}"
+            )
+        )
     return ",".join(parts)
 
 
@@ -57,7 +61,9 @@ def write_scale(store: MemoryStore, cls: type[Any], name: str, namespace: str | 
     return scale_of(store.patch(cls, name, patch, namespace=namespace))
 
 
-def patch_scale(store: MemoryStore, cls: type[Any], name: str, namespace: str | None, patch: Any, patch_type: str) -> dict[str, Any]:
+def patch_scale(
+    store: MemoryStore, cls: type[Any], name: str, namespace: str | None, patch: Any, patch_type: str
+) -> dict[str, Any]:
     current = scale_of(store.get(cls, name, namespace=namespace))
     try:
         patched = apply_patch("Scale", current, patch, patch_type)

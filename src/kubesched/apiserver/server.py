@@ -69,8 +69,7 @@ def _patch_type(request: web.Request) -> str:
     patch_type = PATCH_TYPES.get(media_type(request.headers.get("Content-Type", "")))
     if patch_type is None:
         raise UnsupportedMediaType(
-            "the body of the request was in an unknown format - accepted media types include: "
-            + ", ".join(PATCH_TYPES)
+            "the body of the request was in an unknown format - accepted media types include: " + ", ".join(PATCH_TYPES)
         )
     return patch_type
 

@@ -20,12 +20,12 @@ from kubesched.clock import RealClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.cluster.memory.store import DEFAULT_HISTORY
 from kubesched.config import SchedulerConfig, default_config
+from kubesched.controllers import CONTROLLERS, ControllerManager
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import controllers, plugin_registry
 from kubesched.scheduler.results import ResultStore
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
-from kubesched.controllers import CONTROLLERS, ControllerManager
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
 
 

@@ -24,9 +24,9 @@ from kubesched.cli.plugins import plugins_command
 from kubesched.cli.queue import queue_command
 from kubesched.cli.report import print_minimal_report
 from kubesched.cli.run import controllers_command, minimal_command, run_command
-from kubesched.controllers import CONTROLLERS
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import KUBESCHED, run_minimal, run_scenario
+from kubesched.controllers import CONTROLLERS
 from kubesched.golden.cli import report, run_directory
 from kubesched.golden.loader import case_names
 from kubesched.minimal import NAME as MINIMAL_NAME

@@ -51,7 +51,14 @@ def enqueue_on_change(queue: WorkQueue[Key]) -> Callable[[str, Any, Any | None],
 
 def _without_version(obj: Any) -> Any:
     meta = obj.metadata
-    return (meta.generation, meta.labels, meta.annotations, meta.deletionTimestamp, meta.finalizers, meta.ownerReferences)
+    return (
+        meta.generation,
+        meta.labels,
+        meta.annotations,
+        meta.deletionTimestamp,
+        meta.finalizers,
+        meta.ownerReferences,
+    )
 
 
 class Controller(Protocol):

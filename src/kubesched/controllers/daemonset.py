@@ -38,7 +38,9 @@ NETWORK_UNAVAILABLE = ("node.kubernetes.io/network-unavailable", "NoSchedule")
 def daemon_spec(template_spec: Any, node: str) -> Any:
     """The template's pod spec for `node`: a required affinity to that node by name (replacing
     any required node affinity), and the daemon tolerations added."""
-    term = m.NodeSelectorTerm(matchFields=[m.NodeSelectorRequirement(key="metadata.name", operator="In", values=[node])])
+    term = m.NodeSelectorTerm(
+        matchFields=[m.NodeSelectorRequirement(key="metadata.name", operator="In", values=[node])]
+    )
     affinity = template_spec.affinity or m.Affinity()
     node_affinity = affinity.nodeAffinity or m.NodeAffinity()
     node_affinity = msgspec.structs.replace(
@@ -58,14 +60,14 @@ def should_run(template_spec: Any, node: Any) -> tuple[bool, bool]:
     """Whether a daemon pod should be placed on `node`, and whether one there may stay
     (upstream's `NodeShouldRunDaemonPod`: the node selector and required affinity, the taints
     the pod does not tolerate — NoSchedule for placing, NoExecute for both)."""
-    pod = core_v1.Pod(spec=daemon_spec(template_spec, node.metadata.name))
+    tolerations = daemon_spec(template_spec, node.metadata.name).tolerations
     affinity = RequiredNodeAffinity(core_v1.Pod(spec=template_spec))
     if not affinity.matches(node.metadata.name, node.metadata.labels):
         return False, False
     taints = node.spec.taints if node.spec else None
-    if find_untolerated_taint(taints, pod.spec.tolerations, effects=("NoExecute",)) is not None:
+    if find_untolerated_taint(taints, tolerations, effects=("NoExecute",)) is not None:
         return False, False
-    placing = find_untolerated_taint(taints, pod.spec.tolerations, effects=("NoSchedule",)) is None
+    placing = find_untolerated_taint(taints, tolerations, effects=("NoSchedule",)) is None
     return placing, True
 
 
@@ -160,7 +162,9 @@ class DaemonSetController:
             return
         now = self._ctx.clock.now()
         wanted = sum(1 for n in nodes if by_node.get(n))
-        max_unavailable = _scaled(update.rollingUpdate.maxUnavailable if update.rollingUpdate else 1, wanted, round_up=True) or 1
+        max_unavailable = (
+            _scaled(update.rollingUpdate.maxUnavailable if update.rollingUpdate else 1, wanted, round_up=True) or 1
+        )
         unavailable = sum(
             1 for n in nodes if not any(is_available(p, ds.spec.minReadySeconds, now) for p in by_node.get(n, ()))
         )
@@ -197,7 +201,11 @@ class DaemonSetController:
             return
         try:
             updated = await self._ctx.cluster.patch(
-                apps_v1.DaemonSet, ds.metadata.name, {"status": status}, namespace=ds.metadata.namespace, subresource="status"
+                apps_v1.DaemonSet,
+                ds.metadata.name,
+                {"status": status},
+                namespace=ds.metadata.namespace,
+                subresource="status",
             )
         except NotFound:
             return

@@ -212,11 +212,13 @@ class DeploymentController:
                 selector=msgspec.structs.replace(
                     selector, matchLabels={**(selector.matchLabels or {}), POD_TEMPLATE_HASH: hashed}
                 ),
-                template=msgspec.structs.replace(template, metadata=msgspec.structs.replace(template_meta, labels=labels)),
+                template=msgspec.structs.replace(
+                    template, metadata=msgspec.structs.replace(template_meta, labels=labels)
+                ),
             ),
         )
         try:
-            created = await self._ctx.cluster.create(rs)
+            created: Any = await self._ctx.cluster.create(rs)
         except AlreadyExists:
             # a set of that name with another template: count the collision, the next sync hashes anew
             await self._patch_deployment_status(d, {"collisionCount": collisions + 1})
@@ -239,7 +241,9 @@ class DeploymentController:
             self._deployments.observe(patched)
 
     async def _patch_set(self, rs: Any, patch: dict[str, Any]) -> Any:
-        patched = await self._ctx.cluster.patch(apps_v1.ReplicaSet, rs.metadata.name, patch, namespace=rs.metadata.namespace)
+        patched = await self._ctx.cluster.patch(
+            apps_v1.ReplicaSet, rs.metadata.name, patch, namespace=rs.metadata.namespace
+        )
         self._sets.observe(patched)
         return patched
 
@@ -252,7 +256,10 @@ class DeploymentController:
         scaled = await self._patch_set(rs, {"metadata": {"annotations": annotations}, "spec": {"replicas": replicas}})
         direction = "up" if replicas > before else "down"
         await self._recorder.record(
-            d, NORMAL, "ScalingReplicaSet", f"Scaled {direction} replica set {rs.metadata.name} from {before} to {replicas}"
+            d,
+            NORMAL,
+            "ScalingReplicaSet",
+            f"Scaled {direction} replica set {rs.metadata.name} from {before} to {replicas}",
         )
         return scaled
 
@@ -314,7 +321,11 @@ class DeploymentController:
     async def _cleanup(self, d: Any, olds: list[Any]) -> None:
         """Old sets scaled to zero beyond revisionHistoryLimit, oldest first, deleted."""
         limit = d.spec.revisionHistoryLimit if d.spec.revisionHistoryLimit is not None else 10
-        idle = [rs for rs in olds if _spec_replicas(rs) == 0 and _status(rs, "replicas") == 0 and rs.metadata.deletionTimestamp is None]
+        idle = [
+            rs
+            for rs in olds
+            if _spec_replicas(rs) == 0 and _status(rs, "replicas") == 0 and rs.metadata.deletionTimestamp is None
+        ]
         for rs in sorted(idle, key=_revision)[: max(0, len(idle) - limit)]:
             try:
                 await self._ctx.cluster.delete(apps_v1.ReplicaSet, rs.metadata.name, namespace=rs.metadata.namespace)
@@ -339,14 +350,32 @@ class DeploymentController:
         conditions = _conditions(d)
         now = self._ctx.clock.now()
         if available >= replicas - unavailable:
-            _put(conditions, now, "Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.")
+            _put(
+                conditions, now, "Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability."
+            )
         else:
-            _put(conditions, now, "Available", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.")
+            _put(
+                conditions,
+                now,
+                "Available",
+                "False",
+                "MinimumReplicasUnavailable",
+                "Deployment does not have minimum availability.",
+            )
         if new is not None and not d.spec.paused:
             name = new.metadata.name
-            complete = status["updatedReplicas"] == replicas and status["replicas"] == replicas and available == replicas
+            complete = (
+                status["updatedReplicas"] == replicas and status["replicas"] == replicas and available == replicas
+            )
             if complete:
-                _put(conditions, now, "Progressing", "True", "NewReplicaSetAvailable", f'ReplicaSet "{name}" has successfully progressed.')
+                _put(
+                    conditions,
+                    now,
+                    "Progressing",
+                    "True",
+                    "NewReplicaSetAvailable",
+                    f'ReplicaSet "{name}" has successfully progressed.',
+                )
             elif _progressed(d.status, status):
                 message = f'ReplicaSet "{name}" is progressing.'
                 _put(conditions, now, "Progressing", "True", "ReplicaSetUpdated", message, touch=True)
@@ -364,7 +393,14 @@ class DeploymentController:
             return
         since = datetime.fromisoformat(progressing["lastUpdateTime"].replace("Z", "+00:00")).timestamp()
         if since + deadline <= now:
-            _put(conditions, now, "Progressing", "False", "ProgressDeadlineExceeded", f'ReplicaSet "{name}" has timed out progressing.')
+            _put(
+                conditions,
+                now,
+                "Progressing",
+                "False",
+                "ProgressDeadlineExceeded",
+                f'ReplicaSet "{name}" has timed out progressing.',
+            )
         else:
             self._queue.add_after(key_of(d), since + deadline - now)
 
@@ -379,7 +415,11 @@ class DeploymentController:
             return
         try:
             patched = await self._ctx.cluster.patch(
-                apps_v1.Deployment, d.metadata.name, {"status": status}, namespace=d.metadata.namespace, subresource="status"
+                apps_v1.Deployment,
+                d.metadata.name,
+                {"status": status},
+                namespace=d.metadata.namespace,
+                subresource="status",
             )
         except NotFound:
             return
@@ -391,7 +431,14 @@ def _conditions(d: Any) -> list[dict[str, Any]]:
 
 
 def _put(
-    conditions: list[dict[str, Any]], now: float, type_: str, status: str, reason: str, message: str, *, touch: bool = False
+    conditions: list[dict[str, Any]],
+    now: float,
+    type_: str,
+    status: str,
+    reason: str,
+    message: str,
+    *,
+    touch: bool = False,
 ) -> None:
     """Set a condition: its transition time moves only when its status does, its update time
     whenever it changes, or with `touch` (progress seen) as well (upstream's
@@ -408,7 +455,14 @@ def _put(
             c.update(status=status, reason=reason, message=message, lastUpdateTime=stamp)
             return
     conditions.append(
-        {"type": type_, "status": status, "lastUpdateTime": stamp, "lastTransitionTime": stamp, "reason": reason, "message": message}
+        {
+            "type": type_,
+            "status": status,
+            "lastUpdateTime": stamp,
+            "lastTransitionTime": stamp,
+            "reason": reason,
+            "message": message,
+        }
     )
 
 
@@ -416,7 +470,7 @@ def _progressed(before: Any, after: dict[str, Any]) -> bool:
     """Whether the rollout moved since the last status (upstream's `DeploymentProgressing`)."""
     if before is None:
         return True
-    return (
+    return bool(
         after["updatedReplicas"] > (before.updatedReplicas or 0)
         or after["readyReplicas"] > (before.readyReplicas or 0)
         or after["availableReplicas"] > (before.availableReplicas or 0)

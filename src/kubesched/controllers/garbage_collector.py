@@ -46,13 +46,20 @@ class GarbageCollector:
                 self._wake_waiting_owners(obj)
                 return
             finalizers = meta.finalizers or ()
-            if meta.deletionTimestamp is not None and (FOREGROUND_FINALIZER in finalizers or ORPHAN_FINALIZER in finalizers):
+            if meta.deletionTimestamp is not None and (
+                FOREGROUND_FINALIZER in finalizers or ORPHAN_FINALIZER in finalizers
+            ):
                 self._queue.add(item)
-            if meta.ownerReferences and (old is None or old.metadata.ownerReferences != meta.ownerReferences or meta.deletionTimestamp is None):
-                if any(self._owner(ref) is None or self._deleting_foreground(self._owner(ref)) for ref in meta.ownerReferences):
-                    self._queue.add(item)
+            if any(self._unsettled(ref) for ref in meta.ownerReferences or ()):
+                self._queue.add(item)
 
         return on_change
+
+    def _unsettled(self, ref: Any) -> bool:
+        """Whether an owner reference needs a look: its owner not in the caches, or being
+        deleted in the foreground."""
+        owner = self._owner(ref)
+        return owner is None or self._deleting_foreground(owner)
 
     def _wake_waiting_owners(self, dependent: Any) -> None:
         """A dependent gone: the owners deleting in the foreground may now be done."""
@@ -74,7 +81,11 @@ class GarbageCollector:
 
     @staticmethod
     def _deleting_foreground(owner: Any) -> bool:
-        return owner is not _UNKNOWN and owner.metadata.deletionTimestamp is not None and FOREGROUND_FINALIZER in (owner.metadata.finalizers or ())
+        return (
+            owner is not _UNKNOWN
+            and owner.metadata.deletionTimestamp is not None
+            and FOREGROUND_FINALIZER in (owner.metadata.finalizers or ())
+        )
 
     async def run(self) -> None:
         await work(self._queue, self._process, name="garbagecollector")  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ the Complete or Failed condition and the Events upstream records."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -28,7 +29,8 @@ MAX_POD_FAILURE_BACKOFF_SECONDS = 360.0
 
 def _finished(job: Any) -> bool:
     return any(
-        c.type in ("Complete", "Failed") and c.status == "True" for c in (job.status.conditions if job.status else None) or ()
+        c.type in ("Complete", "Failed") and c.status == "True"
+        for c in (job.status.conditions if job.status else None) or ()
     )
 
 
@@ -89,10 +91,24 @@ class JobController:
                 for pod in active:
                     await self._control.delete(pod, job)
                 active = []
-                patch["conditions"] = _with(conditions, now, ("FailureTarget", "BackoffLimitExceeded"), ("Failed", "BackoffLimitExceeded"), "Job has reached the specified backoff limit")
-                await self._recorder.record(job, WARNING, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
-            elif spec.completions is not None and succeeded >= spec.completions or spec.completions is None and succeeded > 0 and not active:
-                patch["conditions"] = _with(conditions, now, ("SuccessCriteriaMet", "CompletionsReached"), ("Complete", "CompletionsReached"), "Reached expected number of succeeded pods")
+                patch["conditions"] = _with(
+                    conditions,
+                    now,
+                    [("FailureTarget", "BackoffLimitExceeded"), ("Failed", "BackoffLimitExceeded")],
+                    "Job has reached the specified backoff limit",
+                )
+                await self._recorder.record(
+                    job, WARNING, "BackoffLimitExceeded", "Job has reached the specified backoff limit"
+                )
+            elif (spec.completions is not None and succeeded >= spec.completions) or (
+                spec.completions is None and succeeded > 0 and not active
+            ):
+                patch["conditions"] = _with(
+                    conditions,
+                    now,
+                    [("SuccessCriteriaMet", "CompletionsReached"), ("Complete", "CompletionsReached")],
+                    "Reached expected number of succeeded pods",
+                )
                 patch["completionTime"] = rfc3339(now)
                 await self._recorder.record(job, NORMAL, "Completed", "Job completed")
             else:
@@ -139,7 +155,11 @@ class JobController:
             return
         try:
             updated = await self._ctx.cluster.patch(
-                batch_v1.Job, job.metadata.name, {"status": patch}, namespace=job.metadata.namespace, subresource="status"
+                batch_v1.Job,
+                job.metadata.name,
+                {"status": patch},
+                namespace=job.metadata.namespace,
+                subresource="status",
             )
         except NotFound:
             return
@@ -149,10 +169,12 @@ class JobController:
         """The finished pods just counted lose the tracking finalizer (and a deleted one goes)."""
         for pod in pods:
             finalizers = pod.metadata.finalizers or ()
-            if TRACKING_FINALIZER in finalizers and (phase(pod) in ("Succeeded", "Failed") or pod.metadata.deletionTimestamp):
+            if TRACKING_FINALIZER in finalizers and (
+                phase(pod) in ("Succeeded", "Failed") or pod.metadata.deletionTimestamp
+            ):
                 kept = [f for f in finalizers if f != TRACKING_FINALIZER]
                 try:
-                    patched = await self._ctx.cluster.patch(
+                    patched: Any = await self._ctx.cluster.patch(
                         core_v1.Pod,
                         pod.metadata.name,
                         {"metadata": {"uid": pod.metadata.uid, "finalizers": kept or None}},
@@ -168,16 +190,14 @@ class JobController:
 
 def _same(current: Any, wanted: Any) -> bool:
     if isinstance(current, datetime):
-        return rfc3339(current.timestamp()) == wanted
+        return bool(rfc3339(current.timestamp()) == wanted)
     if isinstance(current, list):
         return False
-    return (current or 0) == (wanted or 0) if isinstance(wanted, int) else current == wanted
+    return bool((current or 0) == (wanted or 0) if isinstance(wanted, int) else current == wanted)
 
 
-def _with(conditions: list[Any], now: float, *added: tuple[str, str] | str) -> list[dict[str, Any]]:
-    """`conditions` as dicts with the (type, reason) pairs of `added` set True with the message
-    that is `added`'s last item."""
-    *pairs, message = added
+def _with(conditions: list[Any], now: float, pairs: Sequence[tuple[str, str]], message: str) -> list[dict[str, Any]]:
+    """`conditions` as dicts, with a True condition of each (type, reason) of `pairs` saying `message`."""
     stamp = rfc3339(now)
     out = [
         {
@@ -189,10 +209,17 @@ def _with(conditions: list[Any], now: float, *added: tuple[str, str] | str) -> l
             "lastTransitionTime": rfc3339(_stamp(c.lastTransitionTime)) if c.lastTransitionTime else stamp,
         }
         for c in conditions
-        if c.type not in {p[0] for p in pairs}  # type: ignore[index]
+        if c.type not in {p[0] for p in pairs}
     ]
-    for type_, reason in pairs:  # type: ignore[misc]
+    for type_, reason in pairs:
         out.append(
-            {"type": type_, "status": "True", "reason": reason, "message": message, "lastProbeTime": stamp, "lastTransitionTime": stamp}
+            {
+                "type": type_,
+                "status": "True",
+                "reason": reason,
+                "message": message,
+                "lastProbeTime": stamp,
+                "lastTransitionTime": stamp,
+            }
         )
     return out

@@ -11,6 +11,7 @@ from lightkube.resources import core_v1, events_v1
 
 from kubesched.clock import Clock
 from kubesched.cluster import Cluster
+from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.controllers.base import Controller, ControllerContext
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
@@ -21,7 +22,6 @@ from kubesched.controllers.job import JobController
 from kubesched.controllers.namespace import NamespaceController
 from kubesched.controllers.replicaset import ReplicaSetController
 from kubesched.controllers.statefulset import StatefulSetController
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.trace import Tracer
 
 _VIEWS = (events_v1.Event,)  # stored as core/v1 Events
@@ -79,7 +79,12 @@ class ControllerManager:
 
     @classmethod
     def on_store(
-        cls, store: MemoryStore, clock: Clock, *, names: Iterable[str] = tuple(CONTROLLERS), tracer: Tracer | None = None
+        cls,
+        store: MemoryStore,
+        clock: Clock,
+        *,
+        names: Iterable[str] = tuple(CONTROLLERS),
+        tracer: Tracer | None = None,
     ) -> ControllerManager:
         """The controllers over a memory store: the garbage collector watching every kind served
         but Events, the namespace controller emptying every namespaced kind (views excepted)."""

@@ -76,9 +76,24 @@ class NamespaceController:
         content = ", ".join(f"{kind} has {n} resource instances" for kind, n in sorted(remaining.items()))
         finalizers = ", ".join(f"{f} in {n} resource instances" for f, n in sorted(finalizing.items()))
         wanted = [
-            ("NamespaceDeletionDiscoveryFailure", "False", "ResourcesDiscovered", "All resources successfully discovered"),
-            ("NamespaceDeletionGroupVersionParsingFailure", "False", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
-            ("NamespaceDeletionContentFailure", "False", "ContentDeleted", "All content successfully deleted, may be waiting on finalization"),
+            (
+                "NamespaceDeletionDiscoveryFailure",
+                "False",
+                "ResourcesDiscovered",
+                "All resources successfully discovered",
+            ),
+            (
+                "NamespaceDeletionGroupVersionParsingFailure",
+                "False",
+                "ParsedGroupVersions",
+                "All legacy kube types successfully parsed",
+            ),
+            (
+                "NamespaceDeletionContentFailure",
+                "False",
+                "ContentDeleted",
+                "All content successfully deleted, may be waiting on finalization",
+            ),
             ("NamespaceContentRemaining", "True", "SomeResourcesRemain", f"Some resources are remaining: {content}"),
             (
                 "NamespaceFinalizersRemaining",
@@ -93,10 +108,16 @@ class NamespaceController:
         conditions = []
         for type_, status, reason, message in wanted:
             old = before.get(type_)
-            same = old is not None and (old.status, old.reason, old.message) == (status, reason, message)
-            since = rfc3339(old.lastTransitionTime.timestamp()) if same and old.lastTransitionTime else stamp
-            conditions.append({"type": type_, "status": status, "reason": reason, "message": message, "lastTransitionTime": since})
-        if all(type_ in before and (before[type_].status, before[type_].reason, before[type_].message) == (s, r, m) for type_, s, r, m in wanted):
+            since = stamp
+            if old is not None and (old.status, old.reason, old.message) == (status, reason, message):
+                since = rfc3339(old.lastTransitionTime.timestamp()) if old.lastTransitionTime else stamp
+            conditions.append(
+                {"type": type_, "status": status, "reason": reason, "message": message, "lastTransitionTime": since}
+            )
+        if all(
+            type_ in before and (before[type_].status, before[type_].reason, before[type_].message) == (s, r, m)
+            for type_, s, r, m in wanted
+        ):
             return
         try:
             updated = await self._ctx.cluster.patch(

@@ -147,7 +147,7 @@ class PodControl:
     async def delete(self, pod: Any, owner: Any, *, message: str | None = None) -> None:
         name = pod.metadata.name
         try:
-            result = await self._cluster.delete(core_v1.Pod, name, namespace=pod.metadata.namespace)
+            result: Any = await self._cluster.delete(core_v1.Pod, name, namespace=pod.metadata.namespace)
         except NotFound:
             return
         except ApiError as e:

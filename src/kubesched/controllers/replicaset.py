@@ -50,7 +50,9 @@ async def slow_start(count: int, create: Any) -> int:
 
 
 class ReplicaSetController:
-    def __init__(self, ctx: ControllerContext, *, cls: type[Any] = apps_v1.ReplicaSet, component: str = "replicaset-controller") -> None:
+    def __init__(
+        self, ctx: ControllerContext, *, cls: type[Any] = apps_v1.ReplicaSet, component: str = "replicaset-controller"
+    ) -> None:
         self._ctx = ctx
         self._cls = cls
         self._sets = ctx.informers(cls)
@@ -115,7 +117,9 @@ class ReplicaSetController:
 
     async def _patch(self, pod: Any, patch: dict[str, Any]) -> Any | None:
         try:
-            patched = await self._ctx.cluster.patch(core_v1.Pod, pod.metadata.name, patch, namespace=pod.metadata.namespace)
+            patched = await self._ctx.cluster.patch(
+                core_v1.Pod, pod.metadata.name, patch, namespace=pod.metadata.namespace
+            )
         except NotFound:
             return None
         self._pods.observe(patched)
@@ -133,7 +137,9 @@ class ReplicaSetController:
 
     async def _write_status(self, rs: Any, active: list[Any]) -> None:
         now = self._ctx.clock.now()
-        template_labels = (rs.spec.template.metadata.labels if rs.spec.template and rs.spec.template.metadata else None) or {}
+        template_labels = (
+            rs.spec.template.metadata.labels if rs.spec.template and rs.spec.template.metadata else None
+        ) or {}
         min_ready = rs.spec.minReadySeconds
         status = {
             "replicas": len(active),

@@ -15,7 +15,7 @@ from kubesched.cluster import NotFound
 from kubesched.controllers.base import ControllerContext, enqueue_on_change, work
 from kubesched.controllers.daemonset import REVISION_HASH
 from kubesched.controllers.deployment import template_hash
-from kubesched.controllers.informers import Key, key_of
+from kubesched.controllers.informers import Key
 from kubesched.controllers.owners import controller_of
 from kubesched.controllers.pods import PodControl, from_template, is_available, is_ready, phase
 from kubesched.controllers.workqueue import WorkQueue
@@ -77,7 +77,9 @@ class StatefulSetController:
                 await self._control.delete(pod, sts, message=self._message("delete", pod.metadata.name, name))
                 return
             if pod is None:
-                await self._control.create(self._pod(sts, i, revision), sts, message=self._message("create", f"{name}-{i}", name))
+                await self._control.create(
+                    self._pod(sts, i, revision), sts, message=self._message("create", f"{name}-{i}", name)
+                )
                 if ordered:
                     return
                 continue
@@ -129,7 +131,11 @@ class StatefulSetController:
             return
         try:
             changed = await self._ctx.cluster.patch(
-                apps_v1.StatefulSet, sts.metadata.name, {"status": status}, namespace=sts.metadata.namespace, subresource="status"
+                apps_v1.StatefulSet,
+                sts.metadata.name,
+                {"status": status},
+                namespace=sts.metadata.namespace,
+                subresource="status",
             )
         except NotFound:
             return

@@ -288,7 +288,11 @@ class FakeKubelets:
             ),
             *_scheduled(pod),
         ]
-        status = {"phase": "Succeeded" if code == 0 else "Failed", "containerStatuses": terminated, "conditions": conditions}
+        status = {
+            "phase": "Succeeded" if code == 0 else "Failed",
+            "containerStatuses": terminated,
+            "conditions": conditions,
+        }
         if await self._patch_status(pod, status):
             self._trace.emit(
                 "kubelet.exited", pod=f"{pod.metadata.namespace}/{pod.metadata.name}", node=pod.spec.nodeName, code=code

@@ -32,12 +32,17 @@ def test_a_deployment_gets_its_pods_running_and_says_so(clock):
     assert (d.status.replicas, d.status.updatedReplicas, d.status.availableReplicas) == (3, 3, 3)
     assert d.status.observedGeneration == d.metadata.generation == 1
     conditions = {c.type: (c.status, c.reason) for c in d.status.conditions}
-    assert conditions == {"Available": ("True", "MinimumReplicasAvailable"), "Progressing": ("True", "NewReplicaSetAvailable")}
+    assert conditions == {
+        "Available": ("True", "MinimumReplicasAvailable"),
+        "Progressing": ("True", "NewReplicaSetAvailable"),
+    }
     (rs,) = lab.store.list(apps_v1.ReplicaSet).items
     assert rs.metadata.name == f"web-{rs.metadata.labels[POD_TEMPLATE_HASH]}"
     assert rs.metadata.annotations["deployment.kubernetes.io/revision"] == "1"
     assert _events(lab, "Deployment") == [f"Scaled up replica set {rs.metadata.name} from 0 to 3"]
-    assert len(_events(lab, "ReplicaSet")) == 3 and all(m.startswith("Created pod: web-") for m in _events(lab, "ReplicaSet"))
+    assert len(_events(lab, "ReplicaSet")) == 3 and all(
+        m.startswith("Created pod: web-") for m in _events(lab, "ReplicaSet")
+    )
 
 
 @pytest.mark.parametrize("replicas", [5, 1, 0])
@@ -62,12 +67,16 @@ def test_scaling_ends_with_as_many_running_pods(clock, replicas):
     ],
 )
 def test_surge_rounds_up_and_unavailable_rounds_down(replicas, surge, unavailable, expected):
-    strategy = apps.DeploymentStrategy(type="RollingUpdate", rollingUpdate=apps.RollingUpdateDeployment(maxSurge=surge, maxUnavailable=unavailable))
+    strategy = apps.DeploymentStrategy(
+        type="RollingUpdate", rollingUpdate=apps.RollingUpdateDeployment(maxSurge=surge, maxUnavailable=unavailable)
+    )
     assert surge_and_unavailable(deployment("web", replicas=replicas, strategy=strategy)) == expected
 
 
 def test_a_rolling_update_stays_within_surge_and_unavailable(clock):
-    strategy = apps.DeploymentStrategy(type="RollingUpdate", rollingUpdate=apps.RollingUpdateDeployment(maxSurge=1, maxUnavailable=1))
+    strategy = apps.DeploymentStrategy(
+        type="RollingUpdate", rollingUpdate=apps.RollingUpdateDeployment(maxSurge=1, maxUnavailable=1)
+    )
     lab = ControllerLab(clock, nodes=4)
     lab.create(deployment("web", replicas=4, strategy=strategy))
     lab.advance(5)
@@ -107,7 +116,9 @@ def test_a_replica_set_adopts_a_matching_orphan_instead_of_creating_a_pod(clock)
     lab.create(
         apps_v1.ReplicaSet(
             metadata=deployment("web").metadata,
-            spec=apps.ReplicaSetSpec(replicas=2, selector=deployment("web").spec.selector, template=deployment("web").spec.template),
+            spec=apps.ReplicaSetSpec(
+                replicas=2, selector=deployment("web").spec.selector, template=deployment("web").spec.template
+            ),
         )
     )
     lab.advance(5)

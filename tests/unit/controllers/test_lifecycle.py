@@ -60,7 +60,10 @@ def test_a_dependent_keeps_living_while_another_owner_does(clock):
     lab = ControllerLab(clock)
     a = lab.create(core_v1.ConfigMap(metadata=meta_v1.ObjectMeta(name="a", namespace="default")))
     b = lab.create(core_v1.ConfigMap(metadata=meta_v1.ObjectMeta(name="b", namespace="default")))
-    refs = [meta_v1.OwnerReference(apiVersion="v1", kind="ConfigMap", name=o.metadata.name, uid=o.metadata.uid) for o in (a, b)]
+    refs = [
+        meta_v1.OwnerReference(apiVersion="v1", kind="ConfigMap", name=o.metadata.name, uid=o.metadata.uid)
+        for o in (a, b)
+    ]
     lab.create(core_v1.Secret(metadata=meta_v1.ObjectMeta(name="s", namespace="default", ownerReferences=refs)))
     lab.advance(1)
     lab.store.delete(core_v1.ConfigMap, "a", namespace="default")
@@ -81,7 +84,10 @@ def test_a_namespace_goes_through_terminating_and_refuses_new_content(clock):
     lab.store.delete(core_v1.Namespace, "team")
     ns = lab.store.get(core_v1.Namespace, "team")
     assert ns.status.phase == "Terminating"
-    with pytest.raises(Forbidden, match='pods "late" is forbidden: unable to create new content in namespace team because it is being terminated'):
+    with pytest.raises(
+        Forbidden,
+        match='pods "late" is forbidden: unable to create new content in namespace team because it is being terminated',
+    ):
         lab.create(make_pod("late", namespace="team").obj)
     lab.advance(0.5)
     conditions = {c.type: c.message for c in lab.store.get(core_v1.Namespace, "team").status.conditions}

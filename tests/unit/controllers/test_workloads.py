@@ -1,5 +1,7 @@
 """Jobs, DaemonSets and StatefulSets on the virtual clock."""
 
+import itertools
+
 import pytest
 from lightkube.models import apps_v1 as apps
 from lightkube.models import batch_v1 as bm
@@ -45,13 +47,15 @@ def test_a_job_fails_once_its_backoff_limit_is_passed_waiting_longer_each_time(c
     failed = next(c for c in status.conditions if c.type == "Failed")
     assert (failed.reason, failed.message) == ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
     created = sorted(p.metadata.creationTimestamp.timestamp() for p in lab.pods(app="calc"))
-    gaps = [b - a for a, b in zip(created, created[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(created)]
     run = 1 + 5  # the kubelet's start and run to completion
     assert gaps[0] >= run + 10 and gaps[1] >= run + 20  # the pod-failure backoff doubles
 
 
 def _daemonset(lab):
-    spec = apps.DaemonSetSpec(selector=meta_v1.LabelSelector(matchLabels={"app": "agent"}), template=pod_template("agent", "agent:1"))
+    spec = apps.DaemonSetSpec(
+        selector=meta_v1.LabelSelector(matchLabels={"app": "agent"}), template=pod_template("agent", "agent:1")
+    )
     lab.create(apps_v1.DaemonSet(metadata=meta_v1.ObjectMeta(name="agent", namespace="default"), spec=spec))
 
 
@@ -90,7 +94,10 @@ def test_a_daemonset_rolls_a_new_template_node_by_node(clock):
 
 def _statefulset(lab, replicas=3):
     spec = apps.StatefulSetSpec(
-        replicas=replicas, serviceName="db", selector=meta_v1.LabelSelector(matchLabels={"app": "db"}), template=pod_template("db", "db:1")
+        replicas=replicas,
+        serviceName="db",
+        selector=meta_v1.LabelSelector(matchLabels={"app": "db"}),
+        template=pod_template("db", "db:1"),
     )
     lab.create(apps_v1.StatefulSet(metadata=meta_v1.ObjectMeta(name="db", namespace="default"), spec=spec))
 

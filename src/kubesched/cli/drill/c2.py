@@ -17,10 +17,10 @@ from kubesched.clock import VirtualClock
 from kubesched.cluster import NotFound
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
+from kubesched.controllers import DisruptionController
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.explain import explain_pod
-from kubesched.controllers import DisruptionController
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate
 from kubesched.trace import Record, Tracer
 from kubesched.workloads.runner import make_pod

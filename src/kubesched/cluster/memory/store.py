@@ -86,7 +86,9 @@ def _propagation_finalizers(finalizers: list[str] | None, policy: str | None) ->
     (Foreground and Orphan exclude each other; Background asks for neither)."""
     if policy not in ("Foreground", "Orphan"):
         return finalizers or None
-    wanted, other = (FOREGROUND_FINALIZER, ORPHAN_FINALIZER) if policy == "Foreground" else (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
+    wanted, other = (
+        (FOREGROUND_FINALIZER, ORPHAN_FINALIZER) if policy == "Foreground" else (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
+    )
     kept = [f for f in finalizers or () if f != other]
     if wanted not in kept:
         kept.append(wanted)

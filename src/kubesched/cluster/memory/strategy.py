@@ -89,7 +89,9 @@ class NamespaceStrategy(Strategy):
         return msgspec.structs.replace(
             current,
             metadata=msgspec.structs.replace(meta, deletionTimestamp=stamp, deletionGracePeriodSeconds=0),
-            status=m.NamespaceStatus(phase="Terminating", conditions=(current.status.conditions if current.status else None)),
+            status=m.NamespaceStatus(
+                phase="Terminating", conditions=(current.status.conditions if current.status else None)
+            ),
         )
 
     def deleted_during_update(self, obj: Any) -> bool:
