@@ -114,3 +114,12 @@ def test_deleting_a_namespace_goes_through_terminating(kubectl):
     refused = kubectl("create", "configmap", "late", "-n", "team", check=False)
     assert refused.returncode != 0 and "because it is being terminated" in refused.stderr
     kubectl("wait", "--for=delete", "namespace/team", "--timeout=30s", timeout=40)
+
+
+@pytest.mark.parametrize("command", [["logs", "quiet"], ["exec", "quiet", "--", "true"], ["attach", "quiet"]])
+def test_container_commands_say_the_fake_kubelet_runs_no_containers(kubectl, command):
+    kubectl("run", "quiet", "--image=nginx", check=False)
+    kubectl("wait", "--for=condition=Ready", "pod/quiet", "--timeout=30s", timeout=40)
+    result = kubectl(*command, check=False)
+    assert result.returncode != 0
+    assert "runs no containers in kubesched's embedded cluster" in result.stderr, result.stderr

@@ -64,6 +64,9 @@ def status_response(error: ApiError) -> web.Response:
     return respond(error.status(), error.code)
 
 
+CONTAINER_SUBRESOURCES = ("attach", "exec", "log", "portforward")  # what a real kubelet would serve
+
+
 def _patch_type(request: web.Request) -> str:
     """The patch type the request's Content-Type names (415 for any other)."""
     patch_type = PATCH_TYPES.get(media_type(request.headers.get("Content-Type", "")))
@@ -159,6 +162,14 @@ class ApiServer:
             if method == "DELETE":
                 return await self._delete_collection(request, target)
         else:
+            if target.subresource in CONTAINER_SUBRESOURCES:
+                pod = self.store.get(target.kind.cls, target.name, namespace=target.namespace)
+                node = pod.spec.nodeName if pod.spec else None
+                where = f'the fake kubelet of node "{node}"' if node else "no kubelet (the pod is not scheduled)"
+                raise BadRequest(
+                    f"pods/{target.subresource} is not available for pod {target.name}: {where} runs no "
+                    "containers in kubesched's embedded cluster, so there are no logs, exec, attach or port-forward"
+                )
             if target.subresource in ("binding", "eviction"):
                 if method != "POST":
                     raise MethodNotAllowed("the server does not allow this method on the requested resource")

@@ -145,7 +145,7 @@ KINDS: dict[type[Any], Kind] = {
             fields=_pod_fields(),
             short=("po",),
             categories=_ALL,
-            subresources=("binding", "eviction", "status"),
+            subresources=("attach", "binding", "eviction", "exec", "log", "portforward", "status"),
         ),
         _make(core_v1.Event, fields=_event_fields(), short=("ev",)),
         _make(events_v1.Event, short=("ev",)),
