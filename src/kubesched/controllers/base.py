@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kubesched.clock import Clock
-from kubesched.cluster import ApiError, Cluster
+from kubesched.cluster import ApiError, Cluster, NotFound
 from kubesched.cluster.events import EventRecorder
 from kubesched.cluster.protocol import MODIFIED
-from kubesched.controllers.informers import Informers, Key, key_of
+from kubesched.controllers.informers import Informer, Informers, Key, key_of
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.trace import Tracer
 
@@ -59,6 +59,19 @@ def _without_version(obj: Any) -> Any:
         meta.finalizers,
         meta.ownerReferences,
     )
+
+
+async def write_status(cluster: Cluster, informer: Informer, obj: Any, status: dict[str, Any]) -> None:
+    """Merge `status` into the object's status subresource and tell the informer what came
+    back; an object deleted meanwhile has no status left to keep."""
+    meta = obj.metadata
+    try:
+        updated = await cluster.patch(
+            informer.cls, meta.name, {"status": status}, namespace=meta.namespace, subresource="status"
+        )
+    except NotFound:
+        return
+    informer.observe(updated)
 
 
 class Controller(Protocol):

@@ -14,8 +14,7 @@ from lightkube.resources import apps_v1, core_v1
 
 from kubesched.api.selectors import RequiredNodeAffinity
 from kubesched.api.tolerations import find_untolerated_taint
-from kubesched.cluster import NotFound
-from kubesched.controllers.base import ControllerContext, enqueue_on_change, work
+from kubesched.controllers.base import ControllerContext, enqueue_on_change, work, write_status
 from kubesched.controllers.deployment import _scaled, template_hash
 from kubesched.controllers.informers import Key, key_of
 from kubesched.controllers.owners import controller_of
@@ -199,14 +198,4 @@ class DaemonSetController:
         current = ds.status
         if current is not None and all((getattr(current, k) or 0) == v for k, v in status.items()):
             return
-        try:
-            updated = await self._ctx.cluster.patch(
-                apps_v1.DaemonSet,
-                ds.metadata.name,
-                {"status": status},
-                namespace=ds.metadata.namespace,
-                subresource="status",
-            )
-        except NotFound:
-            return
-        self._sets.observe(updated)
+        await write_status(self._ctx.cluster, self._sets, ds, status)

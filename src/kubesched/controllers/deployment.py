@@ -18,7 +18,7 @@ from kubesched.clock.base import rfc3339
 from kubesched.cluster import AlreadyExists, NotFound
 from kubesched.cluster.codec import encode
 from kubesched.cluster.events import NORMAL
-from kubesched.controllers.base import ControllerContext, enqueue_on_change, work
+from kubesched.controllers.base import ControllerContext, enqueue_on_change, work, write_status
 from kubesched.controllers.informers import Key, key_of
 from kubesched.controllers.owners import adoption_patch, controller_of, controller_reference
 from kubesched.controllers.pods import is_active
@@ -413,17 +413,7 @@ class DeploymentController:
         current = msgspec.to_builtins(d.status) if d.status is not None else {}
         if all(current.get(k) == v for k, v in status.items()):
             return
-        try:
-            patched = await self._ctx.cluster.patch(
-                apps_v1.Deployment,
-                d.metadata.name,
-                {"status": status},
-                namespace=d.metadata.namespace,
-                subresource="status",
-            )
-        except NotFound:
-            return
-        self._deployments.observe(patched)
+        await write_status(self._ctx.cluster, self._deployments, d, status)
 
 
 def _conditions(d: Any) -> list[dict[str, Any]]:

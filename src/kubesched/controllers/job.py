@@ -15,7 +15,7 @@ from lightkube.resources import batch_v1, core_v1
 from kubesched.clock.base import rfc3339
 from kubesched.cluster import NotFound
 from kubesched.cluster.events import NORMAL, WARNING
-from kubesched.controllers.base import ControllerContext, enqueue_on_change, work
+from kubesched.controllers.base import ControllerContext, enqueue_on_change, work, write_status
 from kubesched.controllers.informers import Key, key_of
 from kubesched.controllers.owners import controller_of
 from kubesched.controllers.pods import PodControl, from_template, is_active, is_ready, phase
@@ -153,17 +153,7 @@ class JobController:
         status = job.status
         if status is not None and all(_same(getattr(status, k, None), v) for k, v in patch.items()):
             return
-        try:
-            updated = await self._ctx.cluster.patch(
-                batch_v1.Job,
-                job.metadata.name,
-                {"status": patch},
-                namespace=job.metadata.namespace,
-                subresource="status",
-            )
-        except NotFound:
-            return
-        self._jobs.observe(updated)
+        await write_status(self._ctx.cluster, self._jobs, job, patch)
 
     async def _release_counted(self, pods: list[Any]) -> None:
         """The finished pods just counted lose the tracking finalizer (and a deleted one goes)."""

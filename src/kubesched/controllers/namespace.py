@@ -14,7 +14,7 @@ from lightkube.resources import core_v1
 from kubesched.clock.base import rfc3339
 from kubesched.cluster import NotFound
 from kubesched.cluster.memory.strategy import NAMESPACE_FINALIZER
-from kubesched.controllers.base import ControllerContext, work
+from kubesched.controllers.base import ControllerContext, work, write_status
 from kubesched.controllers.informers import Key, key_of
 from kubesched.controllers.workqueue import WorkQueue
 
@@ -119,10 +119,4 @@ class NamespaceController:
             for type_, s, r, m in wanted
         ):
             return
-        try:
-            updated = await self._ctx.cluster.patch(
-                core_v1.Namespace, ns.metadata.name, {"status": {"conditions": conditions}}, subresource="status"
-            )
-        except NotFound:
-            return
-        self._namespaces.observe(updated)
+        await write_status(self._ctx.cluster, self._namespaces, ns, {"conditions": conditions})

@@ -12,7 +12,7 @@ from lightkube.resources import apps_v1, core_v1
 from kubesched.api.errors import FieldError
 from kubesched.api.selectors import LabelSelectorMatcher, compile_label_selector
 from kubesched.cluster import ApiError, NotFound
-from kubesched.controllers.base import ControllerContext, enqueue_on_change, work
+from kubesched.controllers.base import ControllerContext, enqueue_on_change, work, write_status
 from kubesched.controllers.informers import Key, key_of
 from kubesched.controllers.owners import adoption_patch, controller_of, release_patch
 from kubesched.controllers.pods import PodControl, deletion_order, from_template, is_active, is_available, is_ready
@@ -155,10 +155,4 @@ class ReplicaSetController:
             self._queue.add_after(key_of(rs), float(min_ready))
         if current is not None and all((getattr(current, k) or 0) == v for k, v in status.items()):
             return
-        try:
-            updated = await self._ctx.cluster.patch(
-                self._cls, rs.metadata.name, {"status": status}, namespace=rs.metadata.namespace, subresource="status"
-            )
-        except NotFound:
-            return
-        self._sets.observe(updated)
+        await write_status(self._ctx.cluster, self._sets, rs, status)

@@ -11,8 +11,7 @@ from typing import Any
 import msgspec
 from lightkube.resources import apps_v1, core_v1
 
-from kubesched.cluster import NotFound
-from kubesched.controllers.base import ControllerContext, enqueue_on_change, work
+from kubesched.controllers.base import ControllerContext, enqueue_on_change, work, write_status
 from kubesched.controllers.daemonset import REVISION_HASH
 from kubesched.controllers.deployment import template_hash
 from kubesched.controllers.informers import Key
@@ -129,14 +128,4 @@ class StatefulSetController:
         current = sts.status
         if current is not None and all(getattr(current, k) == v for k, v in status.items()):
             return
-        try:
-            changed = await self._ctx.cluster.patch(
-                apps_v1.StatefulSet,
-                sts.metadata.name,
-                {"status": status},
-                namespace=sts.metadata.namespace,
-                subresource="status",
-            )
-        except NotFound:
-            return
-        self._sets.observe(changed)
+        await write_status(self._ctx.cluster, self._sets, sts, status)
