@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 
 from kubesched.api.errors import FieldError
+from kubesched.apiserver.tables import selector_string
 from kubesched.cluster.errors import BadRequest, Invalid
 from kubesched.cluster.memory import MemoryStore
 from kubesched.cluster.memory.patch import PatchError, apply_patch
@@ -15,19 +16,9 @@ from kubesched.cluster.memory.patch import PatchError, apply_patch
 
 def _selector(obj: Any) -> str:
     selector = obj.spec.selector if obj.spec else None
-    if selector is None:
-        return ""
     if isinstance(selector, dict):  # a ReplicationController's is a plain map
         return ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
-    parts = [f"{k}={v}" for k, v in sorted((selector.matchLabels or {}).items())]
-    for e in selector.matchExpressions or ():
-        values = ",".join(sorted(e.values or ()))
-        parts.append(
-            {"In": f"{e.key} in ({values})", "NotIn": f"{e.key} notin ({values})", "Exists": e.key}.get(
-                e.operator, f"!{e.key}"
-            )
-        )
-    return ",".join(parts)
+    return selector_string(selector) or ""
 
 
 def scale_of(obj: Any) -> dict[str, Any]:

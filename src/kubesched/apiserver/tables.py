@@ -681,7 +681,7 @@ def _format_labels(labels: Mapping[str, str] | None) -> str:
 _OPERATORS = {"In": "in", "NotIn": "notin"}
 
 
-def _selector_string(selector: Any | None) -> str | None:
+def selector_string(selector: Any | None) -> str | None:
     """A `LabelSelector` in label-selector syntax (``""`` matches all); `None` if it is malformed."""
     if selector is None:
         return ""
@@ -703,7 +703,7 @@ def _selector_string(selector: Any | None) -> str | None:
 
 
 def _format_selector(selector: Any | None) -> str:
-    text = _selector_string(selector)
+    text = selector_string(selector)
     if text is None:
         return "<error>"
     return text or _NONE
@@ -724,7 +724,7 @@ def _replicas(spec: Any | None) -> int:
 def _deployment_cells(d: Any, now: float) -> list[Any]:
     spec, status = d.spec, d.status
     ready = _int(status.readyReplicas if status else None)
-    selector = _selector_string(spec.selector if spec else None)
+    selector = selector_string(spec.selector if spec else None)
     return [
         _name(d),
         f"{ready}/{_replicas(spec)}",

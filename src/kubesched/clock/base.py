@@ -45,6 +45,11 @@ def utc(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC)
 
 
+def epoch_seconds(stamp: object) -> float:
+    """A timestamp of an object (a datetime) as a `Clock.now()` value; 0 for none."""
+    return stamp.timestamp() if isinstance(stamp, datetime) else 0.0
+
+
 def rfc3339(seconds: float) -> str:
     """A `Clock.now()` value as the API writes timestamps (UTC, whole seconds, `Z`)."""
     return utc(int(seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")

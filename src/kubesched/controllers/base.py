@@ -12,8 +12,10 @@ from typing import Any, Protocol
 from kubesched.clock import Clock
 from kubesched.cluster import ApiError, Cluster, NotFound
 from kubesched.cluster.events import EventRecorder
+from kubesched.cluster.memory.strategy import strategy_of
 from kubesched.cluster.protocol import MODIFIED
 from kubesched.controllers.informers import Informer, Informers, Key, key_of
+from kubesched.controllers.owners import controller_of
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.trace import Tracer
 
@@ -61,17 +63,41 @@ def _without_version(obj: Any) -> Any:
     )
 
 
-async def write_status(cluster: Cluster, informer: Informer, obj: Any, status: dict[str, Any]) -> None:
-    """Merge `status` into the object's status subresource and tell the informer what came
-    back; an object deleted meanwhile has no status left to keep."""
+async def patch_observed(
+    cluster: Cluster, informer: Informer, obj: Any, patch: dict[str, Any], *, subresource: str | None = None
+) -> Any | None:
+    """Merge-patch `obj` (of the informer's kind) and tell the informer what came back: the
+    object, or its removal when the patch ended its deletion. None when it is gone already."""
     meta = obj.metadata
     try:
-        updated = await cluster.patch(
-            informer.cls, meta.name, {"status": status}, namespace=meta.namespace, subresource="status"
+        patched: Any = await cluster.patch(
+            informer.cls, meta.name, patch, namespace=meta.namespace, subresource=subresource
         )
     except NotFound:
-        return
-    informer.observe(updated)
+        return None
+    if strategy_of(informer.cls).deleted_during_update(patched):
+        informer.observe_removed(patched)
+    else:
+        informer.observe(patched)
+    return patched
+
+
+async def write_status(cluster: Cluster, informer: Informer, obj: Any, status: dict[str, Any]) -> None:
+    """Merge `status` into the object's status subresource (an object deleted meanwhile has no
+    status left to keep)."""
+    await patch_observed(cluster, informer, obj, {"status": status}, subresource="status")
+
+
+def enqueue_controller(queue: WorkQueue[Key], kind: str) -> Callable[[str, Any, Any | None], None]:
+    """A handler for a dependent kind (pods): the key of the `kind` object controlling the
+    changed object, batched."""
+
+    def handle(type_: str, obj: Any, old: Any | None) -> None:
+        ref = controller_of(obj)
+        if ref is not None and ref.kind == kind:
+            queue.add_batched((obj.metadata.namespace or "", ref.name))
+
+    return handle
 
 
 class Controller(Protocol):

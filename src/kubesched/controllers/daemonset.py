@@ -14,10 +14,9 @@ from lightkube.resources import apps_v1, core_v1
 
 from kubesched.api.selectors import RequiredNodeAffinity
 from kubesched.api.tolerations import find_untolerated_taint
-from kubesched.controllers.base import ControllerContext, enqueue_on_change, work, write_status
+from kubesched.controllers.base import ControllerContext, enqueue_controller, enqueue_on_change, work, write_status
 from kubesched.controllers.deployment import _scaled, template_hash
 from kubesched.controllers.informers import Key, key_of
-from kubesched.controllers.owners import controller_of
 from kubesched.controllers.pods import PodControl, from_template, is_active, is_available, is_ready
 from kubesched.controllers.workqueue import WorkQueue
 
@@ -92,13 +91,8 @@ class DaemonSetController:
         self._queue: WorkQueue[Key] = WorkQueue(ctx.clock)
         self._control = PodControl(ctx.cluster, self._pods, ctx.recorder("daemonset-controller"))
         self._sets.add_handler(enqueue_on_change(self._queue))
-        self._pods.add_handler(self._on_pod)
+        self._pods.add_handler(enqueue_controller(self._queue, "DaemonSet"))
         self._nodes.add_handler(self._on_node)
-
-    def _on_pod(self, type_: str, pod: Any, old: Any | None) -> None:
-        ref = controller_of(pod)
-        if ref is not None and ref.kind == "DaemonSet":
-            self._queue.add_batched((pod.metadata.namespace or "", ref.name))
 
     def _on_node(self, type_: str, node: Any, old: Any | None) -> None:
         if old is not None and type_ != "DELETED":

@@ -14,11 +14,11 @@ from lightkube.models import apps_v1 as apps
 from lightkube.models import meta_v1
 from lightkube.resources import apps_v1, core_v1
 
-from kubesched.clock.base import rfc3339
+from kubesched.clock.base import epoch_seconds, rfc3339
 from kubesched.cluster import AlreadyExists, NotFound
 from kubesched.cluster.codec import encode
 from kubesched.cluster.events import NORMAL
-from kubesched.controllers.base import ControllerContext, enqueue_on_change, work, write_status
+from kubesched.controllers.base import ControllerContext, enqueue_on_change, patch_observed, work, write_status
 from kubesched.controllers.informers import Key, key_of
 from kubesched.controllers.owners import adoption_patch, controller_of, controller_reference
 from kubesched.controllers.pods import is_active
@@ -83,11 +83,6 @@ def _revision(rs: Any) -> int:
         return 0
 
 
-def _created(obj: Any) -> float:
-    stamp = obj.metadata.creationTimestamp
-    return stamp.timestamp() if isinstance(stamp, datetime) else 0.0
-
-
 def _spec_replicas(rs: Any) -> int:
     return rs.spec.replicas or 0
 
@@ -142,31 +137,27 @@ class DeploymentController:
             await self._write_status(d, sets, self._new_set(d, sets))
             return
         new = await self._ensure_new_set(d, sets)
-        sets = self._claimed(d)
-        olds = [rs for rs in sets if rs is not new]
+        olds = [rs for rs in self._claimed(d) if rs.metadata.uid != new.metadata.uid]
         if d.spec.strategy is not None and d.spec.strategy.type == "Recreate":
             await self._recreate(d, new, olds)
         else:
             await self._roll(d, new, olds)
-        sets = self._claimed(d)
-        await self._cleanup(d, [rs for rs in sets if rs is not self._sets.get(key_of(new))])
-        await self._write_status(d, self._claimed(d), self._sets.get(key_of(new)))
+        sets = self._claimed(d)  # as the steps left them
+        await self._cleanup(d, [rs for rs in sets if rs.metadata.uid != new.metadata.uid])
+        await self._write_status(d, sets, self._sets.get(key_of(new)))
 
     def _claimed(self, d: Any) -> list[Any]:
-        return sorted(self._sets.controlled_by(d.metadata.uid), key=lambda rs: (_created(rs), rs.metadata.name))
+        return sorted(
+            self._sets.controlled_by(d.metadata.uid),
+            key=lambda rs: (epoch_seconds(rs.metadata.creationTimestamp), rs.metadata.name),
+        )
 
     async def _claim(self, d: Any) -> list[Any]:
         selector = selector_of(d)
         if selector is not None:
             for rs in self._sets.orphans(d.metadata.namespace or ""):
                 if rs.metadata.deletionTimestamp is None and selector.matches(rs.metadata.labels):
-                    try:
-                        adopted = await self._ctx.cluster.patch(
-                            apps_v1.ReplicaSet, rs.metadata.name, adoption_patch(rs, d), namespace=rs.metadata.namespace
-                        )
-                    except NotFound:
-                        continue
-                    self._sets.observe(adopted)
+                    await patch_observed(self._ctx.cluster, self._sets, rs, adoption_patch(rs, d))
         return self._claimed(d)
 
     def _new_set(self, d: Any, sets: list[Any]) -> Any | None:

@@ -13,9 +13,9 @@ from typing import Any
 
 from kubesched.cluster import NotFound
 from kubesched.cluster.memory.store import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
-from kubesched.controllers.base import ControllerContext, work
+from kubesched.controllers.base import ControllerContext, patch_observed, work
 from kubesched.controllers.informers import Informer
-from kubesched.controllers.owners import release_patch
+from kubesched.controllers.owners import finalizer_removal, release_patch
 from kubesched.controllers.workqueue import WorkQueue
 
 Item = tuple[type[Any], str, str]  # kind, namespace, name
@@ -171,19 +171,10 @@ class GarbageCollector:
             return
 
     async def _patch(self, cls: type[Any], obj: Any, patch: dict[str, Any]) -> None:
-        try:
-            patched = await self._ctx.cluster.patch(cls, obj.metadata.name, patch, namespace=obj.metadata.namespace)
-        except NotFound:
-            return
-        self._ctx.informers(cls).observe(patched)
+        await patch_observed(self._ctx.cluster, self._ctx.informers(cls), obj, patch)
 
     async def _drop_finalizer(self, cls: type[Any], obj: Any, finalizer: str) -> None:
-        kept = [f for f in obj.metadata.finalizers or () if f != finalizer]
-        patch = {"metadata": {"uid": obj.metadata.uid, "finalizers": kept or None}}
-        try:
-            await self._ctx.cluster.patch(cls, obj.metadata.name, patch, namespace=obj.metadata.namespace)
-        except NotFound:
-            return
+        await self._patch(cls, obj, finalizer_removal(obj, finalizer))
 
 
 class _Unknown:

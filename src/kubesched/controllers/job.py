@@ -12,12 +12,18 @@ from typing import Any
 
 from lightkube.resources import batch_v1, core_v1
 
-from kubesched.clock.base import rfc3339
-from kubesched.cluster import NotFound
+from kubesched.clock.base import epoch_seconds, rfc3339
 from kubesched.cluster.events import NORMAL, WARNING
-from kubesched.controllers.base import ControllerContext, enqueue_on_change, work, write_status
+from kubesched.controllers.base import (
+    ControllerContext,
+    enqueue_controller,
+    enqueue_on_change,
+    patch_observed,
+    work,
+    write_status,
+)
 from kubesched.controllers.informers import Key, key_of
-from kubesched.controllers.owners import controller_of
+from kubesched.controllers.owners import finalizer_removal
 from kubesched.controllers.pods import PodControl, from_template, is_active, is_ready, phase
 from kubesched.controllers.replicaset import BURST_REPLICAS
 from kubesched.controllers.workqueue import WorkQueue
@@ -34,10 +40,6 @@ def _finished(job: Any) -> bool:
     )
 
 
-def _stamp(value: Any) -> float:
-    return value.timestamp() if isinstance(value, datetime) else 0.0
-
-
 class JobController:
     def __init__(self, ctx: ControllerContext) -> None:
         self._ctx = ctx
@@ -48,12 +50,7 @@ class JobController:
         self._control = PodControl(ctx.cluster, self._pods, self._recorder)
         self._last_failure: dict[str, float] = {}  # job uid -> when its last pod failure was counted
         self._jobs.add_handler(enqueue_on_change(self._queue))
-        self._pods.add_handler(self._on_pod)
-
-    def _on_pod(self, type_: str, pod: Any, old: Any | None) -> None:
-        ref = controller_of(pod)
-        if ref is not None and ref.kind == "Job":
-            self._queue.add_batched((pod.metadata.namespace or "", ref.name))
+        self._pods.add_handler(enqueue_controller(self._queue, "Job"))
 
     async def run(self) -> None:
         await work(self._queue, self.sync, name="job")
@@ -162,20 +159,7 @@ class JobController:
             if TRACKING_FINALIZER in finalizers and (
                 phase(pod) in ("Succeeded", "Failed") or pod.metadata.deletionTimestamp
             ):
-                kept = [f for f in finalizers if f != TRACKING_FINALIZER]
-                try:
-                    patched: Any = await self._ctx.cluster.patch(
-                        core_v1.Pod,
-                        pod.metadata.name,
-                        {"metadata": {"uid": pod.metadata.uid, "finalizers": kept or None}},
-                        namespace=pod.metadata.namespace,
-                    )
-                except NotFound:
-                    continue
-                if patched.metadata.deletionTimestamp is None or patched.metadata.finalizers:
-                    self._pods.observe(patched)
-                else:
-                    self._pods.observe_removed(patched)
+                await patch_observed(self._ctx.cluster, self._pods, pod, finalizer_removal(pod, TRACKING_FINALIZER))
 
 
 def _same(current: Any, wanted: Any) -> bool:
@@ -195,8 +179,8 @@ def _with(conditions: list[Any], now: float, pairs: Sequence[tuple[str, str]], m
             "status": c.status,
             "reason": c.reason,
             "message": c.message,
-            "lastProbeTime": rfc3339(_stamp(c.lastProbeTime)) if c.lastProbeTime else stamp,
-            "lastTransitionTime": rfc3339(_stamp(c.lastTransitionTime)) if c.lastTransitionTime else stamp,
+            "lastProbeTime": rfc3339(epoch_seconds(c.lastProbeTime)) if c.lastProbeTime else stamp,
+            "lastTransitionTime": rfc3339(epoch_seconds(c.lastTransitionTime)) if c.lastTransitionTime else stamp,
         }
         for c in conditions
         if c.type not in {p[0] for p in pairs}

@@ -42,6 +42,12 @@ def release_patch(obj: Any, owner_uid: str) -> dict[str, Any]:
     return {"metadata": {"uid": obj.metadata.uid, "ownerReferences": [_ref(r) for r in refs] or None}}
 
 
+def finalizer_removal(obj: Any, finalizer: str) -> dict[str, Any]:
+    """A merge patch removing `finalizer` (the object's uid a precondition)."""
+    kept = [f for f in obj.metadata.finalizers or () if f != finalizer]
+    return {"metadata": {"uid": obj.metadata.uid, "finalizers": kept or None}}
+
+
 def _ref(ref: meta_v1.OwnerReference) -> dict[str, Any]:
     out: dict[str, Any] = {"apiVersion": ref.apiVersion, "kind": ref.kind, "name": ref.name, "uid": ref.uid}
     if ref.controller is not None:

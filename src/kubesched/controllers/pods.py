@@ -11,6 +11,7 @@ from typing import Any
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
+from kubesched.clock.base import epoch_seconds
 from kubesched.cluster import ApiError, Cluster, NotFound
 from kubesched.cluster.events import NORMAL, WARNING, EventRecorder
 from kubesched.controllers.informers import Informer
@@ -85,10 +86,6 @@ def from_template(
     )
 
 
-def _stamp(value: Any) -> float:
-    return value.timestamp() if isinstance(value, datetime) else 0.0
-
-
 def _restarts(pod: Any) -> int:
     return sum(c.restartCount or 0 for c in (pod.status.containerStatuses if pod.status else None) or ())
 
@@ -117,7 +114,7 @@ def deletion_order(pods: Iterable[Any], related: Iterable[Any]) -> list[Any]:
             -per_node[node] if node else 0,
             -(ready_since(pod) or 0.0),
             -_restarts(pod),
-            -_stamp(pod.metadata.creationTimestamp),
+            -epoch_seconds(pod.metadata.creationTimestamp),
         )
 
     return sorted(pods, key=rank)

@@ -11,8 +11,8 @@ from lightkube.resources import apps_v1, core_v1
 
 from kubesched.api.errors import FieldError
 from kubesched.api.selectors import LabelSelectorMatcher, compile_label_selector
-from kubesched.cluster import ApiError, NotFound
-from kubesched.controllers.base import ControllerContext, enqueue_on_change, work, write_status
+from kubesched.cluster import ApiError
+from kubesched.controllers.base import ControllerContext, enqueue_on_change, patch_observed, work, write_status
 from kubesched.controllers.informers import Key, key_of
 from kubesched.controllers.owners import adoption_patch, controller_of, release_patch
 from kubesched.controllers.pods import PodControl, deletion_order, from_template, is_active, is_available, is_ready
@@ -116,14 +116,7 @@ class ReplicaSetController:
         return claimed
 
     async def _patch(self, pod: Any, patch: dict[str, Any]) -> Any | None:
-        try:
-            patched = await self._ctx.cluster.patch(
-                core_v1.Pod, pod.metadata.name, patch, namespace=pod.metadata.namespace
-            )
-        except NotFound:
-            return None
-        self._pods.observe(patched)
-        return patched
+        return await patch_observed(self._ctx.cluster, self._pods, pod, patch)
 
     async def _manage(self, rs: Any, active: list[Any], pods: list[Any]) -> None:
         wanted = rs.spec.replicas if rs.spec.replicas is not None else 1

@@ -11,11 +11,10 @@ from typing import Any
 import msgspec
 from lightkube.resources import apps_v1, core_v1
 
-from kubesched.controllers.base import ControllerContext, enqueue_on_change, work, write_status
+from kubesched.controllers.base import ControllerContext, enqueue_controller, enqueue_on_change, work, write_status
 from kubesched.controllers.daemonset import REVISION_HASH
 from kubesched.controllers.deployment import template_hash
 from kubesched.controllers.informers import Key
-from kubesched.controllers.owners import controller_of
 from kubesched.controllers.pods import PodControl, from_template, is_available, is_ready, phase
 from kubesched.controllers.workqueue import WorkQueue
 
@@ -36,12 +35,7 @@ class StatefulSetController:
         self._queue: WorkQueue[Key] = WorkQueue(ctx.clock)
         self._control = PodControl(ctx.cluster, self._pods, ctx.recorder("statefulset-controller"))
         self._sets.add_handler(enqueue_on_change(self._queue))
-        self._pods.add_handler(self._on_pod)
-
-    def _on_pod(self, type_: str, pod: Any, old: Any | None) -> None:
-        ref = controller_of(pod)
-        if ref is not None and ref.kind == "StatefulSet":
-            self._queue.add_batched((pod.metadata.namespace or "", ref.name))
+        self._pods.add_handler(enqueue_controller(self._queue, "StatefulSet"))
 
     async def run(self) -> None:
         await work(self._queue, self.sync, name="statefulset")
