@@ -145,3 +145,11 @@ def test_version_names_kubesched_and_the_kube_scheduler_it_follows(capsys):
         main(["--version"])
     assert done.value.code == 0
     assert capsys.readouterr().out.strip() == "kubesched 0.1.0 (kube-scheduler v1.36.2)"
+
+
+@pytest.mark.parametrize("value", ["*,-cronjob", "replicaset,ttl"])
+def test_cluster_up_names_an_unknown_controller(tmp_path, capsys, value):
+    assert main(["cluster", "up", "--controllers", value, "--port", "0", "--kubeconfig", str(tmp_path / "k")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("--controllers: unknown controller(s)") and "known: daemonset, deployment" in err
+    assert not (tmp_path / "k").exists()  # nothing was served
