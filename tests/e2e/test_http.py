@@ -396,3 +396,52 @@ def test_the_scale_subresource_reads_and_writes_spec_replicas(cluster, method, b
     assert status == 200 and scale["kind"] == "Scale" and scale["status"]["selector"] == f"app={name}"
     assert call(f"{base}/{name}/scale", method, body, content_type=content_type)[0] == code
     assert call(f"{base}/{name}")[1]["spec"]["replicas"] == replicas
+
+
+def _config_map(name, value):
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"value": value}}
+
+
+def _unsupported_dry_run(value):
+    return 'is invalid: dryRun: Unsupported value: []string{"' + value + '"}: supported values: "All"'
+
+
+@pytest.mark.parametrize(
+    ("method", "name", "query", "body", "content_type", "code", "answered"),
+    [
+        ("POST", "", "?dryRun=All", _config_map("fresh", "1"), JSON, 201, "1"),
+        ("PUT", "settings", "?dryRun=All", _config_map("settings", "2"), JSON, 200, "2"),
+        ("PATCH", "settings", "?dryRun=All", {"data": {"value": "3"}}, "application/merge-patch+json", 200, "3"),
+        ("DELETE", "settings", "?dryRun=All", None, JSON, 200, "0"),
+        ("DELETE", "settings", "", {"kind": "DeleteOptions", "dryRun": ["All"]}, JSON, 200, "0"),
+        ("DELETE", "", "?dryRun=All", None, JSON, 200, None),
+        ("POST", "", "?dryRun=Some", _config_map("fresh", "1"), JSON, 422, _unsupported_dry_run("Some")),
+        ("PATCH", "settings", "?dryRun=", {"data": {}}, "application/merge-patch+json", 422, "supported values"),
+        ("DELETE", "settings", "", {"dryRun": ["Later"]}, JSON, 422, _unsupported_dry_run("Later")),
+    ],
+)
+def test_a_dry_run_answers_what_would_be_and_changes_nothing(
+    cluster, method, name, query, body, content_type, code, answered
+):
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "dry-run"}}
+    assert call(f"{cluster.url}/api/v1/namespaces", "POST", namespace)[0] in (201, 409)
+    base = f"{cluster.url}/api/v1/namespaces/dry-run/configmaps"
+    assert call(base, "POST", _config_map("settings", "0"))[0] in (201, 409)
+    before = call(base)[1]["items"]
+    got, answer = call(f"{base}/{name}{query}" if name else f"{base}{query}", method, body, content_type)
+    assert got == code
+    if code >= 400:
+        assert answer["reason"] == "Invalid" and answered in answer["message"]
+    elif answered is not None:
+        assert answer["data"]["value"] == answered
+    assert call(base)[1]["items"] == before
+    assert call(f"{base}/fresh")[0] == 404
+
+
+def test_a_dry_run_binding_leaves_the_pod_unbound(cluster):
+    assert call(pods_url(cluster), "POST", pod("dry-bound"))[0] == 201
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "dry-bound"}, "target": {"name": "node-0"}}
+    assert call(f"{pods_url(cluster, 'dry-bound')}/binding?dryRun=All", "POST", binding)[0] == 201
+    assert "nodeName" not in call(pods_url(cluster, "dry-bound"))[1]["spec"]
+    code, status = call(f"{pods_url(cluster, 'dry-bound')}/binding?dryRun=All", "POST", {**binding, "target": {}})
+    assert code == 422 and "target.name: Required value" in status["message"]

@@ -238,6 +238,48 @@ def test_apply_of_a_manifest_mixing_everyday_kinds(kubectl, tmp_path):
     assert table[0].split() == ["NAME", "ROLE", "AGE"] and table[1].split()[:2] == ["mixed-reader", "Role/mixed-reader"]
 
 
+def test_diff_shows_a_change_without_applying_it(kubectl, tmp_path):
+    path = tmp_path / "diffed.yaml"
+    path.write_text(manifest("diffed", cpu="100m"))
+    created = kubectl("diff", "-f", str(path), check=False)
+    assert created.returncode == 1 and "+  name: diffed" in created.stdout  # a dry-run create
+    assert kubectl("get", "pod", "diffed", check=False).returncode != 0
+    kubectl("apply", "-f", str(path))
+    assert kubectl("diff", "-f", str(path)).stdout == ""  # no difference: exit 0
+    path.write_text(manifest("diffed", cpu="100m", labels="app: web, tier: front"))
+    changed = kubectl("diff", "-f", str(path), check=False)
+    assert changed.returncode == 1 and "+    tier: front" in changed.stdout.splitlines()
+    assert "tier" not in kubectl("get", "pod", "diffed", "-o", "jsonpath={.metadata.labels}").stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "said", "left"),
+    [
+        (("create", "namespace", "dry"), "namespace/dry created (server dry run)", ("get", "namespace", "dry")),
+        (
+            ("create", "configmap", "dry", "--from-literal=a=b"),
+            "configmap/dry created (server dry run)",
+            ("get", "cm", "dry"),
+        ),
+        (
+            ("label", "node", "node-0", "dry=yes"),
+            "node/node-0 labeled (server dry run)",
+            ("get", "nodes", "-l", "dry=yes"),
+        ),
+        (("delete", "namespace", "kube-node-lease"), "", ()),  # refused by the lifecycle rules, dry run or not
+        (("delete", "node", "node-1"), 'node "node-1" deleted (server dry run)', ()),
+    ],
+)
+def test_server_dry_run_of_kubectl_commands_changes_nothing(kubectl, args, said, left):
+    result = kubectl(*args, "--dry-run=server", check=False)
+    assert (result.returncode == 0) == bool(said)
+    assert result.stdout.strip() == said or (not said and "may not be deleted" in result.stderr)
+    if left:
+        after = kubectl(*left, check=False)
+        assert after.returncode != 0 or "dry" not in after.stdout
+    assert len(kubectl("get", "nodes", "-o", "name").stdout.split()) == 3
+
+
 def test_create_configmap_secret_and_serviceaccount(kubectl):
     kubectl("create", "configmap", "settings", "--from-literal=mode=fast")
     kubectl("create", "secret", "generic", "password", "--from-literal=p=q")

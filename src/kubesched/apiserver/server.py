@@ -20,6 +20,7 @@ from aiohttp import web
 from lightkube.models import policy_v1 as policy_models
 from lightkube.resources import core_v1
 
+from kubesched.api.errors import FieldError
 from kubesched.apiserver import discovery, negotiation, openapi, scale, tables
 from kubesched.apiserver.codec import decode_json, encode_protobuf, media_type, parse_body, to_object
 from kubesched.apiserver.routing import Routes, Target
@@ -29,6 +30,7 @@ from kubesched.cluster.errors import (
     ApiError,
     BadRequest,
     InternalError,
+    Invalid,
     MethodNotAllowed,
     NotFound,
     RequestEntityTooLarge,
@@ -83,6 +85,21 @@ def _success(code: int) -> dict[str, Any]:
 
 def _bool(value: str | None) -> bool:
     return value in ("true", "1", "True")
+
+
+DRY_RUN_ALL = "All"  # the one dryRun value kube-apiserver accepts
+
+
+def _dry_run(request: web.Request, options: str, given: Any = ()) -> bool:
+    """Whether the request asks for dryRun=All (in its query or, for a delete, its options body);
+    any other value is refused as kube-apiserver's option validation refuses it."""
+    values = [*request.query.getall("dryRun", ()), *(given or ())]
+    if not values:
+        return False
+    if any(not isinstance(v, str) or v != DRY_RUN_ALL for v in values):
+        error = FieldError.not_supported("dryRun", values, [DRY_RUN_ALL])
+        raise Invalid(f"{options}.meta.k8s.io", "", [error], group="meta.k8s.io")
+    return True
 
 
 def _int(query: Any, key: str) -> int | None:
@@ -308,14 +325,20 @@ class ApiServer:
             response.headers["Warning"] = ", ".join(f"299 - {text}" for text in texts)
         return response
 
+    def _writing(self, dry_run: bool) -> contextlib.AbstractContextManager[None]:
+        """The store as a write should see it: as it is, or in dry-run. Held only around
+        synchronous store calls, never across an await, so no other request's write is caught in it."""
+        return self.store.dry_run() if dry_run else contextlib.nullcontext()
+
     async def _create(self, request: web.Request, target: Target) -> web.Response:
-        self._refuse_dry_run(request)
+        dry_run = _dry_run(request, "CreateOptions")
         obj, unknown = await self._body(request, target.kind)
-        created = self.store.create(obj, namespace=target.namespace)
+        with self._writing(dry_run):
+            created = self.store.create(obj, namespace=target.namespace)
         return self._warn(respond(created, 201), request, unknown)
 
     async def _update(self, request: web.Request, target: Target) -> web.Response:
-        self._refuse_dry_run(request)
+        dry_run = _dry_run(request, "UpdateOptions")
         obj, unknown = await self._body(request, target.kind)
         meta = obj.metadata
         if meta is None or meta.name != target.name:
@@ -329,21 +352,23 @@ class ApiServer:
                     "the namespace of the provided object does not match the namespace sent on the request"
                 )
             meta.namespace = target.namespace
-        updated = self.store.update(obj, subresource=target.subresource)
+        with self._writing(dry_run):
+            updated = self.store.update(obj, subresource=target.subresource)
         return self._warn(respond(updated), request, unknown)
 
     async def _patch(self, request: web.Request, target: Target) -> web.Response:
-        self._refuse_dry_run(request)
+        dry_run = _dry_run(request, "PatchOptions")
         patch_type = _patch_type(request)
         patch = decode_json(await request.read())
-        patched = self.store.patch(
-            target.kind.cls,
-            target.name or "",
-            patch,
-            namespace=target.namespace,
-            subresource=target.subresource,
-            patch_type=patch_type,
-        )
+        with self._writing(dry_run):
+            patched = self.store.patch(
+                target.kind.cls,
+                target.name or "",
+                patch,
+                namespace=target.namespace,
+                subresource=target.subresource,
+                patch_type=patch_type,
+            )
         return respond(patched)
 
     def _delete_options(self, request: web.Request, raw: bytes) -> dict[str, Any]:
@@ -356,8 +381,7 @@ class ApiServer:
         grace = _int(request.query, "gracePeriodSeconds")
         if grace is not None:
             options["gracePeriodSeconds"] = grace
-        if "dryRun" in request.query or options.get("dryRun"):
-            raise BadRequest("dry-run requests are not supported by this server")
+        options["dryRun"] = _dry_run(request, "DeleteOptions", options.get("dryRun"))
         propagation = request.query.get("propagationPolicy") or options.get("propagationPolicy")
         if propagation is None and "orphanDependents" in request.query:
             propagation = "Orphan" if _bool(request.query["orphanDependents"]) else "Background"
@@ -371,31 +395,37 @@ class ApiServer:
     async def _delete(self, request: web.Request, target: Target) -> web.Response:
         options = self._delete_options(request, await request.read())
         pre = options.get("preconditions") or {}
-        cls = target.kind.cls
-        result: Any = self.store.delete(
-            cls,
-            target.name or "",
-            namespace=target.namespace,
-            grace_period_seconds=options.get("gracePeriodSeconds"),
-            uid=pre.get("uid"),
-            resource_version=pre.get("resourceVersion"),
-            propagation_policy=options["propagationPolicy"],
-        )
-        still_there = self._exists(target.kind, target.name or "", target.namespace)
+        with self._writing(options["dryRun"]):
+            result: Any = self.store.delete(
+                target.kind.cls,
+                target.name or "",
+                namespace=target.namespace,
+                grace_period_seconds=options.get("gracePeriodSeconds"),
+                uid=pre.get("uid"),
+                resource_version=pre.get("resourceVersion"),
+                propagation_policy=options["propagationPolicy"],
+            )
+        if options["dryRun"]:  # what stays is what a real delete would leave being deleted
+            still_there = result.metadata.deletionTimestamp is not None
+        else:
+            still_there = self._exists(target.kind, target.name or "", target.namespace)
         return respond(result, 202 if still_there else 200)
 
     async def _scale(self, request: web.Request, target: Target) -> web.Response:
         cls, name, namespace = target.kind.cls, target.name or "", target.namespace
         if request.method == "GET":
             return respond(scale.scale_of(self.store.get(cls, name, namespace=namespace)))
-        self._refuse_dry_run(request)
         if request.method == "PUT":
+            dry_run = _dry_run(request, "UpdateOptions")
             body = parse_body(await request.read(), request.headers.get("Content-Type", ""))
-            return respond(scale.write_scale(self.store, cls, name, namespace, body))
+            with self._writing(dry_run):
+                return respond(scale.write_scale(self.store, cls, name, namespace, body))
         if request.method == "PATCH":
+            dry_run = _dry_run(request, "PatchOptions")
             patch_type = _patch_type(request)
             patch = decode_json(await request.read())
-            return respond(scale.patch_scale(self.store, cls, name, namespace, patch, patch_type))
+            with self._writing(dry_run):
+                return respond(scale.patch_scale(self.store, cls, name, namespace, patch, patch_type))
         raise MethodNotAllowed("the server does not allow this method on the requested resource")
 
     def _exists(self, kind: Kind, name: str, namespace: str | None) -> bool:
@@ -410,7 +440,7 @@ class ApiServer:
         kind = target.kind
         deleted = []
         for obj in self._selected(request, target).items:
-            with contextlib.suppress(NotFound):
+            with contextlib.suppress(NotFound), self._writing(options["dryRun"]):
                 deleted.append(
                     self.store.delete(
                         kind.cls,
@@ -432,7 +462,8 @@ class ApiServer:
             raise BadRequest("Binding has no metadata")
         if name is not None and binding.metadata.name != name:
             raise BadRequest("name in URL does not match name in Binding object")
-        self.store.bind(binding, namespace=target.namespace)
+        with self._writing(_dry_run(request, "CreateOptions")):
+            self.store.bind(binding, namespace=target.namespace)
         return respond(_success(201), 201)
 
     async def _evict(self, request: web.Request, target: Target) -> web.Response:
@@ -443,10 +474,7 @@ class ApiServer:
             raise BadRequest(f'Eviction in version "v1" cannot be handled as a Eviction: {e}') from None
         if eviction.metadata is None or eviction.metadata.name != target.name:
             raise BadRequest("name in URL does not match name in Eviction object")
-        self.store.evict(eviction, namespace=target.namespace)
+        given = eviction.deleteOptions.dryRun if eviction.deleteOptions else None
+        with self._writing(_dry_run(request, "CreateOptions", given)):
+            self.store.evict(eviction, namespace=target.namespace)
         return respond(_success(201), 201)
-
-    @staticmethod
-    def _refuse_dry_run(request: web.Request) -> None:
-        if "dryRun" in request.query:
-            raise BadRequest("dry-run requests are not supported by this server")

@@ -386,3 +386,40 @@ def test_errors_render_as_kubernetes_status(store):
     assert err.value.status()["details"]["causes"] == [
         {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.containers"}
     ]
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        pytest.param(lambda s: s.create(make_pod("new").obj), id="create"),
+        pytest.param(lambda s: s.patch(core_v1.Pod, "kept", {"metadata": {"labels": {"a": "b"}}}), id="patch"),
+        pytest.param(lambda s: s.delete(core_v1.Pod, "kept"), id="delete"),
+        pytest.param(lambda s: s.bind(binding(s.get(core_v1.Pod, "kept"), "n1")), id="bind"),
+        pytest.param(lambda s: s.delete(core_v1.Namespace, "team"), id="namespace-delete"),
+    ],
+)
+def test_a_dry_run_write_answers_but_stores_and_tells_nothing(store, write):
+    store.create(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name="team")))
+    store.create(make_pod("kept").obj)
+    rv = store.resource_version
+    watch = store.watch(core_v1.Pod, resource_version=str(rv))
+    before = {cls: store.list(cls).items for cls in (core_v1.Pod, core_v1.Namespace)}
+    with store.dry_run():
+        answer = write(store)
+    assert answer is not None
+    assert store.resource_version == rv
+    assert {cls: store.list(cls).items for cls in before} == before
+    assert list(watch.drain()) == []
+    store.create(make_pod("after").obj)  # and the store writes again once the block is left
+    assert store.get(core_v1.Pod, "after").metadata.resourceVersion == str(rv + 1)
+
+
+def test_a_dry_run_create_is_validated_and_defaulted_without_a_version(store):
+    with store.dry_run():
+        created = store.create(make_pod("p").obj)
+        with pytest.raises(Invalid):
+            store.create(make_pod("Bad_Name").obj)
+    assert created.metadata.resourceVersion is None and created.metadata.uid
+    assert created.spec.schedulerName == "default-scheduler"
+    with pytest.raises(NotFound):
+        store.get(core_v1.Pod, "p")

@@ -5,11 +5,12 @@ import re
 
 import pytest
 from lightkube.models import batch_v1 as bm
+from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import apps_v1, batch_v1, core_v1
 from msgspec.structs import replace
 
-from builders import deployment, make_pod, pod_template
+from builders import deployment, make_node, make_pod, pod_template
 from kubesched.cluster import BadRequest, Conflict, Invalid, NotFound
 
 
@@ -112,3 +113,32 @@ def test_a_namespace_is_finalized_then_removed(store):
     store.update(replace(namespace, spec=replace(namespace.spec, finalizers=[])), subresource="finalize")
     with pytest.raises(NotFound):
         store.get(core_v1.Namespace, "team")
+
+
+@pytest.mark.parametrize(
+    ("obj", "generation"),
+    [
+        (deployment("gen-deploy"), 1),
+        (make_pod("gen-pod").obj, 1),
+        (make_node("gen-node").obj, None),  # nodes, namespaces and services have no generation upstream
+        (core_v1.Namespace(metadata=meta_v1.ObjectMeta(name="gen-ns")), None),
+        (
+            core_v1.Service(
+                metadata=meta_v1.ObjectMeta(name="gen-svc"), spec=m.ServiceSpec(ports=[m.ServicePort(port=80)])
+            ),
+            None,
+        ),
+        (core_v1.ConfigMap(metadata=meta_v1.ObjectMeta(name="gen-cm")), None),
+    ],
+    ids=lambda v: type(v).__name__ if not isinstance(v, int | None) else str(v),
+)
+def test_only_the_kinds_that_track_a_generation_get_one(store, obj, generation):
+    assert store.create(obj).metadata.generation == generation
+
+
+def test_a_namespace_is_labelled_with_its_name_whatever_an_update_says(store):
+    created = store.create(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name="team", labels={"tier": "a"})))
+    assert created.metadata.labels == {"tier": "a", "kubernetes.io/metadata.name": "team"}
+    relabelled = store.patch(core_v1.Namespace, "team", {"metadata": {"labels": {"kubernetes.io/metadata.name": "x"}}})
+    assert relabelled.metadata.labels["kubernetes.io/metadata.name"] == "team"
+    assert store.get(core_v1.Namespace, "default").metadata.labels == {"kubernetes.io/metadata.name": "default"}

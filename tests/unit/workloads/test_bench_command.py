@@ -55,7 +55,7 @@ def test_pod_sets_go_one_per_labelled_namespace_and_shift_the_later_ops_indices(
     store = _store_of("SchedulingRequiredPodAntiAffinityWithNSSelector/10Nodes")
     namespaces = {n.metadata.name: n.metadata.labels for n in store.list(core_v1.Namespace).items}
     for name in ("init-ns-0", "init-ns-1", "measure-ns-0"):
-        assert namespaces[name] == {"team": "devops"}
+        assert namespaces[name] == {"team": "devops", "kubernetes.io/metadata.name": name}
     pods = store.list(core_v1.Pod).items
     assert Counter(p.metadata.namespace for p in pods) == {"init-ns-0": 2, "init-ns-1": 2, "measure-ns-0": 6}
     # the namespace selector makes the anti-affinity hold across the three namespaces: one pod a node

@@ -10,10 +10,11 @@ Objects handed in are copied; objects handed out are the stored ones and must no
 from __future__ import annotations
 
 import bisect
+import contextlib
 import heapq
 import random
 from collections import deque
-from collections.abc import Callable, Collection, MutableMapping, Sequence
+from collections.abc import Callable, Collection, Iterator, MutableMapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar, cast
@@ -182,6 +183,7 @@ class MemoryStore:
         self._pod_specs = PodSpecCache()
         self._bound = BoundForms()
         self._stamp_cache: tuple[int, datetime] = (-1, datetime.fromtimestamp(0, UTC))
+        self._dry_run = False
         for name in INITIAL_NAMESPACES:
             self.create(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=name)))
 
@@ -251,6 +253,9 @@ class MemoryStore:
                 del self._kinds[cls]
                 self._views.pop(cls, None)
             self.kinds_generation += 1
+
+    def _tracks_generation(self, kind: Kind) -> bool:
+        return kind.cls in self._schemas or strategy_of(kind.cls).tracks_generation  # custom resources always do
 
     def _errors(self, kind: Kind, obj: Any) -> list[FieldError]:
         """What validation finds wrong with a (non-pod) object of `kind`."""
@@ -369,7 +374,7 @@ class MemoryStore:
         meta.creationTimestamp = self._stamp()
         meta.resourceVersion = meta.deletionTimestamp = meta.deletionGracePeriodSeconds = None
         o.metadata = meta
-        if kind.has_status:
+        if self._tracks_generation(kind):
             meta.generation = 1
         if kind.cls is core_v1.Pod:
             self._validate(kind, obj, [*meta_errors(meta), *errors] if o.spec else pod_errors(obj))
@@ -469,8 +474,8 @@ class MemoryStore:
             strategy.default(new)
             if kind.has_status:
                 new.status = current.status
-                if getattr(new, "spec", None) != getattr(current, "spec", None):
-                    new.metadata.generation = (cur_meta.generation or 0) + 1
+            if self._tracks_generation(kind) and getattr(new, "spec", None) != getattr(current, "spec", None):
+                new.metadata.generation = (cur_meta.generation or 0) + 1
         if kind.cls is core_v1.Pod:
             self._validate(kind, new, pod_update_errors(current, new))
         else:
@@ -677,10 +682,24 @@ class MemoryStore:
         meta = meta_v1.ObjectMeta(resourceVersion=str(self._rv), annotations=annotations)
         watch.push(WatchEvent(BOOKMARK, Bookmark(apiVersion=kind.api_version, kind=kind.kind, metadata=meta)))
 
+    @contextlib.contextmanager
+    def dry_run(self) -> Iterator[None]:
+        """Within the block, writes run every check, default and hook and return what they would
+        store, but nothing is stored, no resourceVersion is spent and no watch hears of it (the
+        API server's dryRun=All). A created object answers with no resourceVersion; an updated one
+        with the version it has."""
+        before, self._dry_run = self._dry_run, True
+        try:
+            yield
+        finally:
+            self._dry_run = before
+
     # -- internals -------------------------------------------------------------------------
 
     def _commit(self, kind: Kind, key: Key, type_: str, obj: R, old: Any | None) -> R:
         """Store a new version. `obj` and its metadata must be fresh objects, owned by the store."""
+        if self._dry_run:
+            return obj
         self._rv += 1
         o: Any = obj
         o.metadata.resourceVersion = str(self._rv)
@@ -691,6 +710,8 @@ class MemoryStore:
         return obj
 
     def _remove(self, kind: Kind, key: Key, obj: Any) -> Any:
+        if self._dry_run:
+            return obj
         self._rv += 1
         gone = msgspec.structs.replace(
             obj, metadata=msgspec.structs.replace(obj.metadata, resourceVersion=str(self._rv))

@@ -11,7 +11,7 @@ import msgspec
 from lightkube.models import apps_v1 as apps
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
-from lightkube.resources import apps_v1, batch_v1, core_v1
+from lightkube.resources import apiextensions_v1, apps_v1, batch_v1, core_v1, policy_v1
 
 from kubesched.api.errors import FieldError
 from kubesched.cluster.errors import conflict
@@ -30,8 +30,13 @@ DEFAULT_PROGRESS_DEADLINE_SECONDS = 600
 DEFAULT_JOB_BACKOFF_LIMIT = 6
 
 
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # the label the API server keeps equal to a namespace's name
+
+
 class Strategy:
     """The behaviour every kind shares; a kind with its own rules overrides a hook."""
+
+    tracks_generation = False  # metadata.generation: 1 on create, one more on each change of the spec
 
     def default(self, obj: Any) -> None:
         """Fill the defaults of an object being written (the store's own copy), on create and on
@@ -58,9 +63,20 @@ class Strategy:
         return meta.deletionTimestamp is not None and not meta.finalizers and not meta.deletionGracePeriodSeconds
 
 
+class GenerationStrategy(Strategy):
+    """A kind whose controllers report the generation they have seen (workloads, pods, budgets)."""
+
+    tracks_generation = True
+
+
 class NamespaceStrategy(Strategy):
-    """A namespace carries the `kubernetes` finalizer from creation; deleting it marks it
-    Terminating, and it goes once the namespace controller has emptied it and finalized it."""
+    """A namespace carries the `kubernetes` finalizer from creation and a label naming it;
+    deleting it marks it Terminating, and it goes once the namespace controller has emptied it
+    and finalized it."""
+
+    def default(self, obj: Any) -> None:
+        meta = obj.metadata
+        meta.labels = {**(meta.labels or {}), NAMESPACE_NAME_LABEL: meta.name}
 
     def prepare_for_create(self, obj: Any) -> None:
         spec = obj.spec or m.NamespaceSpec()
@@ -103,7 +119,7 @@ def _default_template(template: Any) -> None:
         default_pod_spec(template.spec)
 
 
-class ReplicaSetStrategy(Strategy):
+class ReplicaSetStrategy(GenerationStrategy):
     def default(self, obj: Any) -> None:
         spec = obj.spec
         if spec is not None:
@@ -112,7 +128,7 @@ class ReplicaSetStrategy(Strategy):
             _default_template(spec.template)
 
 
-class DeploymentStrategy(Strategy):
+class DeploymentStrategy(GenerationStrategy):
     def default(self, obj: Any) -> None:
         spec = obj.spec
         if spec is None:
@@ -135,7 +151,7 @@ class DeploymentStrategy(Strategy):
         _default_template(spec.template)
 
 
-class StatefulSetStrategy(Strategy):
+class StatefulSetStrategy(GenerationStrategy):
     def default(self, obj: Any) -> None:
         spec = obj.spec
         if spec is None:
@@ -153,7 +169,7 @@ class StatefulSetStrategy(Strategy):
         _default_template(spec.template)
 
 
-class DaemonSetStrategy(Strategy):
+class DaemonSetStrategy(GenerationStrategy):
     def default(self, obj: Any) -> None:
         spec = obj.spec
         if spec is None:
@@ -171,7 +187,7 @@ class DaemonSetStrategy(Strategy):
         _default_template(spec.template)
 
 
-class JobStrategy(Strategy):
+class JobStrategy(GenerationStrategy):
     """Job defaults, and the selector the API server generates from the Job's uid (unless
     `manualSelector`), with the labels it puts on the pod template to match."""
 
@@ -213,7 +229,12 @@ class JobStrategy(Strategy):
 
 
 _DEFAULT = Strategy()
+_GENERATION = GenerationStrategy()
 STRATEGIES: dict[type[Any], Strategy] = {
+    core_v1.Pod: _GENERATION,
+    core_v1.ReplicationController: _GENERATION,
+    policy_v1.PodDisruptionBudget: _GENERATION,
+    apiextensions_v1.CustomResourceDefinition: _GENERATION,
     core_v1.Namespace: NamespaceStrategy(),
     apps_v1.ReplicaSet: ReplicaSetStrategy(),
     apps_v1.Deployment: DeploymentStrategy(),
