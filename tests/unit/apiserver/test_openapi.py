@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from kubesched.apiserver import openapi
+from kubesched.cluster import schemas
+from kubesched.cluster.definitions import definition_name
 from kubesched.cluster.kinds import KINDS, Kind
 
 CORE = "io.k8s.api.core.v1"
@@ -43,7 +45,7 @@ def _refs(node: Any) -> set[str]:
 
 
 def test_pod_definition_matches_upstream() -> None:
-    pod = openapi.definitions()[f"{CORE}.Pod"]
+    pod = schemas.definitions()[f"{CORE}.Pod"]
     assert pod["type"] == "object"
     assert set(pod["properties"]) == {"apiVersion", "kind", "metadata", "spec", "status"}
     assert pod["properties"]["apiVersion"]["type"] == "string"
@@ -56,10 +58,10 @@ def test_pod_definition_matches_upstream() -> None:
 
 
 def test_required_fields_are_those_without_a_default() -> None:
-    container = openapi.definitions()[f"{CORE}.Container"]
+    container = schemas.definitions()[f"{CORE}.Container"]
     assert container["required"] == ["name"]
-    assert openapi.definitions()[f"{CORE}.ContainerPort"]["required"] == ["containerPort"]
-    assert openapi.definitions()[f"{CORE}.PodList"]["required"] == ["items"]
+    assert schemas.definitions()[f"{CORE}.ContainerPort"]["required"] == ["containerPort"]
+    assert schemas.definitions()[f"{CORE}.PodList"]["required"] == ["items"]
 
 
 @pytest.mark.parametrize(
@@ -80,7 +82,7 @@ def test_required_fields_are_those_without_a_default() -> None:
     ],
 )
 def test_lists_carry_upstream_patch_strategies(definition: str, field: str, strategy: str, merge_key: str) -> None:
-    schema = openapi.definitions()[f"{CORE}.{definition}"]["properties"][field]
+    schema = schemas.definitions()[f"{CORE}.{definition}"]["properties"][field]
     assert schema["type"] == "array"
     assert schema["x-kubernetes-patch-strategy"] == strategy
     assert schema["x-kubernetes-patch-merge-key"] == merge_key
@@ -89,7 +91,7 @@ def test_lists_carry_upstream_patch_strategies(definition: str, field: str, stra
 
 
 def test_meta_and_unkeyed_patch_strategies() -> None:
-    meta = openapi.definitions()[f"{META}.ObjectMeta"]["properties"]
+    meta = schemas.definitions()[f"{META}.ObjectMeta"]["properties"]
     assert meta["ownerReferences"]["x-kubernetes-patch-merge-key"] == "uid"
     assert meta["finalizers"]["x-kubernetes-patch-strategy"] == "merge"
     assert "x-kubernetes-patch-merge-key" not in meta["finalizers"]
@@ -98,36 +100,36 @@ def test_meta_and_unkeyed_patch_strategies() -> None:
         "type": "object",
         "additionalProperties": {"type": "string"},
     }
-    taints = openapi.definitions()[f"{CORE}.NodeSpec"]["properties"]["taints"]
+    taints = schemas.definitions()[f"{CORE}.NodeSpec"]["properties"]["taints"]
     assert "x-kubernetes-patch-strategy" not in taints  # upstream replaces the taint list whole
-    strategy = openapi.definitions()["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]["strategy"]
+    strategy = schemas.definitions()["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]["strategy"]
     assert strategy["x-kubernetes-patch-strategy"] == "retainKeys"
 
 
 def test_scalar_types_follow_upstream() -> None:
-    defs = openapi.definitions()
-    assert defs[openapi.QUANTITY]["type"] == "string"
-    assert "format" not in defs[openapi.QUANTITY]
-    assert (defs[openapi.INT_OR_STRING]["type"], defs[openapi.INT_OR_STRING]["format"]) == ("string", "int-or-string")
-    assert (defs[openapi.TIME]["type"], defs[openapi.TIME]["format"]) == ("string", "date-time")
+    defs = schemas.definitions()
+    assert defs[schemas.QUANTITY]["type"] == "string"
+    assert "format" not in defs[schemas.QUANTITY]
+    assert (defs[schemas.INT_OR_STRING]["type"], defs[schemas.INT_OR_STRING]["format"]) == ("string", "int-or-string")
+    assert (defs[schemas.TIME]["type"], defs[schemas.TIME]["format"]) == ("string", "date-time")
     limits = defs[f"{CORE}.ResourceRequirements"]["properties"]["limits"]
-    assert limits["additionalProperties"] == {"$ref": f"#/definitions/{openapi.QUANTITY}"}
+    assert limits["additionalProperties"] == {"$ref": f"#/definitions/{schemas.QUANTITY}"}
     target = defs[f"{CORE}.ServicePort"]["properties"]["targetPort"]
-    assert target["$ref"] == f"#/definitions/{openapi.INT_OR_STRING}"
+    assert target["$ref"] == f"#/definitions/{schemas.INT_OR_STRING}"
     renew = defs["io.k8s.api.coordination.v1.LeaseSpec"]["properties"]["renewTime"]
-    assert renew["$ref"] == f"#/definitions/{openapi.MICRO_TIME}"
+    assert renew["$ref"] == f"#/definitions/{schemas.MICRO_TIME}"
     created = defs[f"{META}.ObjectMeta"]["properties"]["creationTimestamp"]
-    assert created["$ref"] == f"#/definitions/{openapi.TIME}"
+    assert created["$ref"] == f"#/definitions/{schemas.TIME}"
 
 
 def test_every_map_field_has_a_known_value_type() -> None:
-    assert openapi.unknown_maps() == ()
+    assert schemas.unknown_maps() == ()
 
 
 def test_every_served_kind_and_its_list_has_a_definition_with_its_gvk() -> None:
-    defs = openapi.definitions()
+    defs = schemas.definitions()
     for kind in KINDS.values():
-        name = openapi.definition_name(kind.cls)
+        name = definition_name(kind.cls)
         assert defs[name]["x-kubernetes-group-version-kind"] == [_gvk(kind)], name
         assert defs[f"{name}List"]["x-kubernetes-group-version-kind"] == [{**_gvk(kind), "kind": f"{kind.kind}List"}]
 
@@ -342,7 +344,7 @@ def test_v3_patch_operations_declare_field_validation_and_strategic_merge() -> N
         names = {p["name"] for p in patch["parameters"]}
         assert "fieldValidation" in names
         assert "application/strategic-merge-patch+json" in patch["requestBody"]["content"]
-        name = openapi.definition_name(kind.cls)
+        name = definition_name(kind.cls)
         assert document["components"]["schemas"][name]["x-kubernetes-group-version-kind"] == [_gvk(kind)]
 
 
