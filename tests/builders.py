@@ -292,3 +292,33 @@ def pod_template(app: str, image: str, **spec: Any) -> m.PodTemplateSpec:
     return m.PodTemplateSpec(
         metadata=meta_v1.ObjectMeta(labels={"app": app}), spec=m.PodSpec(containers=[container], **spec)
     )
+
+
+def deployment_config(
+    name: str,
+    *,
+    replicas: int | None = None,
+    image: str = "nginx:1.27",
+    containers: Sequence[str] = (),
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A server-side apply configuration of an apps/v1 Deployment selecting `app=<name>`: one
+    container named after the Deployment, plus `containers` (busybox) by name."""
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": {"app": name}},
+        "template": {
+            "metadata": {"labels": {"app": name}},
+            "spec": {
+                "containers": [
+                    {"name": name, "image": image, "ports": [{"containerPort": 80}]},
+                    *({"name": c, "image": "busybox"} for c in containers),
+                ]
+            },
+        },
+    }
+    if replicas is not None:
+        spec["replicas"] = replicas
+    metadata: dict[str, Any] = {"name": name}
+    if labels is not None:
+        metadata["labels"] = labels
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata, "spec": spec}

@@ -445,3 +445,106 @@ def test_a_dry_run_binding_leaves_the_pod_unbound(cluster):
     assert "nodeName" not in call(pods_url(cluster, "dry-bound"))[1]["spec"]
     code, status = call(f"{pods_url(cluster, 'dry-bound')}/binding?dryRun=All", "POST", {**binding, "target": {}})
     assert code == 422 and "target.name: Required value" in status["message"]
+
+
+APPLY = "application/apply-patch+yaml"
+
+
+@pytest.mark.parametrize(
+    ("query", "body", "content_type", "code", "said"),
+    [
+        ("?fieldManager=alice", _config_map("applied", "2"), APPLY, 200, None),
+        ("?fieldManager=bob", _config_map("applied", "3"), APPLY, 409, 'conflict with "alice": .data.value'),
+        ("?fieldManager=bob&force=true", _config_map("applied", "3"), APPLY, 200, None),
+        ("", _config_map("applied", "3"), APPLY, 422, "fieldManager: Required value: is required for apply patch"),
+        ("?fieldManager=" + "m" * 129, _config_map("applied", "3"), APPLY, 422, "may not be more than 128 bytes"),
+        ("?force=true", {"data": {}}, "application/merge-patch+json", 422, "force: Forbidden"),
+        ("?fieldManager=alice", {**_config_map("applied", "3"), "apiVersion": "v2"}, APPLY, 400, "expected: v1"),
+        ("?fieldManager=alice", b"data: [unclosed", APPLY, 400, "could not be decoded"),
+    ],
+    ids=["same-manager", "conflict", "forced", "no-manager", "long-manager", "force-not-apply", "version", "yaml"],
+)
+def test_server_side_apply_over_http(cluster, query, body, content_type, code, said):
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "applied"}}
+    assert call(f"{cluster.url}/api/v1/namespaces", "POST", namespace)[0] in (201, 409)
+    url = f"{cluster.url}/api/v1/namespaces/applied/configmaps/applied"
+    call(url, "DELETE")
+    first = call(f"{url}?fieldManager=alice", "PATCH", _config_map("applied", "1"), APPLY)
+    assert first[0] == 201 and [e["manager"] for e in first[1]["metadata"]["managedFields"]] == ["alice"]
+    got, answer = call(f"{url}{query}", "PATCH", body, content_type)
+    assert got == code, answer
+    if said is not None:
+        assert said in answer["message"]
+        assert call(url)[1]["data"] == {"value": "1"}  # refused: unchanged
+    if code == 409:
+        assert answer["reason"] == "Conflict"
+        assert answer["details"]["causes"] == [
+            {"type": "FieldManagerConflict", "message": 'conflict with "alice"', "field": ".data.value"}
+        ]
+
+
+def test_writes_are_recorded_for_their_manager_or_user_agent(cluster):
+    base = f"{cluster.url}/api/v1/namespaces/default/configmaps"
+    call(f"{base}/agent", "DELETE")
+    req = urllib.request.Request(
+        base,
+        data=json.dumps(_config_map("agent", "1")).encode(),
+        method="POST",
+        headers={"Content-Type": JSON, "User-Agent": "my-controller/0.3 (linux)"},
+    )
+    with urllib.request.urlopen(req) as resp:
+        created = json.loads(resp.read())
+    assert [(e["manager"], e["operation"]) for e in created["metadata"]["managedFields"]] == [
+        ("my-controller", "Update")
+    ]
+    got, patched = call(
+        f"{base}/agent?fieldManager=editor", "PATCH", {"data": {"other": "x"}}, "application/merge-patch+json"
+    )
+    assert got == 200
+    editor = next(e for e in patched["metadata"]["managedFields"] if e["manager"] == "editor")
+    assert editor["fieldsV1"] == {"f:data": {"f:other": {}}}
+
+
+def _access_review(**spec):
+    return {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "code", "said"),
+    [
+        ("selfsubjectaccessreviews", _access_review(resourceAttributes={"verb": "get", "resource": "pods"}), 201, None),
+        (
+            "selfsubjectaccessreviews",
+            _access_review(),
+            422,
+            "exactly one of nonResourceAttributes or resourceAttributes",
+        ),
+        (
+            "selfsubjectaccessreviews",
+            _access_review(resourceAttributes={"verb": "get"}, nonResourceAttributes={"path": "/x", "verb": "get"}),
+            422,
+            "cannot be specified in combination with resourceAttributes",
+        ),
+        (
+            "subjectaccessreviews",
+            {"spec": {"resourceAttributes": {"verb": "get"}}},
+            422,
+            "at least one of user or group",
+        ),
+        (
+            "namespaces/default/localsubjectaccessreviews",
+            {"spec": {"user": "bob", "resourceAttributes": {"verb": "get", "namespace": "other"}}},
+            422,
+            "must match metadata.namespace",
+        ),
+        ("selfsubjectaccessreviews", [1, 2], 400, "must be an object"),
+        ("namespaces/default/selfsubjectaccessreviews", _access_review(), 404, None),
+    ],
+)
+def test_access_reviews_allow_everything_well_formed(cluster, path, body, code, said):
+    got, answer = call(f"{cluster.url}/apis/authorization.k8s.io/v1/{path}", "POST", body)
+    assert got == code, answer
+    if code == 201:
+        assert answer["status"] == {"allowed": True} and answer["spec"] == body["spec"]
+    elif said:
+        assert said in answer["message"]

@@ -7,7 +7,9 @@ import subprocess
 import time
 
 import pytest
+import yaml
 
+from builders import deployment_config
 from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
 
@@ -347,3 +349,62 @@ def test_the_minimal_scheduler_outlives_watch_bookmarks(cluster, kubectl, tmp_pa
         process.terminate()
         out, _ = process.communicate(timeout=20)
     assert "Traceback" not in out
+
+
+def _write_config(tmp_path, name, config):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+def test_server_side_apply_with_two_field_managers_reports_the_conflict(kubectl, tmp_path):
+    two = _write_config(tmp_path, "two", deployment_config("ssa", replicas=2))
+    four = _write_config(tmp_path, "four", deployment_config("ssa", replicas=4))
+    assert kubectl("apply", "--server-side", "--field-manager=alice", "-f", two).stdout.strip() == (
+        "deployment.apps/ssa serverside-applied"
+    )
+    kubectl("apply", "--server-side", "--field-manager=alice", "-f", two)  # the same manager again: fine
+    refused = kubectl("apply", "--server-side", "--field-manager=bob", "-f", four, check=False)
+    assert refused.returncode == 1
+    assert 'Apply failed with 1 conflict: conflict with "alice": .spec.replicas' in refused.stderr
+    assert kubectl("get", "deploy", "ssa", "-o", "jsonpath={.spec.replicas}").stdout == "2"
+    kubectl("apply", "--server-side", "--field-manager=bob", "--force-conflicts", "-f", four)
+    owners = kubectl("get", "deploy", "ssa", "-o", "json", "--show-managed-fields").stdout
+    entries = {e["manager"]: e for e in json.loads(owners)["metadata"]["managedFields"]}
+    assert "f:replicas" in entries["bob"]["fieldsV1"]["f:spec"]
+    assert "f:replicas" not in entries["alice"]["fieldsV1"]["f:spec"]
+    kubectl("scale", "deploy", "ssa", "--replicas=1")
+    scaled = kubectl("apply", "--server-side", "--field-manager=bob", "-f", four, check=False)
+    assert 'conflict with "kubectl" with subresource "scale" using apps/v1: .spec.replicas' in scaled.stderr
+
+
+def test_server_side_apply_takes_over_from_client_side_apply(kubectl, tmp_path):
+    first = _write_config(tmp_path, "csa", deployment_config("csa", replicas=2))
+    kubectl("apply", "-f", first)  # client-side: the last-applied annotation
+    second = _write_config(tmp_path, "csa2", deployment_config("csa", replicas=3))
+    other = kubectl("apply", "--server-side", "--field-manager=someone", "-f", second, check=False)
+    assert 'conflict with "kubectl-client-side-apply" using apps/v1: .spec.replicas' in other.stderr
+    kubectl("apply", "--server-side", "-f", second)  # kubectl itself takes the fields it applied before
+    got = json.loads(kubectl("get", "deploy", "csa", "-o", "json").stdout)
+    assert got["spec"]["replicas"] == 3
+    last = json.loads(got["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"])
+    assert last["spec"]["replicas"] == 3  # kept in step for a later client-side apply
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("auth", "can-i", "create", "pods"), "yes"),
+        (("auth", "can-i", "get", "/healthz"), "yes"),
+        (("auth", "can-i", "delete", "nodes", "--all-namespaces"), "yes"),
+        (("auth", "whoami"), "system:anonymous"),
+    ],
+)
+def test_kubectl_auth_answers_that_authorization_is_off(kubectl, args, said):
+    assert said in kubectl(*args).stdout
+
+
+def test_kubectl_auth_can_i_list_grants_everything(kubectl):
+    rows = [line.split() for line in kubectl("auth", "can-i", "--list").stdout.splitlines()]
+    assert rows[0] == ["Resources", "Non-Resource", "URLs", "Resource", "Names", "Verbs"]
+    assert ["*.*", "[]", "[]", "[*]"] in rows

@@ -9,9 +9,10 @@ INVALID = "Invalid value"
 NOT_SUPPORTED = "Unsupported value"
 REQUIRED = "Required value"
 FORBIDDEN = "Forbidden"
+TOO_LONG = "Too long"
 
 # Kinds whose rendering leaves out the offending value, as upstream does.
-_VALUELESS_KINDS = frozenset({REQUIRED, FORBIDDEN, "Internal error"})
+_VALUELESS_KINDS = frozenset({REQUIRED, FORBIDDEN, TOO_LONG, "Internal error"})
 
 
 def render_value(value: object) -> str:

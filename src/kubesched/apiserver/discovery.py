@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.apiserver import reviews
 from kubesched.apiserver.routing import BUILT_IN, Routes
 from kubesched.cluster.kinds import VERBS, Kind
 
@@ -31,9 +32,12 @@ def api_versions(server_address: str) -> dict[str, Any]:
     }
 
 
+_REVIEWS = reviews.discovery_resources()  # create-only resources, served outside the kinds
+
+
 def api_groups(routes: Routes = BUILT_IN) -> dict[str, Any]:
     groups = []
-    for group, version in sorted(g for g in routes.group_versions if g[0]):
+    for group, version in sorted({g for g in [*routes.group_versions, *_REVIEWS] if g[0]}):
         gv = {"groupVersion": f"{group}/{version}", "version": version}
         groups.append({"name": group, "versions": [gv], "preferredVersion": gv})
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
@@ -79,12 +83,14 @@ def _subresource(kind: Kind, sub: str) -> dict[str, Any]:
 
 def resource_list(group: str, version: str, routes: Routes = BUILT_IN) -> dict[str, Any] | None:
     kinds = routes.group_versions.get((group, version))
-    if kinds is None:
+    extra = _REVIEWS.get((group, version), [])
+    if kinds is None and not extra:
         return None
     resources: list[dict[str, Any]] = []
-    for kind in sorted(kinds, key=lambda k: k.plural):
+    for kind in sorted(kinds or (), key=lambda k: k.plural):
         resources.append(_resource(kind))
         resources += [_subresource(kind, sub) for sub in kind.subresources]
+    resources = sorted([*resources, *extra], key=lambda r: r["name"]) if extra else resources
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",

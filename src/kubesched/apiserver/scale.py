@@ -38,8 +38,11 @@ def scale_of(obj: Any) -> dict[str, Any]:
     }
 
 
-def write_scale(store: MemoryStore, cls: type[Any], name: str, namespace: str | None, scale: Any) -> dict[str, Any]:
-    """Set `spec.replicas` from a Scale (its resourceVersion, when given, a precondition)."""
+def write_scale(
+    store: MemoryStore, cls: type[Any], name: str, namespace: str | None, scale: Any, *, field_manager: str
+) -> dict[str, Any]:
+    """Set `spec.replicas` from a Scale (its resourceVersion, when given, a precondition), the
+    write recorded as `field_manager`'s through the scale subresource."""
     spec = scale.get("spec") if isinstance(scale, dict) else None
     replicas = spec.get("replicas", 0) if isinstance(spec, dict) else None
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
@@ -49,11 +52,18 @@ def write_scale(store: MemoryStore, cls: type[Any], name: str, namespace: str | 
     patch: dict[str, Any] = {"spec": {"replicas": replicas}}
     if meta.get("resourceVersion"):
         patch["metadata"] = {"resourceVersion": meta["resourceVersion"]}
-    return scale_of(store.patch(cls, name, patch, namespace=namespace))
+    return scale_of(store.patch(cls, name, patch, namespace=namespace, field_manager=field_manager, via="scale"))
 
 
 def patch_scale(
-    store: MemoryStore, cls: type[Any], name: str, namespace: str | None, patch: Any, patch_type: str
+    store: MemoryStore,
+    cls: type[Any],
+    name: str,
+    namespace: str | None,
+    patch: Any,
+    patch_type: str,
+    *,
+    field_manager: str,
 ) -> dict[str, Any]:
     current = scale_of(store.get(cls, name, namespace=namespace))
     try:
@@ -61,4 +71,4 @@ def patch_scale(
     except PatchError as e:
         raise BadRequest(str(e)) from None
     patched.get("metadata", {}).pop("resourceVersion", None)
-    return write_scale(store, cls, name, namespace, patched)
+    return write_scale(store, cls, name, namespace, patched, field_manager=field_manager)

@@ -21,8 +21,15 @@ from lightkube.models import policy_v1 as policy_models
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import FieldError
-from kubesched.apiserver import discovery, negotiation, openapi, scale, tables
-from kubesched.apiserver.codec import decode_json, encode_protobuf, media_type, parse_body, to_object
+from kubesched.apiserver import discovery, negotiation, openapi, reviews, scale, tables
+from kubesched.apiserver.codec import (
+    decode_json,
+    encode_protobuf,
+    media_type,
+    parse_body,
+    to_object,
+    unknown_fields,
+)
 from kubesched.apiserver.routing import Routes, Target
 from kubesched.apiserver.watchstream import stream_watch
 from kubesched.cluster.codec import encode
@@ -37,8 +44,10 @@ from kubesched.cluster.errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
+from kubesched.cluster.fields.managers import MAX_MANAGER_LENGTH, manager_from_user_agent
 from kubesched.cluster.kinds import Kind
 from kubesched.cluster.memory import MemoryStore
+from kubesched.cluster.memory.patch import APPLY
 from kubesched.cluster.memory.patch import CONTENT_TYPES as PATCH_TYPES
 from kubesched.cluster.memory.store import PROPAGATION_POLICIES
 from kubesched.cluster.protocol import ListResult
@@ -102,6 +111,35 @@ def _dry_run(request: web.Request, options: str, given: Any = ()) -> bool:
     return True
 
 
+def _field_manager(request: web.Request, options: str, *, applying: bool = False) -> str:
+    """The manager a write is recorded for: the `fieldManager` the request names (required for
+    an apply), else its User-Agent's product name, as kube-apiserver checks and derives it."""
+    given = request.query.get("fieldManager", "")
+    errors = []
+    if applying and not given:
+        errors.append(FieldError("fieldManager", None, "is required for apply patch", kind="Required value"))
+    if len(given.encode()) > MAX_MANAGER_LENGTH:
+        errors.append(
+            FieldError("fieldManager", None, f"may not be more than {MAX_MANAGER_LENGTH} bytes", kind="Too long")
+        )
+    errors += [
+        FieldError("fieldManager", given, f"invalid character {_code_point(c)} (at position {i})")
+        for i, c in enumerate(given)
+        if not c.isprintable()
+    ]
+    if "force" in request.query and not applying:
+        errors.append(FieldError("force", None, "may not be specified for non-apply patch", kind="Forbidden"))
+    if errors:
+        raise Invalid(f"{options}.meta.k8s.io", "", errors, group="meta.k8s.io")
+    return given or manager_from_user_agent(request.headers.get("User-Agent", ""))
+
+
+def _code_point(c: str) -> str:
+    """A character as Go's %#U prints it: U+0007 or U+00E9 'é'."""
+    code = f"U+{ord(c):04X}"
+    return f"{code} '{c}'" if c.isprintable() else code
+
+
 def _int(query: Any, key: str) -> int | None:
     raw = query.get(key)
     if raw in (None, ""):
@@ -159,6 +197,10 @@ class ApiServer:
             fixed = self._fixed(request, path)
             if fixed is not None:
                 return fixed
+        if request.method == "POST" and (review := reviews.route(path)) is not None:
+            body = parse_body(await request.read(), request.headers.get("Content-Type", ""))
+            user = reviews.TOKEN_USER if self.token is not None else reviews.ANONYMOUS_USER
+            return respond(reviews.answer(review[0], body, namespace=review[1], user=user), 201)
         target = self._routes().parse(path)
         if target is None:
             raise NotFound("the server could not find the requested resource", name=path)
@@ -332,13 +374,15 @@ class ApiServer:
 
     async def _create(self, request: web.Request, target: Target) -> web.Response:
         dry_run = _dry_run(request, "CreateOptions")
+        manager = _field_manager(request, "CreateOptions")
         obj, unknown = await self._body(request, target.kind)
         with self._writing(dry_run):
-            created = self.store.create(obj, namespace=target.namespace)
+            created = self.store.create(obj, namespace=target.namespace, field_manager=manager)
         return self._warn(respond(created, 201), request, unknown)
 
     async def _update(self, request: web.Request, target: Target) -> web.Response:
         dry_run = _dry_run(request, "UpdateOptions")
+        manager = _field_manager(request, "UpdateOptions")
         obj, unknown = await self._body(request, target.kind)
         meta = obj.metadata
         if meta is None or meta.name != target.name:
@@ -353,12 +397,15 @@ class ApiServer:
                 )
             meta.namespace = target.namespace
         with self._writing(dry_run):
-            updated = self.store.update(obj, subresource=target.subresource)
+            updated = self.store.update(obj, subresource=target.subresource, field_manager=manager)
         return self._warn(respond(updated), request, unknown)
 
     async def _patch(self, request: web.Request, target: Target) -> web.Response:
         dry_run = _dry_run(request, "PatchOptions")
         patch_type = _patch_type(request)
+        manager = _field_manager(request, "PatchOptions", applying=patch_type == APPLY)
+        if patch_type == APPLY:
+            return await self._apply(request, target, manager, dry_run)
         patch = decode_json(await request.read())
         with self._writing(dry_run):
             patched = self.store.patch(
@@ -368,8 +415,28 @@ class ApiServer:
                 namespace=target.namespace,
                 subresource=target.subresource,
                 patch_type=patch_type,
+                field_manager=manager,
             )
         return respond(patched)
+
+    async def _apply(self, request: web.Request, target: Target, manager: str, dry_run: bool) -> web.Response:
+        """Server-side apply: the body is an apply configuration in YAML (or JSON)."""
+        config = parse_body(await request.read(), "application/yaml")
+        unknown = unknown_fields(config, target.kind.cls) if isinstance(config, dict) else []
+        if unknown and request.query.get("fieldValidation", "") == "Strict":
+            listed = ", ".join(f'unknown field "{f}"' for f in unknown)
+            raise BadRequest(f"strict decoding error: {listed}")
+        with self._writing(dry_run):
+            applied, created = self.store.apply(
+                target.kind.cls,
+                target.name or "",
+                config,
+                namespace=target.namespace,
+                subresource=target.subresource,
+                field_manager=manager,
+                force=_bool(request.query.get("force")),
+            )
+        return self._warn(respond(applied, 201 if created else 200), request, unknown)
 
     def _delete_options(self, request: web.Request, raw: bytes) -> dict[str, Any]:
         options: dict[str, Any] = {}
@@ -417,15 +484,18 @@ class ApiServer:
             return respond(scale.scale_of(self.store.get(cls, name, namespace=namespace)))
         if request.method == "PUT":
             dry_run = _dry_run(request, "UpdateOptions")
+            manager = _field_manager(request, "UpdateOptions")
             body = parse_body(await request.read(), request.headers.get("Content-Type", ""))
             with self._writing(dry_run):
-                return respond(scale.write_scale(self.store, cls, name, namespace, body))
+                return respond(scale.write_scale(self.store, cls, name, namespace, body, field_manager=manager))
         if request.method == "PATCH":
             dry_run = _dry_run(request, "PatchOptions")
             patch_type = _patch_type(request)
+            manager = _field_manager(request, "PatchOptions", applying=patch_type == APPLY)
             patch = decode_json(await request.read())
             with self._writing(dry_run):
-                return respond(scale.patch_scale(self.store, cls, name, namespace, patch, patch_type))
+                scaled = scale.patch_scale(self.store, cls, name, namespace, patch, patch_type, field_manager=manager)
+                return respond(scaled)
         raise MethodNotAllowed("the server does not allow this method on the requested resource")
 
     def _exists(self, kind: Kind, name: str, namespace: str | None) -> bool:

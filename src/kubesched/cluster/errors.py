@@ -76,6 +76,17 @@ class Conflict(ApiError):
     reason = "Conflict"
 
 
+class ApplyConflict(Conflict):
+    """A server-side apply that would change fields other managers own; one cause per field."""
+
+    def __init__(self, message: str, causes: list[dict[str, str]]) -> None:
+        super().__init__(message)
+        self._causes = causes
+
+    def causes(self) -> list[dict[str, str]]:
+        return self._causes
+
+
 class Gone(ApiError):
     """A watch or list asked for a resourceVersion older than the kept history."""
 

@@ -132,6 +132,7 @@ _PATCH_STRATEGIES: dict[str, dict[str, _Patch]] = {
     "core.v1.PersistentVolumeClaimStatus": _CONDITIONS,
     "core.v1.ReplicationControllerStatus": _CONDITIONS,
     "core.v1.ServiceSpec": {"ports": _by("port", "protocol")},
+    "core.v1.ServiceAccount": {"secrets": _by("name")},
     "core.v1.ServiceStatus": _CONDITIONS,
     "core.v1.VolumeHealthStatus": {"healthConditions": _by("status", "reason")},
     "apps.v1.DeploymentSpec": {"strategy": ("retainKeys", "", ())},
@@ -160,6 +161,48 @@ _LIST_TYPES: dict[str, dict[str, tuple[str, ...]]] = {
     "resource.v1.ResourceClaimStatus": {"devices": ("driver", "device", "pool", "shareID")},
     "resource.v1.ResourceSliceSpec": {"skipNodeOperations": ()},
     "storage.v1.CSIDriverSpec": {"volumeLifecycleModes": ()},
+}
+
+# Structs and map fields server-side apply treats as one value (`x-kubernetes-map-type: atomic`):
+# a configuration that sets any part of one owns and replaces all of it.
+_ATOMIC_STRUCTS = frozenset(
+    {
+        "core.v1.ConfigMapKeySelector",
+        "core.v1.EndpointAddress",
+        "core.v1.EndpointPort",
+        "core.v1.FileKeySelector",
+        "core.v1.LocalObjectReference",
+        "core.v1.NodeSelector",
+        "core.v1.NodeSelectorTerm",
+        "core.v1.ObjectFieldSelector",
+        "core.v1.ObjectReference",
+        "core.v1.ResourceFieldSelector",
+        "core.v1.ScopeSelector",
+        "core.v1.SecretKeySelector",
+        "core.v1.SecretReference",
+        "core.v1.TopologySelectorTerm",
+        "core.v1.TypedLocalObjectReference",
+        "meta.v1.LabelSelector",
+        "meta.v1.OwnerReference",
+        "rbac.v1.RoleRef",
+        "rbac.v1.Subject",
+    }
+)
+_ATOMIC_MAPS: dict[str, frozenset[str]] = {
+    "core.v1.PodSpec": frozenset({"nodeSelector"}),
+    "core.v1.ReplicationControllerSpec": frozenset({"selector"}),
+    "core.v1.ServiceSpec": frozenset({"selector"}),
+}
+_GRANULAR_FIELDS: dict[str, frozenset[str]] = {  # fields of an atomic struct type that are not atomic here
+    "core.v1.PersistentVolumeSpec": frozenset({"claimRef"}),
+}
+MAP_TYPE = "x-kubernetes-map-type"
+
+# Defaults of list-map key fields, which server-side apply fills in to match an item that leaves
+# the key out with the defaulted item stored (a port without `protocol` is the TCP one).
+_KEY_DEFAULTS: dict[str, dict[str, Any]] = {
+    "core.v1.ContainerPort": {"protocol": "TCP"},
+    "core.v1.ServicePort": {"protocol": "TCP"},
 }
 
 GVK_EXTENSION = "x-kubernetes-group-version-kind"
@@ -266,6 +309,12 @@ class _Builder:
             list_keys = _LIST_TYPES.get(short, {}).get(key)
             if list_keys is not None:
                 schema.update(_list_extensions(list_keys))
+            if key in _ATOMIC_MAPS.get(short, ()):
+                schema[MAP_TYPE] = "atomic"
+            elif key in _GRANULAR_FIELDS.get(short, ()):
+                schema[MAP_TYPE] = "granular"
+            if key in _KEY_DEFAULTS.get(short, {}):
+                schema["default"] = _KEY_DEFAULTS[short][key]
             properties[key] = schema
             if index < first_default:
                 required.append(key)
@@ -279,6 +328,8 @@ class _Builder:
         gvks = self.gvks.get(name)
         if gvks:
             out[GVK_EXTENSION] = gvks
+        if short in _ATOMIC_STRUCTS:
+            out[MAP_TYPE] = "atomic"
         return out
 
     def _type(self, annotation: str, module: Any, where: str) -> Json:

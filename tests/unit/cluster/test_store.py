@@ -1,14 +1,16 @@
 """The memory store behaves as a Kubernetes API server does for the scheduler's purposes."""
 
 import random
+import re
 
 import pytest
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1, scheduling_v1
 
-from builders import binding, make_node, make_pod
+from builders import binding, deployment_config, make_node, make_pod
 from kubesched.clock import DEFAULT_EPOCH
-from kubesched.cluster import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound
+from kubesched.cluster import AlreadyExists, BadRequest, Conflict, Forbidden, Gone, Invalid, NotFound
+from kubesched.cluster.errors import ApplyConflict
 from kubesched.cluster.memory import MemoryStore, copy_object
 
 
@@ -423,3 +425,71 @@ def test_a_dry_run_create_is_validated_and_defaulted_without_a_version(store):
     assert created.spec.schedulerName == "default-scheduler"
     with pytest.raises(NotFound):
         store.get(core_v1.Pod, "p")
+
+
+class TestServerSideApply:
+    def test_apply_creates_then_merges_and_records_its_manager(self, store):
+        from lightkube.resources import apps_v1
+
+        created, was_created = store.apply(
+            apps_v1.Deployment, "web", deployment_config("web", replicas=2), field_manager="alice"
+        )
+        assert was_created and created.spec.replicas == 2 and created.spec.strategy.type == "RollingUpdate"
+        (entry,) = created.metadata.managedFields
+        assert (entry.manager, entry.operation, entry.apiVersion) == ("alice", "Apply", "apps/v1")
+        assert entry.fieldsV1["f:spec"]["f:replicas"] == {}
+        again, was_created = store.apply(
+            apps_v1.Deployment, "web", deployment_config("web", replicas=2), field_manager="alice"
+        )
+        assert not was_created and again.metadata.resourceVersion == created.metadata.resourceVersion
+
+    def test_a_conflicting_apply_changes_nothing(self, store):
+        from lightkube.resources import apps_v1
+
+        store.apply(apps_v1.Deployment, "web", deployment_config("web", replicas=2), field_manager="alice")
+        rv = store.resource_version
+        with pytest.raises(ApplyConflict, match=re.escape('conflict with "alice": .spec.replicas')):
+            store.apply(apps_v1.Deployment, "web", deployment_config("web", replicas=5), field_manager="bob")
+        assert store.resource_version == rv and store.get(apps_v1.Deployment, "web").spec.replicas == 2
+        forced, _ = store.apply(
+            apps_v1.Deployment, "web", deployment_config("web", replicas=5), field_manager="bob", force=True
+        )
+        assert forced.spec.replicas == 5
+        assert [e.manager for e in forced.metadata.managedFields] == ["alice", "bob"]
+
+    @pytest.mark.parametrize(
+        ("config", "message"),
+        [
+            ({**deployment_config("web"), "apiVersion": "apps/v1beta1"}, "Specified patch version: apps/v1beta1"),
+            ({**deployment_config("web"), "kind": "ReplicaSet"}, "Incorrect kind specified in apply patch"),
+            ({**deployment_config("other")}, "does not match the name on the URL (web)"),
+            (
+                {**deployment_config("web"), "metadata": {"name": "web", "managedFields": []}},
+                "metadata.managedFields must be nil",
+            ),
+            ({**deployment_config("web"), "spec": {"replicas": "two"}}, "could not be applied"),
+        ],
+        ids=["version", "kind", "name", "managed-fields", "type"],
+    )
+    def test_a_bad_apply_configuration_is_refused(self, store, config, message):
+        from lightkube.resources import apps_v1
+
+        with pytest.raises(BadRequest, match=re.escape(message)):
+            store.apply(apps_v1.Deployment, "web", config, field_manager="alice")
+        with pytest.raises(NotFound):
+            store.get(apps_v1.Deployment, "web")
+
+    def test_updates_with_a_manager_are_recorded_and_others_keep_the_entries(self, store):
+        created = store.create(make_pod("p").obj, field_manager="kubectl-create")
+        assert [(e.manager, e.operation) for e in created.metadata.managedFields] == [("kubectl-create", "Update")]
+        labelled = store.patch(core_v1.Pod, "p", {"metadata": {"labels": {"tier": "a"}}}, field_manager="kubectl-label")
+        assert {e.manager for e in labelled.metadata.managedFields} == {"kubectl-create", "kubectl-label"}
+        label_entry = next(e for e in labelled.metadata.managedFields if e.manager == "kubectl-label")
+        assert label_entry.fieldsV1 == {"f:metadata": {"f:labels": {".": {}, "f:tier": {}}}}  # the map is new too
+        untracked = copy_object(labelled)
+        untracked.metadata.managedFields = None  # left out: kept
+        untracked.metadata.annotations = {"n": "1"}
+        assert store.update(untracked).metadata.managedFields == labelled.metadata.managedFields
+        cleared = copy_object(store.get(core_v1.Pod, "p"))
+        cleared.metadata.managedFields = []  # [] clears them
+        assert store.update(cleared).metadata.managedFields is None

@@ -10,11 +10,13 @@ from typing import Any
 MERGE = "merge"
 JSON = "json"
 STRATEGIC = "strategic"
+APPLY = "apply"  # server-side apply: the store's `apply`, not a patch of plain values
 
 CONTENT_TYPES = {
     "application/merge-patch+json": MERGE,
     "application/json-patch+json": JSON,
     "application/strategic-merge-patch+json": STRATEGIC,
+    "application/apply-patch+yaml": APPLY,
 }
 
 

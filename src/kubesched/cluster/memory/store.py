@@ -40,12 +40,14 @@ from kubesched.cluster.errors import (
     TooLargeResourceVersion,
     conflict,
 )
+from kubesched.cluster.fields import managers
 from kubesched.cluster.kinds import KINDS, Kind, custom_kind
 from kubesched.cluster.memory.conversion import VIEWS, View, converter
 from kubesched.cluster.memory.crds import crd_errors, established
 from kubesched.cluster.memory.defaults import default_node
 from kubesched.cluster.memory.encoded import EncodedTable
 from kubesched.cluster.memory.eviction import evict
+from kubesched.cluster.memory.ownership import Ownership
 from kubesched.cluster.memory.paging import decode_continue, encode_continue
 from kubesched.cluster.memory.patch import MERGE, PatchError, apply_patch
 from kubesched.cluster.memory.podspecs import BoundForms, PodSpecCache
@@ -102,6 +104,38 @@ class Change(NamedTuple):
     type: str
     obj: Any
     old: Any | None
+
+
+def _from_plain(cls: type[R], data: Any, what: str) -> Any:
+    """Plain data as an object of `cls`, or BadRequest saying `what` failed and why."""
+    if (problem := type_error(data, cls)) is not None:
+        raise BadRequest(f"{what}: {problem}")
+    try:
+        return msgspec.convert(data, cls)
+    except msgspec.ValidationError as e:
+        raise BadRequest(f"{what}: {e}") from None
+
+
+def _check_apply_config(kind: Kind, name: str, config: Any) -> None:
+    """What kube-apiserver refuses in an apply configuration before merging it."""
+    if not isinstance(config, dict):
+        raise BadRequest("error decoding YAML: the apply configuration must be an object")
+    version = config.get("apiVersion")
+    if version != kind.api_version:
+        raise BadRequest(
+            "Incorrect version specified in apply patch. "
+            f"Specified patch version: {version or ''}, expected: {kind.api_version}"
+        )
+    if config.get("kind") != kind.kind:
+        raise BadRequest(f"Incorrect kind specified in apply patch: {config.get('kind') or ''}, expected: {kind.kind}")
+    meta = config.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        raise BadRequest("metadata must be an object")
+    meta = meta or {}
+    if meta.get("managedFields") is not None:
+        raise BadRequest("metadata.managedFields must be nil")
+    if meta.get("name") not in (None, "", name):
+        raise BadRequest(f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
 
 
 def copy_object(obj: R) -> R:
@@ -172,6 +206,7 @@ class MemoryStore:
         self._custom: dict[tuple[str, str, str], Kind] = {}  # served custom kinds, by group/version/kind
         self.kinds_generation = 0  # changes whenever the set of served kinds does
         self._schemas: dict[type[Any], dict[str, Any]] = {}  # storage class -> openAPIV3Schema
+        self._ownership = Ownership(self._schemas)
         self._objects: dict[type[Any], MutableMapping[Key, Any]] = {
             cls: EncodedTable(cls) if cls in ENCODED_KINDS else {} for cls in KINDS if cls not in VIEWS
         }
@@ -323,9 +358,12 @@ class MemoryStore:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def create(self, obj: R, *, namespace: str | None = None) -> R:
+    def create(self, obj: R, *, namespace: str | None = None, field_manager: str | None = None) -> R:
+        """Create an object. With `field_manager` the write is recorded in its managedFields as
+        that manager's Update, as every write through the API server is."""
         if view := self._views.get(type(obj)):
-            return cast(R, view.from_storage(self.create(view.to_storage(obj), namespace=namespace)))
+            created = self.create(view.to_storage(obj), namespace=namespace, field_manager=field_manager)
+            return cast(R, view.from_storage(created))
         kind = self.kind_of(type(obj))
         o: Any = obj
         errors: list[FieldError] = []
@@ -397,6 +435,7 @@ class MemoryStore:
             raise AlreadyExists(
                 f'{kind.qualified} "{name}" already exists', kind=kind.plural, name=name or "", group=kind.group
             )
+        self._own(kind, None, o, field_manager, None)
         return self._commit(kind, key, ADDED, obj, None)
 
     def _generate_name(self, cls: type[Any], namespace: str, prefix: str) -> str:
@@ -434,11 +473,21 @@ class MemoryStore:
         table = self._objects[kind.cls]
         return cast(R, self._commit(kind, key, MODIFIED if key in table else ADDED, o, table.get(key)))
 
-    def update(self, obj: R, *, subresource: str | None = None) -> R:
+    def update(
+        self,
+        obj: R,
+        *,
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        via: str | None = None,
+    ) -> R:
         """Replace an object. Without a subresource the status of a kind with a status
-        subresource is kept; with `subresource="status"` only the status changes."""
+        subresource is kept; with `subresource="status"` only the status changes. managedFields
+        left out are kept; `field_manager` records the write as that manager's Update, made
+        through the subresource `via` names (`scale`) or else through `subresource`."""
         if view := self._views.get(type(obj)):
-            return cast(R, view.from_storage(self.update(view.to_storage(obj), subresource=subresource)))
+            updated = self.update(view.to_storage(obj), subresource=subresource, field_manager=field_manager, via=via)
+            return cast(R, view.from_storage(updated))
         kind = self.kind_of(type(obj))
         o: Any = obj
         meta = o.metadata
@@ -480,6 +529,7 @@ class MemoryStore:
             self._validate(kind, new, pod_update_errors(current, new))
         else:
             self._validate(kind, new, self._errors(kind, new))
+        self._own(kind, current, new, field_manager, via or subresource)
         if new == current:
             return cast(R, current)
         if strategy.deleted_during_update(new):
@@ -495,6 +545,8 @@ class MemoryStore:
         namespace: str | None = None,
         subresource: str | None = None,
         patch_type: str = MERGE,
+        field_manager: str | None = None,
+        via: str | None = None,
     ) -> R:
         """Apply a merge, JSON or strategic merge patch (`patch_type`); a `metadata.resourceVersion`
         or `metadata.uid` the patch sets is a precondition."""
@@ -504,16 +556,61 @@ class MemoryStore:
             patched = apply_patch(kind.kind, msgspec.to_builtins(current), patch, patch_type)
         except PatchError as e:
             raise BadRequest(str(e)) from None
-        if (problem := type_error(patched, cls)) is not None:
-            raise BadRequest(f"the patch could not be applied: {problem}")
-        try:
-            new: Any = msgspec.convert(patched, cls)
-        except msgspec.ValidationError as e:
-            raise BadRequest(f"the patch could not be applied: {e}") from None
+        new = _from_plain(cls, patched, "the patch could not be applied")
         meta = new.metadata
         if meta is None or meta.name != name or (kind.namespaced and meta.namespace != current.metadata.namespace):
             raise BadRequest("the patch may not change the object's name or namespace")
-        return cast(R, self.update(new, subresource=subresource))
+        return cast(R, self.update(new, subresource=subresource, field_manager=field_manager, via=via))
+
+    def apply(
+        self,
+        cls: type[R],
+        name: str,
+        config: Any,
+        *,
+        field_manager: str,
+        namespace: str | None = None,
+        subresource: str | None = None,
+        force: bool = False,
+    ) -> tuple[R, bool]:
+        """Server-side apply: merge the configuration `config` (plain data) into the object, or
+        create it from the configuration when it does not exist. Returns the object and whether
+        it was created. ApplyConflict (409) when the configuration changes fields other managers
+        own, unless `force`."""
+        kind = self.kind_of(cls)
+        if cls in self._views:
+            raise BadRequest(f"server-side apply is not supported for {kind.qualified} through {kind.api_version}")
+        _check_apply_config(kind, name, config)
+        try:
+            live: Any = self.get(cls, name, namespace=namespace)
+        except NotFound:
+            if subresource:
+                raise
+            live = None
+        meta = config.setdefault("metadata", {})
+        meta["name"] = name
+        if kind.namespaced:
+            meta["namespace"] = live.metadata.namespace if live is not None else namespace or "default"
+        applied = self._ownership.apply(
+            kind, live, config, manager=field_manager, force=force, subresource=subresource, now=self._stamp()
+        )
+        new: Any = _from_plain(cls, applied.obj, "the apply configuration could not be applied")
+        new.metadata.managedFields = managers.encode(applied.managed) or []  # [] clears them
+        if live is None:
+            return cast(R, self.create(new, namespace=namespace)), True
+        return cast(R, self.update(new, subresource=subresource)), False
+
+    def _own(self, kind: Kind, current: Any | None, new: Any, field_manager: str | None, sub: str | None) -> None:
+        """Set a write's managedFields: recorded for `field_manager`; else kept from the live
+        object when the write leaves them out, and cleared when it sets `[]`."""
+        if field_manager is not None:
+            self._ownership.track(kind, current, new, manager=field_manager, subresource=sub, now=self._stamp())
+            return
+        meta = new.metadata
+        if meta.managedFields is None and current is not None:
+            meta.managedFields = current.metadata.managedFields
+        elif managers.is_reset(meta.managedFields):
+            meta.managedFields = None
 
     def delete(
         self,

@@ -1,0 +1,159 @@
+"""The review APIs clients ask before they act: access reviews (`kubectl auth can-i`, with
+`--list` the rules review) and the self-subject review (`kubectl auth whoami`).
+
+The embedded cluster authorizes every request (authorization stays off, as with kube-apiserver's
+AlwaysAllow), so every access review is allowed and the rules review grants everything. Reviews are
+create-only and stored nowhere: each POST is answered with the review and its status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api.errors import FieldError
+from kubesched.cluster.errors import BadRequest, Invalid
+
+Json = dict[str, Any]
+
+AUTHORIZATION = "authorization.k8s.io"
+AUTHENTICATION = "authentication.k8s.io"
+VERSION = "v1"
+
+# Who a request is: the holder of the cluster's token, or, with no token set, anyone.
+TOKEN_USER: Json = {"username": "kubesched-admin", "groups": ["system:masters", "system:authenticated"]}
+ANONYMOUS_USER: Json = {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
+
+_ALL_RULES: Json = {
+    "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+    "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+    "incomplete": False,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    group: str
+    plural: str
+    kind: str
+    namespaced: bool
+    status: Callable[[Json, Json], Json]  # (spec, user) -> status
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{VERSION}"
+
+
+def _access_status(spec: Json, user: Json) -> Json:
+    """Allowed, once the spec names exactly one kind of attributes."""
+    resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    if resource is not None and non_resource is not None:
+        raise _Refused(
+            FieldError(
+                "spec.nonResourceAttributes", non_resource, "cannot be specified in combination with resourceAttributes"
+            )
+        )
+    if resource is None and non_resource is None:
+        raise _Refused(
+            FieldError(
+                "spec.resourceAttributes",
+                None,
+                "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+            )
+        )
+    return {"allowed": True}
+
+
+def _subject_access_status(spec: Json, user: Json) -> Json:
+    if not (spec.get("user") or spec.get("groups")):
+        raise _Refused(FieldError("spec.user", "", "at least one of user or group must be specified"))
+    return _access_status(spec, user)
+
+
+def _rules_status(spec: Json, user: Json) -> Json:
+    return dict(_ALL_RULES)
+
+
+def _whoami_status(spec: Json, user: Json) -> Json:
+    return {"userInfo": dict(user)}
+
+
+REVIEWS: dict[tuple[str, str], Review] = {
+    (r.group, r.plural): r
+    for r in (
+        Review(AUTHORIZATION, "selfsubjectaccessreviews", "SelfSubjectAccessReview", False, _access_status),
+        Review(AUTHORIZATION, "selfsubjectrulesreviews", "SelfSubjectRulesReview", False, _rules_status),
+        Review(AUTHORIZATION, "subjectaccessreviews", "SubjectAccessReview", False, _subject_access_status),
+        Review(AUTHORIZATION, "localsubjectaccessreviews", "LocalSubjectAccessReview", True, _subject_access_status),
+        Review(AUTHENTICATION, "selfsubjectreviews", "SelfSubjectReview", False, _whoami_status),
+    )
+}
+
+
+class _Refused(Exception):
+    def __init__(self, error: FieldError) -> None:
+        self.error = error
+
+
+def route(path: str) -> tuple[Review, str | None] | None:
+    """The review a URL names, with its namespace (local reviews), or None."""
+    parts = [p for p in path.split("/") if p]
+    if len(parts) < 4 or parts[0] != "apis" or parts[2] != VERSION:
+        return None
+    namespace = None
+    rest = parts[3:]
+    if len(rest) == 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    if len(rest) != 1:
+        return None
+    review = REVIEWS.get((parts[1], rest[0]))
+    if review is None or review.namespaced != (namespace is not None):
+        return None
+    return review, namespace
+
+
+def answer(review: Review, body: Any, *, namespace: str | None, user: Json) -> Json:
+    """The review as posted, with its status (BadRequest or 422 for a malformed one)."""
+    if not isinstance(body, dict):
+        raise BadRequest(f"{review.kind} in version {VERSION!r} cannot be handled: the body must be an object")
+    if body.get("kind") not in (None, review.kind) or body.get("apiVersion") not in (None, review.api_version):
+        raise BadRequest(f"the body of the request is not a {review.api_version} {review.kind}")
+    spec = body.get("spec") or {}
+    if not isinstance(spec, dict):
+        raise BadRequest(f"{review.kind}.spec must be an object")
+    if namespace is not None:
+        attrs = spec.get("resourceAttributes") or {}
+        if attrs.get("namespace", namespace) != namespace:
+            error = FieldError(
+                "spec.resourceAttributes.namespace", attrs.get("namespace"), "must match metadata.namespace"
+            )
+            raise Invalid(f"{review.kind}.{review.group}", "", [error], group=review.group)
+    try:
+        status = review.status(spec, user)
+    except _Refused as refused:
+        raise Invalid(f"{review.kind}.{review.group}", "", [refused.error], group=review.group) from None
+    metadata = dict(body.get("metadata") or {})
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    out: Json = {"kind": review.kind, "apiVersion": review.api_version, "metadata": metadata}
+    if review.kind != "SelfSubjectReview":
+        out["spec"] = spec
+    out["status"] = status
+    return out
+
+
+def discovery_resources() -> dict[tuple[str, str], list[Json]]:
+    """The reviews' entries in their group-versions' resource lists."""
+    out: dict[tuple[str, str], list[Json]] = {}
+    for review in REVIEWS.values():
+        out.setdefault((review.group, VERSION), []).append(
+            {
+                "name": review.plural,
+                "singularName": review.kind.lower(),
+                "namespaced": review.namespaced,
+                "kind": review.kind,
+                "verbs": ["create"],
+            }
+        )
+    return out
