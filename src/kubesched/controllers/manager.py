@@ -21,6 +21,7 @@ from kubesched.controllers.informers import Informers
 from kubesched.controllers.job import JobController
 from kubesched.controllers.namespace import NamespaceController
 from kubesched.controllers.replicaset import ReplicaSetController
+from kubesched.controllers.serviceaccount import ServiceAccountController
 from kubesched.controllers.statefulset import StatefulSetController
 from kubesched.trace import Tracer
 
@@ -36,6 +37,7 @@ CONTROLLERS: dict[str, Factory] = {
     "job": JobController,
     "namespace": NamespaceController,
     "replicaset": ReplicaSetController,
+    "serviceaccount": ServiceAccountController,
     "statefulset": StatefulSetController,
 }
 

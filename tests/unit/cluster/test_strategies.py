@@ -142,3 +142,20 @@ def test_a_namespace_is_labelled_with_its_name_whatever_an_update_says(store):
     relabelled = store.patch(core_v1.Namespace, "team", {"metadata": {"labels": {"kubernetes.io/metadata.name": "x"}}})
     assert relabelled.metadata.labels["kubernetes.io/metadata.name"] == "team"
     assert store.get(core_v1.Namespace, "default").metadata.labels == {"kubernetes.io/metadata.name": "default"}
+
+
+@pytest.mark.parametrize(
+    ("data", "string_data", "stored"),
+    [
+        (None, {"password": "s3cret"}, {"password": "czNjcmV0"}),
+        ({"a": "eA==", "password": "b2xk"}, {"password": "new"}, {"a": "eA==", "password": "bmV3"}),
+        ({"a": "eA=="}, None, {"a": "eA=="}),
+    ],
+    ids=["string-data", "string-data-wins", "data-only"],
+)
+def test_a_secrets_string_data_is_stored_as_data(store, data, string_data, stored):
+    secret = core_v1.Secret(metadata=meta_v1.ObjectMeta(name="s"), data=data, stringData=string_data)
+    created = store.create(secret)
+    assert (created.data, created.stringData, created.type) == (stored, None, "Opaque")
+    again = store.update(replace(created, stringData={"extra": "1"}))
+    assert again.data == {**stored, "extra": "MQ=="} and again.stringData is None

@@ -103,3 +103,17 @@ def test_without_the_namespace_controller_a_namespace_stays_terminating(clock):
     lab.store.delete(core_v1.Namespace, "team")
     lab.advance(30)
     assert lab.store.get(core_v1.Namespace, "team").status.phase == "Terminating"
+
+
+def test_every_active_namespace_has_a_default_service_account_made_again_when_deleted(clock):
+    lab = ControllerLab(clock, controllers=["serviceaccount", "namespace"])
+    assert _exists(lab, core_v1.ServiceAccount, "default", namespace="kube-system")
+    lab.create(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name="team")))
+    lab.advance(0.1)
+    assert _exists(lab, core_v1.ServiceAccount, "default", namespace="team")
+    lab.store.delete(core_v1.ServiceAccount, "default", namespace="team")
+    lab.advance(0.1)
+    assert _exists(lab, core_v1.ServiceAccount, "default", namespace="team")
+    lab.store.delete(core_v1.Namespace, "team")
+    lab.advance(5)
+    assert not _exists(lab, core_v1.Namespace, "team", namespace=None)

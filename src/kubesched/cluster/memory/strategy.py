@@ -4,6 +4,7 @@ starts), each kind's in one class, looked up by `strategy_of`."""
 
 from __future__ import annotations
 
+import base64
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +29,7 @@ LEGACY_JOB_LABELS = ("controller-uid", "job-name")  # written beside the prefixe
 DEFAULT_REVISION_HISTORY = 10
 DEFAULT_PROGRESS_DEADLINE_SECONDS = 600
 DEFAULT_JOB_BACKOFF_LIMIT = 6
+SECRET_OPAQUE = "Opaque"
 
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # the label the API server keeps equal to a namespace's name
@@ -112,6 +114,18 @@ class NamespaceStrategy(Strategy):
 
     def deleted_during_update(self, obj: Any) -> bool:
         return super().deleted_during_update(obj) and not (obj.spec and obj.spec.finalizers)
+
+
+class SecretStrategy(Strategy):
+    """A Secret's `stringData` is written into `data` (base64-encoded, its keys winning) and never
+    stored; the type defaults to Opaque."""
+
+    def default(self, obj: Any) -> None:
+        if obj.stringData:
+            encoded = {k: base64.b64encode(v.encode()).decode() for k, v in obj.stringData.items()}
+            obj.data = {**(obj.data or {}), **encoded}
+        obj.stringData = None
+        obj.type = obj.type or SECRET_OPAQUE
 
 
 def _default_template(template: Any) -> None:
@@ -236,6 +250,7 @@ STRATEGIES: dict[type[Any], Strategy] = {
     policy_v1.PodDisruptionBudget: _GENERATION,
     apiextensions_v1.CustomResourceDefinition: _GENERATION,
     core_v1.Namespace: NamespaceStrategy(),
+    core_v1.Secret: SecretStrategy(),
     apps_v1.ReplicaSet: ReplicaSetStrategy(),
     apps_v1.Deployment: DeploymentStrategy(),
     apps_v1.StatefulSet: StatefulSetStrategy(),
