@@ -548,3 +548,44 @@ def test_access_reviews_allow_everything_well_formed(cluster, path, body, code, 
         assert answer["status"] == {"allowed": True} and answer["spec"] == body["spec"]
     elif said:
         assert said in answer["message"]
+
+
+def _pdb(api_version, name, selector):
+    return {
+        "apiVersion": api_version,
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name},
+        "spec": {"minAvailable": 1, "selector": selector},
+    }
+
+
+V1BETA1_LABEL = "pdb.kubernetes.io/deprecated-v1beta1-empty-selector-match"
+
+
+@pytest.mark.parametrize(
+    ("written_as", "selector", "read_as", "seen"),
+    [
+        ("v1beta1", {}, "v1", {"matchExpressions": [{"key": V1BETA1_LABEL, "operator": "Exists"}]}),
+        ("v1", {}, "v1beta1", {"matchExpressions": [{"key": V1BETA1_LABEL, "operator": "DoesNotExist"}]}),
+        ("v1beta1", {"matchLabels": {"app": "a"}}, "v1", {"matchLabels": {"app": "a"}}),
+        ("v1beta1", {}, "v1beta1", {}),
+    ],
+    ids=["empty-beta-selects-none", "empty-v1-selects-all", "labels-unchanged", "round-trip"],
+)
+def test_policy_v1beta1_pdbs_are_a_view_of_policy_v1(cluster, written_as, selector, read_as, seen):
+    name = f"legacy-{written_as}-{read_as}-{len(selector)}"
+    base = f"{cluster.url}/apis/policy/%s/namespaces/default/poddisruptionbudgets"
+    got, created = call(base % written_as, "POST", _pdb(f"policy/{written_as}", name, selector))
+    assert got == 201 and created["apiVersion"] == f"policy/{written_as}"
+    got, read = call(f"{base % read_as}/{name}")
+    assert (got, read["apiVersion"], read["spec"]["selector"]) == (200, f"policy/{read_as}", seen)
+    listed = call(base % read_as)[1]
+    assert listed["kind"] == "PodDisruptionBudgetList" and name in [i["metadata"]["name"] for i in listed["items"]]
+
+
+def test_the_policy_group_prefers_v1_and_still_lists_v1beta1(cluster):
+    group = call(f"{cluster.url}/apis/policy")[1]
+    assert [v["version"] for v in group["versions"]] == ["v1", "v1beta1"]
+    assert group["preferredVersion"]["version"] == "v1"
+    resources = call(f"{cluster.url}/apis/policy/v1beta1")[1]["resources"]
+    assert [r["name"] for r in resources] == ["poddisruptionbudgets", "poddisruptionbudgets/status"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kubesched.apiserver import reviews
@@ -35,11 +36,25 @@ def api_versions(server_address: str) -> dict[str, Any]:
 _REVIEWS = reviews.discovery_resources()  # create-only resources, served outside the kinds
 
 
+def version_priority(version: str) -> tuple[int, int, int]:
+    """Kubernetes' version order, highest first when sorted: GA, then beta, then alpha, each by
+    number (v2 before v1, v1beta2 before v1beta1)."""
+    match = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if match is None:
+        return (3, 0, 0)
+    major, stage, minor = match.groups()
+    rank = {None: 0, "beta": 1, "alpha": 2}[stage]
+    return (rank, -int(major), -int(minor or 0))
+
+
 def api_groups(routes: Routes = BUILT_IN) -> dict[str, Any]:
+    versions: dict[str, list[str]] = {}
+    for group, version in {g for g in [*routes.group_versions, *_REVIEWS] if g[0]}:
+        versions.setdefault(group, []).append(version)
     groups = []
-    for group, version in sorted({g for g in [*routes.group_versions, *_REVIEWS] if g[0]}):
-        gv = {"groupVersion": f"{group}/{version}", "version": version}
-        groups.append({"name": group, "versions": [gv], "preferredVersion": gv})
+    for group in sorted(versions):
+        listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in sorted(versions[group], key=version_priority)]
+        groups.append({"name": group, "versions": listed, "preferredVersion": listed[0]})
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 

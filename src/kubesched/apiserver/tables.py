@@ -39,6 +39,7 @@ from lightkube.resources import (
 
 from kubesched.cluster.errors import BadRequest
 from kubesched.cluster.kinds import Kind
+from kubesched.cluster.legacy import PodDisruptionBudgetV1beta1
 
 __all__ = [
     "INCLUDE_METADATA",
@@ -1240,6 +1241,7 @@ _PRINTERS: dict[type[Any], _Printer] = {
     core_v1.Event: _EVENT,
     events_v1.Event: _EVENT,
     policy_v1.PodDisruptionBudget: _PDB,
+    PodDisruptionBudgetV1beta1: _PDB,
     scheduling_v1.PriorityClass: _PRIORITY_CLASS,
     coordination_v1.Lease: _LEASE,
     apps_v1.Deployment: _DEPLOYMENT,

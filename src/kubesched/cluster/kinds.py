@@ -21,6 +21,8 @@ from lightkube.resources import (
     storage_v1,
 )
 
+from kubesched.cluster.legacy import PodDisruptionBudgetV1beta1
+
 FieldGetter = Callable[[Any], str]
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -151,6 +153,7 @@ KINDS: dict[type[Any], Kind] = {
         _make(events_v1.Event, short=("ev",)),
         _make(scheduling_v1.PriorityClass, short=("pc",)),
         _make(policy_v1.PodDisruptionBudget, short=("pdb",)),
+        _make(PodDisruptionBudgetV1beta1, short=("pdb",)),
         _make(coordination_v1.Lease),
         _make(core_v1.PersistentVolume, short=("pv",)),
         _make(core_v1.PersistentVolumeClaim, short=("pvc",)),

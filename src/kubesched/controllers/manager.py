@@ -7,11 +7,12 @@ import asyncio
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from lightkube.resources import core_v1, events_v1
+from lightkube.resources import core_v1
 
 from kubesched.clock import Clock
 from kubesched.cluster import Cluster
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
+from kubesched.cluster.memory.conversion import VIEWS
 from kubesched.controllers.base import Controller, ControllerContext
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
@@ -25,7 +26,7 @@ from kubesched.controllers.serviceaccount import ServiceAccountController
 from kubesched.controllers.statefulset import StatefulSetController
 from kubesched.trace import Tracer
 
-_VIEWS = (events_v1.Event,)  # stored as core/v1 Events
+_VIEWS = tuple(VIEWS)  # stored as another kind's objects
 _UNWATCHED = (*_VIEWS, core_v1.Event)  # owned by nothing the garbage collector manages
 Factory = Callable[[ControllerContext], Controller]
 

@@ -1,4 +1,5 @@
-"""Kinds served as views of another kind's storage: events.k8s.io/v1 Events are core/v1 Events.
+"""Kinds served as views of another kind's storage: events.k8s.io/v1 Events are core/v1 Events,
+policy/v1beta1 PodDisruptionBudgets are policy/v1 ones (`cluster.legacy`).
 
 A real API server keeps one storage for both Event versions and converts between them, so an
 event written through one API is visible through the other. The store does the same.
@@ -12,9 +13,10 @@ from typing import Any
 
 from lightkube.models import core_v1 as cm
 from lightkube.models import events_v1 as em
-from lightkube.resources import core_v1, events_v1
+from lightkube.resources import core_v1, events_v1, policy_v1
 
 from kubesched.cluster.codec import decoder, encode
+from kubesched.cluster.legacy import PodDisruptionBudgetV1beta1, pdb_from_v1, pdb_to_v1
 
 
 @dataclass(frozen=True)
@@ -78,4 +80,7 @@ def converter(cls: type[Any]) -> Callable[[Any], Any]:
 
 VIEWS: dict[type[Any], View] = {
     events_v1.Event: View(storage=core_v1.Event, to_storage=_event_to_core, from_storage=_event_from_core),
+    PodDisruptionBudgetV1beta1: View(
+        storage=policy_v1.PodDisruptionBudget, to_storage=pdb_to_v1, from_storage=pdb_from_v1
+    ),
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from kubesched.cluster.legacy import PROTOBUF_SAME_AS
 from kubesched.cluster.protobuf import schema
 from kubesched.cluster.protobuf.codec import ProtobufError, decode, encode, put_bytes, read_fields
 
@@ -17,6 +18,7 @@ WATCH_MEDIA_TYPE = f"{MEDIA_TYPE};stream=watch"
 
 def message_name(api_version: str, kind: str) -> str:
     """The protobuf message of objects of `kind` in `api_version` ("v1", "apps/v1")."""
+    api_version = PROTOBUF_SAME_AS.get((api_version, kind), api_version)
     group, _, version = api_version.rpartition("/")
     name = f"{schema.proto_package(group, version)}.{kind}"
     if not schema.known(name) and schema.known(f"{schema.META}.{kind}"):
