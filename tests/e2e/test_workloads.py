@@ -1,11 +1,14 @@
 """The built-in controllers through kubectl, with `cluster up --scheduler`: Deployments scaled and
-rolled out, Jobs completed, DaemonSets on every node, deletion cascading, namespaces terminating."""
+rolled out, Jobs completed, DaemonSets on every node, deletion cascading, namespaces terminating;
+and a Deployment driven by the official Python client."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+import time
 
+import kubernetes
 import pytest
 
 from kubesched.apiserver.kubeconfig import write_kubeconfig
@@ -14,11 +17,26 @@ from kubesched.sim import KubeletConfig
 
 
 @pytest.fixture(scope="module")
-def kubectl(tmp_path_factory, kubectl_for):
+def kubeconfig(tmp_path_factory):
     kubelet = KubeletConfig(start_seconds=0.2, stop_seconds=0.2, complete_seconds=0.3)
     spec = ClusterSpec(nodes=3, port=0, scheduler=True, scheduler_port=0, kubelet=kubelet, bookmark_interval=0.5)
     with ClusterThread(spec) as running:
-        yield kubectl_for(write_kubeconfig(tmp_path_factory.mktemp("kube") / "config", running.url))
+        yield write_kubeconfig(tmp_path_factory.mktemp("kube") / "config", running.url)
+
+
+@pytest.fixture(scope="module")
+def kubectl(kubeconfig, kubectl_for):
+    return kubectl_for(kubeconfig)
+
+
+def _until(predicate, *, seconds: float = 30.0):
+    """Poll a live cluster (it runs on the wall clock) until `predicate` holds."""
+    end = time.monotonic() + seconds
+    while not (result := predicate()):
+        if time.monotonic() > end:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.1)
+    return result
 
 
 def _apply(kubectl, manifest: dict) -> None:
@@ -123,3 +141,34 @@ def test_container_commands_say_the_fake_kubelet_runs_no_containers(kubectl, com
     result = kubectl(*command, check=False)
     assert result.returncode != 0
     assert "runs no containers in kubesched's embedded cluster" in result.stderr, result.stderr
+
+
+def test_the_official_python_client_drives_a_deployment(kubeconfig):
+    client = kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
+    apps, core = kubernetes.client.AppsV1Api(client), kubernetes.client.CoreV1Api(client)
+    container = kubernetes.client.V1Container(name="api", image="nginx:1.27")
+    body = kubernetes.client.V1Deployment(
+        metadata=kubernetes.client.V1ObjectMeta(name="api"),
+        spec=kubernetes.client.V1DeploymentSpec(
+            replicas=3,
+            selector=kubernetes.client.V1LabelSelector(match_labels={"app": "api"}),
+            template=kubernetes.client.V1PodTemplateSpec(
+                metadata=kubernetes.client.V1ObjectMeta(labels={"app": "api"}),
+                spec=kubernetes.client.V1PodSpec(containers=[container]),
+            ),
+        ),
+    )
+    apps.create_namespaced_deployment("default", body)
+
+    def running() -> list:
+        pods = core.list_namespaced_pod("default", label_selector="app=api").items
+        return [p for p in pods if p.status.phase == "Running" and not p.metadata.deletion_timestamp]
+
+    assert len(_until(lambda: len(running()) == 3 and running())) == 3
+    assert _until(lambda: apps.read_namespaced_deployment_status("api", "default").status.ready_replicas == 3)
+    apps.patch_namespaced_deployment_scale("api", "default", {"spec": {"replicas": 1}})
+    _until(lambda: len(running()) == 1)
+    assert apps.read_namespaced_deployment_scale("api", "default").spec.replicas == 1
+    apps.delete_namespaced_deployment("api", "default")
+    _until(lambda: not core.list_namespaced_pod("default", label_selector="app=api").items)
+    assert not apps.list_namespaced_replica_set("default", label_selector="app=api").items
