@@ -44,14 +44,13 @@ from kubesched.cluster.fields import managers
 from kubesched.cluster.kinds import KINDS, Kind, custom_kind
 from kubesched.cluster.memory.conversion import VIEWS, View, converter
 from kubesched.cluster.memory.crds import crd_errors, established
-from kubesched.cluster.memory.defaults import default_node
 from kubesched.cluster.memory.encoded import EncodedTable
 from kubesched.cluster.memory.eviction import evict
 from kubesched.cluster.memory.ownership import Ownership
 from kubesched.cluster.memory.paging import decode_continue, encode_continue
 from kubesched.cluster.memory.patch import MERGE, PatchError, apply_patch
 from kubesched.cluster.memory.podspecs import BoundForms, PodSpecCache
-from kubesched.cluster.memory.strategy import strategy_of
+from kubesched.cluster.memory.strategy import INITIAL_NAMESPACES, strategy_of
 from kubesched.cluster.memory.validation import (
     CREATE_VALIDATORS,
     generic_errors,
@@ -67,7 +66,6 @@ from kubesched.trace import Tracer
 R = TypeVar("R")
 Key = tuple[str, str]
 
-INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 ADMISSION_PLUGINS = frozenset({"Priority"})  # the admission plugins that can be turned off
 DEFAULT_WATCH_LATENCY = 0.005
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
@@ -422,11 +420,7 @@ class MemoryStore:
             strategy = strategy_of(kind.cls)
             strategy.default(o)
             strategy.prepare_for_create(o)
-            if kind.cls is core_v1.Node:
-                default_node(o)
-            elif (
-                kind.cls is apiextensions_v1.CustomResourceDefinition and ("", meta.name) not in self._objects[kind.cls]
-            ):
+            if kind.cls is apiextensions_v1.CustomResourceDefinition and ("", meta.name) not in self._objects[kind.cls]:
                 self._validate(kind, obj, crd_errors(obj, self._custom))
                 o.status = established(o, self._stamp())
             self._validate(kind, obj, [*self._errors(kind, obj), *strategy.errors_on_create(o)])
@@ -644,10 +638,9 @@ class MemoryStore:
             return cast(R, view.from_storage(gone))
         kind = self.kind_of(cls)
         current: Any = self.get(cls, name, namespace=namespace)
-        if kind.cls is core_v1.Namespace and name in INITIAL_NAMESPACES:  # as kube-apiserver's lifecycle admission
-            raise Forbidden(
-                f'namespaces "{name}" is forbidden: this namespace may not be deleted', kind="namespaces", name=name
-            )
+        strategy = strategy_of(kind.cls)
+        if (refusal := strategy.refuse_delete(current)) is not None:
+            raise refusal
         self._check_preconditions(kind, current, uid=uid, rv=resource_version)
         key = self._key(kind, namespace, name)
         meta = current.metadata
@@ -656,12 +649,10 @@ class MemoryStore:
         if finalizers != (meta.finalizers or None):
             current = msgspec.structs.replace(current, metadata=msgspec.structs.replace(meta, finalizers=finalizers))
             meta = current.metadata
-        started = strategy_of(kind.cls).begin_delete(current, self._stamp())
+        started = strategy.begin_delete(current, self._stamp())
         if started is not None:
             return cast(R, self._commit(kind, key, MODIFIED, started, stored))
-        grace = 0
-        if kind.cls is core_v1.Pod:
-            grace = self._pod_grace(current, grace_period_seconds)
+        grace = strategy.deletion_grace(current, grace_period_seconds)
         if grace > 0 or meta.finalizers:
             if meta.deletionTimestamp is not None and grace >= (meta.deletionGracePeriodSeconds or 0):
                 if current is stored:
@@ -675,13 +666,6 @@ class MemoryStore:
             )
             return cast(R, self._commit(kind, key, MODIFIED, new, stored))
         return cast(R, self._remove(kind, key, current))
-
-    @staticmethod
-    def _pod_grace(pod: Any, requested: int | None) -> int:
-        if not pod.spec.nodeName or (pod.status and pod.status.phase in ("Succeeded", "Failed")):
-            return 0
-        grace = requested if requested is not None else pod.spec.terminationGracePeriodSeconds
-        return max(0, grace if grace is not None else 30)
 
     def bind(self, binding: Any, *, namespace: str | None = None) -> Any:
         """The `pods/binding` subresource: assign an unbound pod to a node."""

@@ -15,9 +15,11 @@ from lightkube.models import meta_v1
 from lightkube.resources import apiextensions_v1, apps_v1, batch_v1, core_v1, policy_v1
 
 from kubesched.api.errors import FieldError
-from kubesched.cluster.errors import conflict
-from kubesched.cluster.memory.defaults import default_pod_spec
+from kubesched.cluster.errors import ApiError, Forbidden, conflict
+from kubesched.cluster.memory.defaults import default_node, default_pod_spec
 
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")  # never deleted
+DEFAULT_TERMINATION_GRACE_SECONDS = 30
 NAMESPACE_FINALIZER = "kubernetes"  # the namespace controller's, in spec.finalizers
 NAMESPACE_BEING_PURGED = (
     "The system is ensuring all content is removed from this namespace.  Upon completion, this "
@@ -54,10 +56,19 @@ class Strategy:
         """The object an update of a subresource other than status makes (None: not this kind's)."""
         return None
 
+    def refuse_delete(self, current: Any) -> ApiError | None:
+        """Why `current` may not be deleted at all (None: it may)."""
+        return None
+
     def begin_delete(self, current: Any, stamp: datetime) -> Any | None:
         """The object a delete turns `current` into when the kind's deletion only starts
         (None: the generic rules apply)."""
         return None
+
+    def deletion_grace(self, current: Any, requested: int | None) -> int:
+        """The seconds `current` stays, being deleted, before it goes (0: at once, unless a
+        finalizer holds it)."""
+        return 0
 
     def deleted_during_update(self, obj: Any) -> bool:
         """Whether an update that leaves `obj` so ends its deletion."""
@@ -69,6 +80,21 @@ class GenerationStrategy(Strategy):
     """A kind whose controllers report the generation they have seen (workloads, pods, budgets)."""
 
     tracks_generation = True
+
+
+class PodStrategy(GenerationStrategy):
+    def deletion_grace(self, current: Any, requested: int | None) -> int:
+        """A bound pod that has not finished is stopped by its kubelet first: for the grace the
+        delete asks, else the pod's own `terminationGracePeriodSeconds`, else 30 s."""
+        if not current.spec.nodeName or (current.status and current.status.phase in ("Succeeded", "Failed")):
+            return 0
+        grace = requested if requested is not None else current.spec.terminationGracePeriodSeconds
+        return max(0, grace if grace is not None else DEFAULT_TERMINATION_GRACE_SECONDS)
+
+
+class NodeStrategy(Strategy):
+    def prepare_for_create(self, obj: Any) -> None:
+        default_node(obj)
 
 
 class NamespaceStrategy(Strategy):
@@ -97,6 +123,14 @@ class NamespaceStrategy(Strategy):
             metadata=msgspec.structs.replace(current.metadata),
             spec=msgspec.structs.replace(current.spec or m.NamespaceSpec(), finalizers=finalizers),
         )
+
+    def refuse_delete(self, current: Any) -> ApiError | None:
+        name = current.metadata.name
+        if name in INITIAL_NAMESPACES:  # as kube-apiserver's NamespaceLifecycle admission
+            return Forbidden(
+                f'namespaces "{name}" is forbidden: this namespace may not be deleted', kind="namespaces", name=name
+            )
+        return None
 
     def begin_delete(self, current: Any, stamp: datetime) -> Any | None:
         if not (current.spec and current.spec.finalizers):
@@ -245,7 +279,8 @@ class JobStrategy(GenerationStrategy):
 _DEFAULT = Strategy()
 _GENERATION = GenerationStrategy()
 STRATEGIES: dict[type[Any], Strategy] = {
-    core_v1.Pod: _GENERATION,
+    core_v1.Pod: PodStrategy(),
+    core_v1.Node: NodeStrategy(),
     core_v1.ReplicationController: _GENERATION,
     policy_v1.PodDisruptionBudget: _GENERATION,
     apiextensions_v1.CustomResourceDefinition: _GENERATION,
