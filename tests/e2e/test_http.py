@@ -461,8 +461,25 @@ APPLY = "application/apply-patch+yaml"
         ("?force=true", {"data": {}}, "application/merge-patch+json", 422, "force: Forbidden"),
         ("?fieldManager=alice", {**_config_map("applied", "3"), "apiVersion": "v2"}, APPLY, 400, "expected: v1"),
         ("?fieldManager=alice", b"data: [unclosed", APPLY, 400, "could not be decoded"),
+        (
+            "?fieldManager=alice&fieldValidation=Strict",
+            {**_config_map("applied", "3"), "bogus": 1},
+            APPLY,
+            400,
+            'strict decoding error: unknown field "bogus"',
+        ),
     ],
-    ids=["same-manager", "conflict", "forced", "no-manager", "long-manager", "force-not-apply", "version", "yaml"],
+    ids=[
+        "same-manager",
+        "conflict",
+        "forced",
+        "no-manager",
+        "long-manager",
+        "force-not-apply",
+        "version",
+        "yaml",
+        "strict",
+    ],
 )
 def test_server_side_apply_over_http(cluster, query, body, content_type, code, said):
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "applied"}}

@@ -108,10 +108,7 @@ def to_object(kind: Kind, data: Any, *, strict: bool) -> tuple[Any, list[str]]:
             if got[0] != expected[0]
             else f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: wrong kind {got[1]!r}'
         )
-    unknown = unknown_fields(data, kind.cls)
-    if strict and unknown:
-        listed = ", ".join(f'unknown field "{f}"' for f in unknown)
-        raise BadRequest(f"strict decoding error: {listed}")
+    unknown = checked_unknown_fields(data, kind.cls, strict=strict)
     if (problem := type_error(data, kind.cls)) is not None:
         raise BadRequest(f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: {problem}')
     try:
@@ -160,6 +157,16 @@ def _struct_of(tp: Any) -> tuple[str, Any] | None:
     if origin is dict and len(args) == 2:
         return ("map", args[1])
     return None  # a bare Dict (the CRD status subresource), or anything else: no field to check
+
+
+def checked_unknown_fields(data: Any, cls: type[Any], *, strict: bool) -> list[str]:
+    """The fields of `data` that `cls` does not have; with `strict` (fieldValidation=Strict) any
+    is a 400 naming them all."""
+    unknown = unknown_fields(data, cls) if isinstance(data, Mapping) else []
+    if strict and unknown:
+        listed = ", ".join(f'unknown field "{f}"' for f in unknown)
+        raise BadRequest(f"strict decoding error: {listed}")
+    return unknown
 
 
 def unknown_fields(data: Any, cls: type[Any], prefix: str = "") -> list[str]:

@@ -23,12 +23,12 @@ from lightkube.resources import core_v1
 from kubesched.api.errors import FieldError
 from kubesched.apiserver import discovery, negotiation, openapi, reviews, scale, tables
 from kubesched.apiserver.codec import (
+    checked_unknown_fields,
     decode_json,
     encode_protobuf,
     media_type,
     parse_body,
     to_object,
-    unknown_fields,
 )
 from kubesched.apiserver.routing import Routes, Target
 from kubesched.apiserver.watchstream import stream_watch
@@ -422,10 +422,8 @@ class ApiServer:
     async def _apply(self, request: web.Request, target: Target, manager: str, dry_run: bool) -> web.Response:
         """Server-side apply: the body is an apply configuration in YAML (or JSON)."""
         config = parse_body(await request.read(), "application/yaml")
-        unknown = unknown_fields(config, target.kind.cls) if isinstance(config, dict) else []
-        if unknown and request.query.get("fieldValidation", "") == "Strict":
-            listed = ", ".join(f'unknown field "{f}"' for f in unknown)
-            raise BadRequest(f"strict decoding error: {listed}")
+        strict = request.query.get("fieldValidation", "") == "Strict"
+        unknown = checked_unknown_fields(config, target.kind.cls, strict=strict)
         with self._writing(dry_run):
             applied, created = self.store.apply(
                 target.kind.cls,
