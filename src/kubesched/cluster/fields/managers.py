@@ -168,12 +168,25 @@ def encode(managed: Managed) -> list[meta_v1.ManagedFieldsEntry] | None:
 # -- the writes ---------------------------------------------------------------------------------
 
 
-def _owned_fields(fields: FieldSet, ignored: FieldSet) -> FieldSet:
-    return paths.recursive_difference(fields - STRIPPED, ignored)
+_SERVER_SET = frozenset(p[1].text for p in STRIPPED if len(p) == 2)  # metadata's stripped fields
+
+
+def _comparable(v: Any, top: frozenset[str]) -> Any:
+    """`v` without the top-level fields `top` and the metadata no manager owns (neither is walked)."""
+    if not isinstance(v, Mapping):
+        return v
+    out = {k: x for k, x in v.items() if k not in top}
+    meta = out.get("metadata")
+    if isinstance(meta, Mapping):
+        out["metadata"] = {k: x for k, x in meta.items() if k not in _SERVER_SET}
+    return out
 
 
 def _diff(root: Type, old: Any, new: Any, ignored: FieldSet) -> typed.Comparison:
-    diff = typed.compare(root, old, new)
+    top = frozenset(p[0].text for p in ignored if len(p) == 1 and p[0].kind == paths.FIELD)
+    ignored = frozenset(p for p in ignored if len(p) != 1 or p[0].kind != paths.FIELD)
+    before = MISSING if isinstance(old, Mapping) and not old else _comparable(old, top)  # a create
+    diff = typed.compare(root, before, _comparable(new, top))
     if ignored:
         for part in (diff.removed, diff.modified, diff.added):
             kept = paths.recursive_difference(frozenset(part), ignored)
@@ -202,7 +215,7 @@ def update(
         rest = owned.fields - changed - diff.removed
         if rest:
             out[key] = Owned(rest, owned.api_version, owned.time)
-    mine = _owned_fields(changed, ignored)
+    mine = changed - STRIPPED  # the comparison left the ignored fields out already
     if mine:
         before = out.get(manager)
         out[manager] = Owned(mine | (before.fields if before else EMPTY), manager.api_version, now)

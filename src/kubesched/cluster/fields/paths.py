@@ -8,6 +8,7 @@ which `"."` marks a path that is itself in the set and also has descendants in i
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
@@ -47,6 +48,7 @@ def canonical(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
 
+@functools.lru_cache(maxsize=16384)
 def field(name: str) -> Element:
     return Element(FIELD, name)
 
@@ -78,6 +80,7 @@ def _shown(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False) if isinstance(v, str) else canonical(v)
 
 
+@functools.lru_cache(maxsize=65536)
 def _element_order(e: Element) -> tuple[int, Any]:
     if e.kind == INDEX:
         return (e.kind, int(e.text))
@@ -130,7 +133,8 @@ def recursive_difference(paths: FieldSet, removed: Iterable[Path]) -> FieldSet:
     gone = frozenset(removed)
     if not gone:
         return paths
-    return frozenset(p for p in paths if not any(p[:n] in gone for n in range(1, len(p) + 1)))
+    lengths = sorted({len(g) for g in gone})
+    return frozenset(p for p in paths if not any(p[:n] in gone for n in lengths if n <= len(p)))
 
 
 def outermost(paths: Iterable[Path]) -> list[Path]:
@@ -143,23 +147,36 @@ def outermost(paths: Iterable[Path]) -> list[Path]:
 
 
 def to_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
-    """A field set in its wire form."""
+    """A field set in its wire form (shared between equal sets: never changed in place)."""
+    return _wire(paths if isinstance(paths, frozenset) else frozenset(paths))
+
+
+@functools.lru_cache(maxsize=1024)
+def _wire(paths: FieldSet) -> dict[str, Any]:
     root: dict[Element, Any] = {}
     members: set[int] = set()
     for path in paths:
         node = root
         for e in path:
-            node = node.setdefault(e, {})
+            child = node.get(e)
+            if child is None:
+                child = node[e] = {}
+            node = child
         members.add(id(node))
     return _encode(root, members)
 
 
+@functools.lru_cache(maxsize=16384)
+def _spelled(e: Element) -> str:
+    return _SPELLING[e.kind] + e.text
+
+
 def _encode(node: dict[Element, Any], members: set[int]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if node and id(node) in members:
-        out[MEMBER] = {}
-    for e in sorted(node, key=_element_order):
-        out[_SPELLING[e.kind] + e.text] = _encode(node[e], members)
+    if not node:
+        return {}
+    out: dict[str, Any] = {MEMBER: {}} if id(node) in members else {}
+    for e in sorted(node, key=_element_order) if len(node) > 1 else node:
+        out[_spelled(e)] = _encode(node[e], members)
     return out
 
 

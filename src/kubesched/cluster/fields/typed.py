@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import msgspec
+
 from kubesched.cluster.fields import paths
 from kubesched.cluster.fields.paths import Element, Path
 
@@ -31,6 +33,7 @@ class _Missing:
 MISSING: Final = _Missing()  # a field that is absent (JSON null is a value)
 
 REF_PREFIXES = ("#/definitions/", "#/components/schemas/")
+_WHOLES_KEPT = 256
 
 
 @dataclass(eq=False, slots=True)
@@ -45,6 +48,11 @@ class Type:
     _types: Types | None = None
     _children: dict[str, Type] = field(default_factory=dict)
     _defaults: dict[str, Any] | None = None  # a list map's key fields' defaults
+    _wholes: dict[bytes, frozenset[Path]] = field(default_factory=dict)  # see `paths_under`
+    leaf: bool = field(init=False)  # walked as one value whatever it holds
+
+    def __post_init__(self) -> None:
+        self.leaf = self.atomic or self.form == SCALAR
 
     def child(self, name: str) -> Type:
         """The type of a struct's field or of a map's or list's element (`""`)."""
@@ -69,12 +77,40 @@ class Type:
     def element(self, item: Any) -> Element:
         """The path element of one item of this list (a key field the item leaves out taken at
         its schema's default)."""
-        if self.list_type == "map" and isinstance(item, Mapping):
+        if self.list_type == "map" and isinstance(item, dict):
             defaults = self._key_defaults()
             if any(k not in item for k in defaults):
                 item = {**defaults, **item}
             return paths.key(item, self.keys)
         return paths.value(item)
+
+    def paths_under(self, v: Any, at: Path) -> Iterable[Path]:
+        """Every path of a value present on one side of a comparison only, at `at`. A value's
+        paths do not depend on its scalars' values alone, but the objects one template stamps out
+        repeat whole subtrees byte for byte: those are walked once (a bounded table per type)."""
+        if not isinstance(v, dict) or len(v) < 2:
+            out: set[Path] = set()
+            _whole(self, v, at, out)
+            return out
+        try:
+            seen = msgspec.json.encode(v)
+        except (msgspec.EncodeError, TypeError, OverflowError):
+            out = set()
+            _whole(self, v, at, out)
+            return out
+        relative = self._wholes.get(seen)
+        if relative is None:
+            walked: set[Path] = set()
+            _whole(self, v, (), walked)
+            relative = frozenset(walked)
+            if len(self._wholes) >= _WHOLES_KEPT:
+                del self._wholes[next(iter(self._wholes))]
+            self._wholes[seen] = relative
+        if not at:
+            return relative
+        found = [at + p for p in relative]
+        found.append(at)
+        return found
 
     def _key_defaults(self) -> dict[str, Any]:
         if self._defaults is None:
@@ -91,9 +127,13 @@ class Types:
         self._definitions = definitions
         self._overrides = dict(overrides or {})  # root property name -> schema, e.g. a CRD's metadata
         self._cache: dict[int, tuple[Json, Type]] = {}
+        self._named: dict[str, Type] = {}
 
     def named(self, name: str) -> Type:
-        return self.of({"$ref": REF_PREFIXES[0] + name})
+        found = self._named.get(name)
+        if found is None:
+            found = self._named[name] = self.of({"$ref": REF_PREFIXES[0] + name})
+        return found
 
     def root(self, schema: Json) -> Type:
         """The type of a document whose top-level fields may be replaced by `overrides`."""
@@ -145,12 +185,12 @@ class Types:
 
 def _shape(t: Type, v: Any) -> str:
     """How a value of type `t` is walked: as a leaf, or by its fields, entries or items."""
-    if t.atomic or t.form == SCALAR:
+    if t.leaf:
         return SCALAR
-    if isinstance(v, Mapping):
-        return STRUCT if t.form in (STRUCT, MAP, UNTYPED) else SCALAR
+    if isinstance(v, dict):
+        return STRUCT if t.form != LIST else SCALAR
     if isinstance(v, list):
-        return LIST if t.form == LIST and not t.atomic else SCALAR
+        return LIST if t.form == LIST else SCALAR
     return SCALAR
 
 
@@ -175,7 +215,7 @@ def _collect(t: Type, v: Any, at: Path, out: set[Path]) -> None:
         for name, child in v.items():
             here = (*at, paths.field(name))
             _collect(t.child(name), child, here, out)
-            if not t.declares(name) or child is None or (isinstance(child, Mapping) and not child):
+            if not t.declares(name) or child is None or (isinstance(child, dict) and not child):
                 out.add(here)
         return
     element = t.child("")
@@ -210,10 +250,32 @@ def compare(t: Type, old: Any, new: Any) -> Comparison:
 
 
 def _empty(v: Any) -> bool:
-    return v is MISSING or v is None or (isinstance(v, Mapping | list) and not v)
+    return v is MISSING or v is None or (isinstance(v, dict | list) and not v)
+
+
+def _whole(t: Type, v: Any, at: Path, out: set[Path]) -> None:
+    """Every path of `v` (present on one side only): what a comparison finds added or removed."""
+    shape = _shape(t, v)
+    if shape == STRUCT:
+        for name, child in v.items():
+            _whole(t.child(name), child, (*at, paths.field(name)), out)
+    elif shape == LIST:
+        element = t.child("")
+        for e, item in {t.element(i): i for i in v}.items():
+            _whole(element, item, (*at, e), out)
+    if at:
+        out.add(at)
 
 
 def _compare(t: Type, old: Any, new: Any, at: Path, out: Comparison) -> None:
+    if old is MISSING or new is MISSING:
+        if old is MISSING and new is not MISSING:
+            out.added.update(t.paths_under(new, at))
+        elif new is MISSING and old is not MISSING:
+            out.removed.update(t.paths_under(old, at))
+        return
+    if old == new:
+        return  # nothing differs below (the equality is checked in C, the walk is not)
     present = new if new is not MISSING else old
     shape = _shape(t, present)
     if old is not MISSING and new is not MISSING and _shape(t, old) != _shape(t, new):
@@ -229,8 +291,8 @@ def _compare(t: Type, old: Any, new: Any, at: Path, out: Comparison) -> None:
             out.modified.add(at)
         return
     if shape == STRUCT:
-        left = old if isinstance(old, Mapping) else {}
-        right = new if isinstance(new, Mapping) else {}
+        left = old if isinstance(old, dict) else {}
+        right = new if isinstance(new, dict) else {}
         for name in {**left, **right}:
             _compare(t.child(name), left.get(name, MISSING), right.get(name, MISSING), (*at, paths.field(name)), out)
     else:
