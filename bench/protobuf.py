@@ -1,6 +1,7 @@
 """The protobuf codec against the JSON one, per object: µs to decode and to encode a Pod and a
 Node (upstream's fully populated serialization fixtures, and pods and nodes as kubesched's
-benchmarks make them), from bytes to the JSON shape the API server works on and back.
+benchmarks make them), from bytes to the JSON shape the API server works on and back, with the
+garbage collector tuned as every `kubesched` process tunes it.
 
     .venv/bin/python -m bench.protobuf [--repeat N]
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from kubesched.cli.runtime import tune_gc
 from kubesched.cluster.protobuf import envelope
 from kubesched.workloads.templates import make_node, make_pod_from
 
@@ -35,6 +37,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
+    tune_gc()  # the collector's thresholds as the API server process has them
     objects: dict[str, Any] = {
         "Pod (upstream fixture)": json.loads((FIXTURES / "core.v1.Pod.json").read_text()),
         "Node (upstream fixture)": json.loads((FIXTURES / "core.v1.Node.json").read_text()),

@@ -1,8 +1,9 @@
 """Kubernetes objects in protobuf, as kube-apiserver writes them, to and from their JSON shape
 (plain dicts, lists and scalars, as `msgspec.to_builtins` makes them and the API server's JSON
-path reads them).
+path reads them). The wire is the `protobuf` library's (upb, in C, over `messages`); this module
+maps its messages to and from the JSON shape.
 
-Fields are written in number order; a field with a `None` value is left out, as a nil pointer is.
+Fields are written in number order (map entries by key); a field with a `None` value is left out, as a nil pointer is.
 Reading, a field's zero value is dropped where its Go field is a value with `omitempty`, as Go's
 JSON encoder drops it (a decoded object then prints as its JSON twin), and kept where it is a
 pointer or always written. Messages that stand for a JSON scalar (times, quantities,
@@ -12,244 +13,218 @@ int-or-strings, durations, raw JSON, the CRD schema's either-or types) convert t
 from __future__ import annotations
 
 import base64
-import struct
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
+from google.protobuf.message import DecodeError, Message
 
+from kubesched.cluster.protobuf import messages
 from kubesched.cluster.protobuf import schema as s
 from kubesched.cluster.protobuf.durations import format_duration, parse_duration
 
-VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
-_VARINT_TYPES = frozenset({"bool", "int32", "int64", "uint32", "uint64"})
-_WIRE = {"double": FIXED64, "float": FIXED32, **dict.fromkeys(_VARINT_TYPES, VARINT)}
-
 
 class ProtobufError(ValueError):
-    """Bytes that are not the message they are read as."""
+    """Bytes that are not the message they are read as, or data that cannot be written as one."""
+
+
+# How a field is read and written.
+SCALAR, BYTES, MESSAGE, SCALARS, BYTES_LIST, MESSAGES, SCALAR_MAP, BYTES_MAP, MESSAGE_MAP, INLINE = range(10)
+_ZERO = {"string": "", "bytes": b"", "bool": False, "double": 0.0, "float": 0.0}
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    json: str
+    name: str  # the message class's field
+    how: int
+    type: str  # a scalar type, or a message's full name
+    keep_zero: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """One message's fields: by number for reading, by JSON name for writing."""
+
+    by_number: dict[int, _Field]
+    by_json: dict[str, _Field]
+    inline: tuple[_Field, ...]  # fields holding a message whose JSON keys are its parent's
+    inlined: dict[str, _Field]  # a JSON key of an inlined message -> the field that holds it
+    list_of: str  # a message whose JSON form is the bare list of its one field: that field's JSON name
+
+
+def _how(f: s.Field) -> int:
+    scalar = f.type in _SCALAR_TYPES
+    if f.inline:
+        return INLINE
+    if f.map_key:
+        return BYTES_MAP if f.type == "bytes" else SCALAR_MAP if scalar else MESSAGE_MAP
+    if f.repeated:
+        return BYTES_LIST if f.type == "bytes" else SCALARS if scalar else MESSAGES
+    return BYTES if f.type == "bytes" else SCALAR if scalar else MESSAGE
+
+
+_SCALAR_TYPES = frozenset({"string", "bytes", "bool", "int32", "int64", "uint32", "uint64", "double", "float"})
+
+
+@functools.cache
+def _plan(name: str) -> _Plan:
+    msg = s.message(name)
+    fields = [_Field(f.json, messages.field_name(f.number), _how(f), f.type, f.keep_zero) for f in msg.fields]
+    inlined = {key: f for f in fields if f.how == INLINE for key in s.message(f.type).json_names}
+    return _Plan(
+        by_number={f.number: mine for f, mine in zip(msg.fields, fields, strict=True)},
+        by_json={f.json: f for f in fields if f.how != INLINE},
+        inline=tuple(f for f in fields if f.how == INLINE),
+        inlined=inlined,
+        list_of=msg.fields[0].json if msg.is_list else "",
+    )
 
 
 # -- writing --------------------------------------------------------------------------------------
 
 
-def _put_varint(out: bytearray, value: int) -> None:
-    if value < 0:
-        value += 1 << 64
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-
-
-def put_bytes(out: bytearray, number: int, data: bytes | bytearray) -> None:
-    _put_varint(out, (number << 3) | LENGTH)
-    _put_varint(out, len(data))
-    out += data
-
-
-def _put_scalar(out: bytearray, number: int, type_: str, value: Any) -> None:
-    if type_ == "string":
-        put_bytes(out, number, str(value).encode())
-    elif type_ in _VARINT_TYPES:
-        _put_varint(out, number << 3)
-        _put_varint(out, int(value))
-    elif type_ == "bytes":
-        put_bytes(out, number, base64.b64decode(value) if isinstance(value, str) else bytes(value))
-    elif type_ == "double":
-        _put_varint(out, (number << 3) | FIXED64)
-        out += struct.pack("<d", float(value))
-    elif type_ == "float":
-        _put_varint(out, (number << 3) | FIXED32)
-        out += struct.pack("<f", float(value))
-    else:
-        raise ProtobufError(f"no scalar type {type_}")
-
-
-def _put_value(out: bytearray, number: int, type_: str, value: Any) -> None:
-    if type_ in _WIRE or type_ in ("string", "bytes"):
-        _put_scalar(out, number, type_, value)
-    else:
-        put_bytes(out, number, encode(type_, value))
-
-
 def encode(name: str, data: Any) -> bytes:
     """The message `name` (a full protobuf name) with the content of `data`, its JSON shape."""
-    special = _ENCODE_SPECIAL.get(name)
+    try:
+        return _build(name, data).SerializeToString(deterministic=True)
+    except (TypeError, ValueError) as e:
+        if isinstance(e, ProtobufError):
+            raise
+        raise ProtobufError(f"{name}: {e}") from None
+
+
+def _build(name: str, data: Any) -> Message:
+    return messages.message_class(name)(**_fields(name, data))
+
+
+def _fields(name: str, data: Any) -> dict[str, Any]:
+    """The keyword arguments that make the message `name` hold `data` (nested messages as dicts)."""
+    special = _TO_FIELDS.get(name)
     if special is not None:
         return special(data)
-    msg = s.message(name)
-    if msg.is_list:
-        (only,) = msg.fields
-        data = {only.json: data}
+    plan = _plan(name)
+    if plan.list_of:
+        data = {plan.list_of: data}
     if not isinstance(data, dict):
         raise ProtobufError(f"{name}: expected an object, got {type(data).__name__}")
-    out = bytearray()
-    for f in msg.fields:
-        if f.inline:
-            sub = s.message(f.type)
-            put_bytes(out, f.number, encode(f.type, {k: data[k] for k in sub.json_names if k in data}))
-            continue
-        value = data.get(f.json)
+    out: dict[str, Any] = {}
+    inline: dict[_Field, dict[str, Any]] | None = None
+    for key, value in data.items():
+        f = plan.by_json.get(key)
+        if f is None:
+            holder = plan.inlined.get(key)
+            if holder is not None:
+                inline = inline if inline is not None else {}
+                inline.setdefault(holder, {})[key] = value
+            continue  # a key the schema does not know is not written
         if value is None:
             continue
-        if f.map_key:
-            for key in sorted(value):
-                entry = bytearray()
-                _put_scalar(entry, 1, f.map_key, key)
-                if value[key] is not None:
-                    _put_value(entry, 2, f.type, value[key])
-                elif f.type not in _WIRE and f.type not in ("string", "bytes"):
-                    put_bytes(entry, 2, b"")  # a zero message value is written, as Go writes it
-                put_bytes(out, f.number, entry)
-        elif f.repeated:
-            for item in value:
-                _put_value(out, f.number, f.type, item)
+        how = f.how
+        if how == SCALAR:
+            out[f.name] = value
+        elif how == MESSAGE:
+            out[f.name] = _fields(f.type, value)
+        elif how == MESSAGES:
+            out[f.name] = [_fields(f.type, item) for item in value]
+        elif how == SCALARS:
+            out[f.name] = value
+        elif how == SCALAR_MAP:
+            out[f.name] = {k: _ZERO.get(f.type, 0) if v is None else v for k, v in value.items()}
+        elif how == MESSAGE_MAP:
+            out[f.name] = {k: {} if v is None else _fields(f.type, v) for k, v in value.items()}
+        elif how == BYTES:
+            out[f.name] = _bytes(value)
+        elif how == BYTES_LIST:
+            out[f.name] = [_bytes(item) for item in value]
         else:
-            _put_value(out, f.number, f.type, value)
-    return bytes(out)
+            out[f.name] = {k: b"" if v is None else _bytes(v) for k, v in value.items()}
+    for holder in plan.inline:  # written even when it holds nothing, as Go writes an embedded struct
+        out[holder.name] = _fields(holder.type, (inline or {}).get(holder, {}))
+    return out
+
+
+def _bytes(value: Any) -> bytes:
+    return base64.b64decode(value) if isinstance(value, str) else bytes(value)
 
 
 # -- reading --------------------------------------------------------------------------------------
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    byte = buf[pos]
-    if byte < 0x80:
-        return byte, pos + 1
-    result, shift = byte & 0x7F, 7
-    while True:
-        pos += 1
-        byte = buf[pos]
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos + 1
-        shift += 7
-
-
-def read_fields(buf: bytes, start: int, end: int) -> list[tuple[int, int, Any]]:
-    """(number, wire type, value) of each field: an int, or (start, end) of a length-delimited one."""
-    found: list[tuple[int, int, Any]] = []
-    pos = start
-    value: Any
+def decode(name: str, data: bytes) -> Any:
+    """The JSON shape of the message `name` in `data`."""
     try:
-        while pos < end:
-            key, pos = _varint(buf, pos)
-            wire = key & 7
-            if wire == VARINT:
-                value, pos = _varint(buf, pos)
-            elif wire == LENGTH:
-                length, pos = _varint(buf, pos)
-                value = (pos, pos + length)
-                pos += length
-            elif wire == FIXED64:
-                value, pos = buf[pos : pos + 8], pos + 8
-            elif wire == FIXED32:
-                value, pos = buf[pos : pos + 4], pos + 4
-            else:
-                raise ProtobufError(f"wire type {wire} is not supported")
-            found.append((key >> 3, wire, value))
-    except IndexError:
-        raise ProtobufError("message ends inside a field") from None
-    if pos != end:
-        raise ProtobufError("message ends inside a field")
-    return found
-
-
-def _signed(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
-
-
-def _scalar(buf: bytes, type_: str, wire: int, value: Any) -> Any:
-    if type_ == "string":
-        return buf[value[0] : value[1]].decode(errors="replace")
-    if type_ == "bool":
-        return value != 0
-    if type_ in ("int32", "int64"):
-        return _signed(value)
-    if type_ in ("uint32", "uint64"):
-        return value
-    if type_ == "bytes":
-        return base64.b64encode(buf[value[0] : value[1]]).decode()
-    if type_ == "double":
-        return struct.unpack("<d", value)[0]
-    if type_ == "float":
-        return struct.unpack("<f", value)[0]
-    raise ProtobufError(f"no scalar type {type_}")
-
-
-def _packed(buf: bytes, type_: str, span: tuple[int, int]) -> list[Any]:
-    """The items of a packed repeated scalar field."""
-    items, pos = [], span[0]
-    while pos < span[1]:
-        if type_ in _VARINT_TYPES:
-            value, pos = _varint(buf, pos)
-            items.append(_scalar(buf, type_, VARINT, value))
-        else:
-            width = 8 if type_ == "double" else 4
-            items.append(_scalar(buf, type_, FIXED64, buf[pos : pos + width]))
-            pos += width
-    return items
+        msg = messages.message_class(name).FromString(data)
+    except DecodeError:
+        raise ProtobufError(f"the bytes are not a protobuf {name.rpartition('.')[2]}") from None
+    return _json(name, msg)
 
 
 def _zero(value: Any) -> bool:
     return value == "" or value is False or (value == 0 and not isinstance(value, bool))
 
 
-def _read_value(buf: bytes, type_: str, wire: int, value: Any) -> Any:
-    if type_ in _WIRE or type_ in ("string", "bytes"):
-        return _scalar(buf, type_, wire, value)
-    if wire != LENGTH:
-        raise ProtobufError(f"{type_}: expected a message")
-    return decode(type_, buf, value[0], value[1])
+def _json(name: str, msg: Any) -> Any:
+    return (_READERS.get(name) or _reader(name))(msg)
 
 
-def decode(name: str, buf: bytes, start: int = 0, end: int | None = None) -> Any:
-    """The JSON shape of the message `name` in `buf[start:end]`."""
-    end = len(buf) if end is None else end
-    special = _DECODE_SPECIAL.get(name)
+_READERS: dict[str, Callable[[Any], Any]] = {}
+
+
+def _reader(name: str) -> Callable[[Any], Any]:
+    """The function that gives a message of `name` its JSON shape (made once per message)."""
+    special = _FROM_MESSAGE.get(name)
     if special is not None:
-        return special(buf, read_fields(buf, start, end))
-    msg = s.message(name)
-    out: dict[str, Any] = {}
-    for number, wire, value in read_fields(buf, start, end):
-        f = msg.by_number.get(number)
-        if f is None:
-            continue  # a field this schema does not know: skipped, as proto2 readers skip it
-        if f.inline:
-            out.update(decode(f.type, buf, value[0], value[1]))
-        elif f.map_key:
-            entry = {n: (w, v) for n, w, v in read_fields(buf, value[0], value[1])}
-            key = _scalar(buf, f.map_key, *entry[1]) if 1 in entry else _scalar(buf, f.map_key, VARINT, 0)
-            item = _read_value(buf, f.type, *entry[2]) if 2 in entry else None
-            out.setdefault(f.json, {})[key] = item
-        elif f.repeated:
-            items = out.setdefault(f.json, [])
-            if wire == LENGTH and (f.type in _WIRE):
-                items += _packed(buf, f.type, value)
-            else:
-                items.append(_read_value(buf, f.type, wire, value))
-        else:
-            item = _read_value(buf, f.type, wire, value)
-            if item is None or (not f.keep_zero and _zero(item)):
-                out.pop(f.json, None)
-            else:
+        _READERS[name] = special
+        return special
+    plan = _plan(name)
+    by_number = plan.by_number
+    list_of = plan.list_of
+    readers = _READERS
+
+    def read(msg: Any) -> Any:
+        out: dict[str, Any] = {}
+        for fd, value in msg.ListFields():
+            f = by_number[fd.number]
+            how = f.how
+            if how == SCALAR:
+                if not f.keep_zero and (value == "" or value is False or (value == 0 and value is not True)):
+                    continue
+                out[f.json] = value
+                continue
+            if how == MESSAGE:
+                item = (readers.get(f.type) or _reader(f.type))(value)
+                if item is None or (not f.keep_zero and _zero(item)):
+                    continue
                 out[f.json] = item
-    if msg.is_list:
-        return out.get(msg.fields[0].json, [])
-    return out
+            elif how == MESSAGES:
+                sub = readers.get(f.type) or _reader(f.type)
+                out[f.json] = [sub(v) for v in value]
+            elif how == SCALARS:
+                out[f.json] = list(value)
+            elif how == SCALAR_MAP:
+                out[f.json] = dict(value)
+            elif how == MESSAGE_MAP:
+                sub = readers.get(f.type) or _reader(f.type)
+                out[f.json] = {k: sub(v) for k, v in value.items()}
+            elif how == INLINE:
+                out.update((readers.get(f.type) or _reader(f.type))(value))
+            elif how == BYTES:
+                out[f.json] = base64.b64encode(value).decode()
+            elif how == BYTES_LIST:
+                out[f.json] = [base64.b64encode(v).decode() for v in value]
+            else:
+                out[f.json] = {k: base64.b64encode(v).decode() for k, v in value.items()}
+        return out.get(list_of, []) if list_of else out
+
+    _READERS[name] = read
+    return read
 
 
 # -- messages that are JSON scalars ---------------------------------------------------------------
-
-
-def _ints(fields: list[tuple[int, int, Any]]) -> dict[int, int]:
-    return {n: v for n, w, v in fields if w == VARINT}
-
-
-def _spans(fields: list[tuple[int, int, Any]]) -> dict[int, tuple[int, int]]:
-    return {n: v for n, w, v in fields if w == LENGTH}
 
 
 def _stamp(text: str) -> datetime:
@@ -257,19 +232,14 @@ def _stamp(text: str) -> datetime:
     return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
 
 
-def _encode_time(data: Any) -> bytes:
+def _time_fields(data: Any) -> dict[str, Any]:
     stamp = _stamp(data) if isinstance(data, str) else data
-    seconds = int(stamp.timestamp() // 1)
-    out = bytearray()
-    _put_scalar(out, 1, "int64", seconds)
-    _put_scalar(out, 2, "int32", stamp.microsecond * 1000)
-    return bytes(out)
+    return {"f1": int(stamp.timestamp() // 1), "f2": stamp.microsecond * 1000}
 
 
-def _decode_time(micro: bool) -> Callable[[bytes, list[tuple[int, int, Any]]], Any]:
-    def read(buf: bytes, fields: list[tuple[int, int, Any]]) -> Any:
-        ints = _ints(fields)
-        seconds, nanos = _signed(ints.get(1, 0)), ints.get(2, 0)
+def _time(micro: bool) -> Callable[[Any], Any]:
+    def read(msg: Any) -> Any:
+        seconds, nanos = msg.f1, msg.f2
         if seconds == 0 and nanos == 0:
             return None  # Go's zero time: null in JSON
         stamp = datetime.fromtimestamp(seconds, UTC)
@@ -280,59 +250,29 @@ def _decode_time(micro: bool) -> Callable[[bytes, list[tuple[int, int, Any]]], A
     return read
 
 
-def _one_string(data: Any) -> bytes:
-    out = bytearray()
-    _put_scalar(out, 1, "string", str(data))
-    return bytes(out)
-
-
-def _read_one_string(buf: bytes, fields: list[tuple[int, int, Any]]) -> str:
-    span = _spans(fields).get(1)
-    return buf[span[0] : span[1]].decode() if span else ""
-
-
-def _encode_int_or_string(data: Any) -> bytes:
-    out = bytearray()
+def _int_or_string_fields(data: Any) -> dict[str, Any]:
     if isinstance(data, str):
-        _put_scalar(out, 1, "int64", 1)
-        _put_scalar(out, 2, "int32", 0)
-        _put_scalar(out, 3, "string", data)
-    else:
-        _put_scalar(out, 1, "int64", 0)
-        _put_scalar(out, 2, "int32", int(data))
-        _put_scalar(out, 3, "string", "")
-    return bytes(out)
+        return {"f1": 1, "f2": 0, "f3": data}
+    return {"f1": 0, "f2": int(data), "f3": ""}
 
 
-def _decode_int_or_string(buf: bytes, fields: list[tuple[int, int, Any]]) -> Any:
-    ints = _ints(fields)
-    if ints.get(1, 0) == 1:
-        return _read_one_string(buf, [(1, w, v) for n, w, v in fields if n == 3])
-    return _signed(ints.get(2, 0))
+def _int_or_string(msg: Any) -> Any:
+    return msg.f3 if msg.f1 == 1 else msg.f2
 
 
-def _encode_duration(data: Any) -> bytes:
-    out = bytearray()
-    _put_scalar(out, 1, "int64", parse_duration(data) if isinstance(data, str) else int(data))
-    return bytes(out)
+def _duration_fields(data: Any) -> dict[str, Any]:
+    return {"f1": parse_duration(data) if isinstance(data, str) else int(data)}
 
 
-def _decode_duration(buf: bytes, fields: list[tuple[int, int, Any]]) -> str:
-    return format_duration(_signed(_ints(fields).get(1, 0)))
+def _raw_fields(data: Any) -> dict[str, Any]:
+    return {"f1": msgspec.json.encode(data)}
 
 
-def _encode_raw(data: Any) -> bytes:
-    out = bytearray()
-    put_bytes(out, 1, msgspec.json.encode(data))
-    return bytes(out)
-
-
-def _decode_raw(buf: bytes, fields: list[tuple[int, int, Any]]) -> Any:
-    span = _spans(fields).get(1)
-    if span is None or span[0] == span[1]:
+def _raw(msg: Any) -> Any:
+    if not msg.f1:
         return None
     try:
-        return msgspec.json.decode(buf[span[0] : span[1]])
+        return msgspec.json.decode(msg.f1)
     except msgspec.DecodeError:
         raise ProtobufError("raw JSON that does not parse") from None
 
@@ -340,83 +280,64 @@ def _decode_raw(buf: bytes, fields: list[tuple[int, int, Any]]) -> Any:
 _PROPS = f"{s.EXTENSIONS}.JSONSchemaProps"
 
 
-def _encode_or_array(data: Any) -> bytes:
-    out = bytearray()
+def _or_array_fields(data: Any) -> dict[str, Any]:
     if isinstance(data, list):
-        for item in data:
-            put_bytes(out, 2, encode(_PROPS, item))
-    else:
-        put_bytes(out, 1, encode(_PROPS, data))
-    return bytes(out)
+        return {"f2": [_fields(_PROPS, item) for item in data]}
+    return {"f1": _fields(_PROPS, data)}
 
 
-def _decode_or_array(buf: bytes, fields: list[tuple[int, int, Any]]) -> Any:
-    items = [decode(_PROPS, buf, *v) for n, w, v in fields if n == 2]
-    if items:
-        return items
-    span = _spans(fields).get(1)
-    return decode(_PROPS, buf, *span) if span else None
+def _or_array(msg: Any) -> Any:
+    if msg.f2:
+        return [_json(_PROPS, item) for item in msg.f2]
+    return _json(_PROPS, msg.f1) if msg.HasField("f1") else None
 
 
-def _encode_or_bool(data: Any) -> bytes:
-    out = bytearray()
+def _or_bool_fields(data: Any) -> dict[str, Any]:
     if isinstance(data, bool):
-        _put_scalar(out, 1, "bool", data)
-    else:
-        _put_scalar(out, 1, "bool", True)
-        put_bytes(out, 2, encode(_PROPS, data))
-    return bytes(out)
+        return {"f1": data}
+    return {"f1": True, "f2": _fields(_PROPS, data)}
 
 
-def _decode_or_bool(buf: bytes, fields: list[tuple[int, int, Any]]) -> Any:
-    span = _spans(fields).get(2)
-    if span is not None:
-        return decode(_PROPS, buf, *span)
-    return _ints(fields).get(1, 0) != 0
+def _or_bool(msg: Any) -> Any:
+    return _json(_PROPS, msg.f2) if msg.HasField("f2") else msg.f1
 
 
-def _encode_or_strings(data: Any) -> bytes:
-    out = bytearray()
+def _or_strings_fields(data: Any) -> dict[str, Any]:
     if isinstance(data, list):
-        for item in data:
-            _put_scalar(out, 2, "string", item)
-    else:
-        put_bytes(out, 1, encode(_PROPS, data))
-    return bytes(out)
+        return {"f2": list(data)}
+    return {"f1": _fields(_PROPS, data)}
 
 
-def _decode_or_strings(buf: bytes, fields: list[tuple[int, int, Any]]) -> Any:
-    items = [buf[v[0] : v[1]].decode() for n, w, v in fields if n == 2]
-    if items:
-        return items
-    span = _spans(fields).get(1)
-    return decode(_PROPS, buf, *span) if span else None
+def _or_strings(msg: Any) -> Any:
+    if msg.f2:
+        return list(msg.f2)
+    return _json(_PROPS, msg.f1) if msg.HasField("f1") else None
 
 
-_ENCODE_SPECIAL: dict[str, Callable[[Any], bytes]] = {
-    s.TIME: _encode_time,
-    s.MICRO_TIME: _encode_time,
-    s.DURATION: _encode_duration,
-    s.QUANTITY: _one_string,
-    s.INT_OR_STRING: _encode_int_or_string,
-    s.RAW_EXTENSION: _encode_raw,
-    s.FIELDS_V1: _encode_raw,
-    s.EXTENSIONS_JSON: _encode_raw,
-    s.SCHEMA_OR_ARRAY: _encode_or_array,
-    s.SCHEMA_OR_BOOL: _encode_or_bool,
-    s.SCHEMA_OR_STRINGS: _encode_or_strings,
+_TO_FIELDS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    s.TIME: _time_fields,
+    s.MICRO_TIME: _time_fields,
+    s.DURATION: _duration_fields,
+    s.QUANTITY: lambda data: {"f1": str(data)},
+    s.INT_OR_STRING: _int_or_string_fields,
+    s.RAW_EXTENSION: _raw_fields,
+    s.FIELDS_V1: _raw_fields,
+    s.EXTENSIONS_JSON: _raw_fields,
+    s.SCHEMA_OR_ARRAY: _or_array_fields,
+    s.SCHEMA_OR_BOOL: _or_bool_fields,
+    s.SCHEMA_OR_STRINGS: _or_strings_fields,
 }
 
-_DECODE_SPECIAL: dict[str, Callable[[bytes, list[tuple[int, int, Any]]], Any]] = {
-    s.TIME: _decode_time(micro=False),
-    s.MICRO_TIME: _decode_time(micro=True),
-    s.DURATION: _decode_duration,
-    s.QUANTITY: _read_one_string,
-    s.INT_OR_STRING: _decode_int_or_string,
-    s.RAW_EXTENSION: _decode_raw,
-    s.FIELDS_V1: _decode_raw,
-    s.EXTENSIONS_JSON: _decode_raw,
-    s.SCHEMA_OR_ARRAY: _decode_or_array,
-    s.SCHEMA_OR_BOOL: _decode_or_bool,
-    s.SCHEMA_OR_STRINGS: _decode_or_strings,
+_FROM_MESSAGE: dict[str, Callable[[Any], Any]] = {
+    s.TIME: _time(micro=False),
+    s.MICRO_TIME: _time(micro=True),
+    s.DURATION: lambda msg: format_duration(msg.f1),
+    s.QUANTITY: lambda msg: msg.f1,
+    s.INT_OR_STRING: _int_or_string,
+    s.RAW_EXTENSION: _raw,
+    s.FIELDS_V1: _raw,
+    s.EXTENSIONS_JSON: _raw,
+    s.SCHEMA_OR_ARRAY: _or_array,
+    s.SCHEMA_OR_BOOL: _or_bool,
+    s.SCHEMA_OR_STRINGS: _or_strings,
 }

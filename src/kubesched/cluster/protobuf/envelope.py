@@ -7,9 +7,12 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from google.protobuf.message import DecodeError
+
 from kubesched.cluster.legacy import PROTOBUF_SAME_AS
 from kubesched.cluster.protobuf import schema
-from kubesched.cluster.protobuf.codec import ProtobufError, decode, encode, put_bytes, read_fields
+from kubesched.cluster.protobuf.codec import ProtobufError, decode, encode
+from kubesched.cluster.protobuf.messages import message_class
 
 MAGIC = b"k8s\x00"
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -26,35 +29,28 @@ def message_name(api_version: str, kind: str) -> str:
     return name
 
 
+UNKNOWN = f"{schema.RUNTIME}.Unknown"
+WATCH_EVENT = f"{schema.META}.WatchEvent"
+
+
 def wrap(api_version: str, kind: str, raw: bytes) -> bytes:
-    type_meta = bytearray()
-    put_bytes(type_meta, 1, api_version.encode())
-    put_bytes(type_meta, 2, kind.encode())
-    out = bytearray(MAGIC)
-    put_bytes(out, 1, type_meta)
-    put_bytes(out, 2, raw)
-    put_bytes(out, 3, b"")  # contentEncoding
-    put_bytes(out, 4, b"")  # contentType
-    return bytes(out)
+    unknown = message_class(UNKNOWN)(f1={"f1": api_version, "f2": kind}, f2=raw, f3="", f4="")
+    return MAGIC + unknown.SerializeToString()
 
 
 def unwrap(data: bytes) -> tuple[str, str, bytes]:
     """The apiVersion, kind and bytes of a wrapped object."""
     if not data.startswith(MAGIC):
         raise ProtobufError("the data does not start with the protobuf prefix k8s\\x00")
-    api_version = kind = ""
-    raw = b""
-    for number, _, value in read_fields(data, len(MAGIC), len(data)):
-        if number == 1:
-            for inner, _, span in read_fields(data, value[0], value[1]):
-                text = data[span[0] : span[1]].decode()
-                if inner == 1:
-                    api_version = text
-                elif inner == 2:
-                    kind = text
-        elif number == 2:
-            raw = data[value[0] : value[1]]
-    return api_version, kind, raw
+    unknown = _read(UNKNOWN, data[len(MAGIC) :])
+    return unknown.f1.f1, unknown.f1.f2, unknown.f2
+
+
+def _read(name: str, data: bytes) -> Any:
+    try:
+        return message_class(name).FromString(data)
+    except DecodeError:
+        raise ProtobufError(f"the bytes are not a protobuf {name.rpartition('.')[2]}") from None
 
 
 def encode_object(data: dict[str, Any]) -> bytes:
@@ -79,22 +75,11 @@ def decode_object(data: bytes) -> dict[str, Any]:
 
 def watch_frame(event_type: str, wrapped: bytes) -> bytes:
     """One frame of a protobuf watch stream: the event's type and its (wrapped) object."""
-    raw_extension = bytearray()
-    put_bytes(raw_extension, 1, wrapped)
-    event = bytearray()
-    put_bytes(event, 1, event_type.encode())
-    put_bytes(event, 2, raw_extension)
-    return struct.pack(">I", len(event)) + bytes(event)
+    event = message_class(WATCH_EVENT)(f1=event_type, f2={"f1": wrapped}).SerializeToString()
+    return struct.pack(">I", len(event)) + event
 
 
 def read_watch_frame(frame: bytes) -> tuple[str, bytes]:
     """The type and wrapped object of one frame's event (without its length prefix)."""
-    event_type, wrapped = "", b""
-    for number, _, span in read_fields(frame, 0, len(frame)):
-        if number == 1:
-            event_type = frame[span[0] : span[1]].decode()
-        elif number == 2:
-            for inner, _, raw in read_fields(frame, span[0], span[1]):
-                if inner == 1:
-                    wrapped = frame[raw[0] : raw[1]]
-    return event_type, wrapped
+    event = _read(WATCH_EVENT, frame)
+    return event.f1, event.f2.f1

@@ -78,7 +78,7 @@ class Message:
 
 
 @functools.cache
-def _data() -> dict[str, Any]:
+def data() -> dict[str, Any]:
     text = resources.files("kubesched.cluster.protobuf").joinpath("schema.json").read_text()
     data: dict[str, Any] = json.loads(text)["messages"]
     return data
@@ -87,7 +87,7 @@ def _data() -> dict[str, Any]:
 @functools.cache
 def message(name: str) -> Message:
     """The message `name` (a full protobuf name); KeyError when the schema has none."""
-    entry = _data()[name]
+    entry = data()[name]
     return Message(
         name,
         tuple(
@@ -106,7 +106,7 @@ def message(name: str) -> Message:
 
 
 def known(name: str) -> bool:
-    return name in _data()
+    return name in data()
 
 
 def proto_package(group: str, version: str) -> str:

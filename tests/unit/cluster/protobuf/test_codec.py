@@ -116,7 +116,7 @@ def test_a_watch_frame_carries_the_event_type_and_the_wrapped_object():
     ("data", "error"),
     [
         (b'{"kind":"Pod"}', "does not start with the protobuf prefix"),
-        (envelope.MAGIC + b"\x0a\x05\x0a\x02v1", "message ends inside a field"),
+        (envelope.MAGIC + b"\x0a\x05\x0a\x02v1", "the bytes are not a protobuf Unknown"),
     ],
 )
 def test_bytes_that_are_not_an_object_are_a_clear_error(data, error):
