@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import struct
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from builders import make_node, make_pod
 from kubesched.cluster.protobuf import envelope
@@ -78,6 +81,50 @@ def test_zero_values_read_as_go_writes_them_in_json(spec, read):
     assert got == {"spec": spec if read is None else read}
 
 
+EVENT = "k8s.io.api.events.v1.Event"
+
+
+@pytest.mark.parametrize(
+    ("message", "field", "written", "read"),
+    [
+        (POD, "creationTimestamp", "2024-01-02T03:04:05Z", "2024-01-02T03:04:05Z"),
+        (POD, "creationTimestamp", "2024-01-02T03:04:05+02:00", "2024-01-02T01:04:05Z"),
+        (POD, "creationTimestamp", "2024-01-02T03:04:05-07:30", "2024-01-02T10:34:05Z"),
+        (POD, "creationTimestamp", "1969-12-31T23:59:59Z", "1969-12-31T23:59:59Z"),  # before the epoch
+        (POD, "creationTimestamp", "2024-02-29T23:59:59.999Z", "2024-02-29T23:59:59Z"),  # a Time keeps seconds
+        (POD, "creationTimestamp", "2024-01-02 03:04:05", "2024-01-02T03:04:05Z"),  # not RFC 3339: read as ISO
+        (EVENT, "eventTime", "2024-01-02T03:04:05.123456789Z", "2024-01-02T03:04:05.123456Z"),
+        (EVENT, "eventTime", "2024-01-02T03:04:05.5+01:00", "2024-01-02T02:04:05.500000Z"),
+    ],
+)
+def test_times_are_written_as_the_instant_they_name(message, field, written, read):
+    data = {"metadata": {"creationTimestamp": written}} if field == "creationTimestamp" else {field: written}
+    got = decode(message, encode(message, data))
+    assert (got["metadata"] if field == "creationTimestamp" else got)[field] == read
+
+
+@given(
+    st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1)),
+    st.integers(min_value=-14 * 60, max_value=14 * 60),
+)
+def test_any_time_and_offset_round_trips_to_its_utc_instant(moment, offset_minutes):
+    written = moment.replace(tzinfo=timezone(timedelta(minutes=offset_minutes)))
+    got = decode(EVENT, encode(EVENT, {"eventTime": written.isoformat()}))["eventTime"]
+    assert got == written.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        ({"spec": {"priority": "high"}}, "Pod: invalid literal for int"),
+        ({"spec": "nope"}, "expected an object, got str"),
+    ],
+)
+def test_data_that_is_not_the_message_is_a_clear_error(data, error):
+    with pytest.raises(ProtobufError, match=error):
+        encode(POD, data)
+
+
 @pytest.mark.parametrize(
     ("text", "nanos"),
     [
@@ -116,7 +163,7 @@ def test_a_watch_frame_carries_the_event_type_and_the_wrapped_object():
     ("data", "error"),
     [
         (b'{"kind":"Pod"}', "does not start with the protobuf prefix"),
-        (envelope.MAGIC + b"\x0a\x05\x0a\x02v1", "the bytes are not a protobuf Unknown"),
+        (envelope.MAGIC + b"\x0a\x05\x0a\x02v1", "message ends inside a field"),
     ],
 )
 def test_bytes_that_are_not_an_object_are_a_clear_error(data, error):

@@ -1,0 +1,34 @@
+from collections.abc import Callable, Mapping
+from typing import Any
+
+class ProtobufError(ValueError): ...
+
+class Field:
+    number: int
+    json: str
+
+class Message:
+    name: str
+    fields: list[Field]
+    special: int
+    is_list: bool
+
+SCALAR_TYPES: dict[str, int]
+SPECIAL_KINDS: dict[str, int]
+
+def build(
+    data: Mapping[str, Any], specials: Mapping[str, str], props_name: str, callbacks: Mapping[str, Callable[..., Any]]
+) -> dict[str, Message]: ...
+def decode(
+    m: Message, data: bytes, start: int = 0, end: int | None = None, into: dict[str, Any] | None = None
+) -> Any: ...
+def encode(m: Message, data: Any) -> bytes: ...
+def fields(data: bytes, start: int = 0, end: int | None = None) -> list[tuple[int, int, Any]]: ...
+def put_bytes(out: bytearray, number: int, data: bytes | bytearray) -> None: ...
+
+MAGIC: bytes
+
+def wrap(api_version: str, kind: str, raw: bytes) -> bytes: ...
+def unwrap(data: bytes) -> tuple[str, str, bytes]: ...
+def watch_frame(event_type: str, wrapped: bytes) -> bytes: ...
+def read_watch_frame(frame: bytes) -> tuple[str, bytes]: ...

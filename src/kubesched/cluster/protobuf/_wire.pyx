@@ -1,0 +1,900 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+"""The protobuf wire between bytes and the JSON shape (plain dicts, lists and scalars), compiled:
+the messages of `schema.json` as tables (`build`), a reader (`decode`) and a writer (`encode`)
+driven by them. What each field means is decided in `codec`; this module only follows the tables.
+"""
+
+cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem, PyDict_Next
+from cpython.ref cimport PyObject
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdio cimport snprintf
+from libc.string cimport memcpy, memmove
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
+
+cdef extern from "time.h":
+    ctypedef long time_t
+    struct tm:
+        int tm_sec
+        int tm_min
+        int tm_hour
+        int tm_mday
+        int tm_mon
+        int tm_year
+    tm* gmtime_r(const time_t* t, tm* out)
+
+
+class ProtobufError(ValueError):
+    """Bytes that are not the message they are read as, or data that cannot be written as one."""
+
+
+cdef enum:  # scalar types (MESSAGE: a message)
+    MESSAGE = 0
+    STRING = 1
+    BYTES = 2
+    BOOL = 3
+    INT32 = 4
+    INT64 = 5
+    UINT32 = 6
+    UINT64 = 7
+    DOUBLE = 8
+    FLOAT = 9
+
+cdef enum:  # messages that stand for a JSON scalar
+    PLAIN = 0
+    TIME = 1
+    MICRO_TIME = 2
+    DURATION = 3
+    QUANTITY = 4
+    INT_OR_STRING = 5
+    RAW = 6
+    OR_ARRAY = 7
+    OR_BOOL = 8
+    OR_STRINGS = 9
+
+cdef enum:  # wire types
+    VARINT = 0
+    FIXED64 = 1
+    LENGTH = 2
+    FIXED32 = 5
+
+SCALAR_TYPES = {
+    "string": STRING,
+    "bytes": BYTES,
+    "bool": BOOL,
+    "int32": INT32,
+    "int64": INT64,
+    "uint32": UINT32,
+    "uint64": UINT64,
+    "double": DOUBLE,
+    "float": FLOAT,
+}
+SPECIAL_KINDS = {
+    "time": TIME,
+    "micro_time": MICRO_TIME,
+    "duration": DURATION,
+    "quantity": QUANTITY,
+    "int_or_string": INT_OR_STRING,
+    "raw": RAW,
+    "or_array": OR_ARRAY,
+    "or_bool": OR_BOOL,
+    "or_strings": OR_STRINGS,
+}
+
+
+@cython.final
+cdef class Field:
+    cdef readonly int number
+    cdef readonly object json  # str; "" for a message inlined into its parent
+    cdef readonly int type  # a scalar type, or MESSAGE
+    cdef readonly Message sub
+    cdef readonly bint repeated
+    cdef readonly int map_key  # the key's scalar type of a map field, else 0
+    cdef readonly bint keep_zero
+    cdef readonly bint inline
+
+
+@cython.final
+cdef class Message:
+    cdef readonly object name
+    cdef readonly list fields  # in number order
+    cdef list by_number  # Field or None at each number
+    cdef dict by_json  # JSON name -> Field, inlined messages' fields excepted
+    cdef list inline  # the fields holding a message inlined in JSON
+    cdef readonly int special
+    cdef readonly bint is_list
+    cdef Message props  # the schema message of the CRD schema's either-or types
+
+
+cdef enum:
+    MAX_NUMBER = 64  # field numbers are below this (44 at most in the served groups)
+
+cdef object _callbacks = {}  # name -> a Python function the wire leaves to `codec`
+
+
+def build(dict data, dict specials, object props_name, dict callbacks):
+    """The tables of every message in `data` (schema.json's `messages`), by name. `specials` maps
+    a message name to its kind (SPECIAL_KINDS); `callbacks` are the Python functions for values
+    the wire does not convert itself (durations, raw JSON, times in a form other than RFC 3339)."""
+    _callbacks.clear()
+    _callbacks.update(callbacks)
+    cdef dict out = {}
+    cdef Message m
+    cdef Field f
+    for name in data:
+        m = Message.__new__(Message)
+        m.name = name
+        m.fields = []
+        m.by_number = []
+        m.by_json = {}
+        m.inline = []
+        m.special = SPECIAL_KINDS[specials[name]] if name in specials else PLAIN
+        m.is_list = bool(data[name].get("list", False))
+        out[name] = m
+    for name, entry in data.items():
+        m = out[name]
+        if max((row["n"] for row in entry["fields"]), default=0) >= MAX_NUMBER:
+            raise ValueError(f"{name}: a field number of {MAX_NUMBER} or more")
+        for row in sorted(entry["fields"], key=lambda r: r["n"]):
+            f = Field.__new__(Field)
+            f.number = row["n"]
+            f.inline = bool(row.get("inline", False))
+            f.json = "" if f.inline else row["json"]
+            kind = row["type"]
+            f.type = SCALAR_TYPES.get(kind, MESSAGE)
+            f.sub = out[kind] if f.type == MESSAGE else None
+            f.repeated = bool(row.get("repeated", False))
+            f.map_key = SCALAR_TYPES[row["mapKey"]] if row.get("mapKey") else 0
+            f.keep_zero = bool(row.get("pointer", False) or row.get("always", False))
+            m.fields.append(f)
+            while len(m.by_number) <= f.number:
+                m.by_number.append(None)
+            m.by_number[f.number] = f
+            if f.inline:
+                m.inline.append(f)
+            else:
+                m.by_json[f.json] = f
+        if m.special in (OR_ARRAY, OR_BOOL, OR_STRINGS):
+            m.props = out[props_name]
+    return out
+
+
+# -- reading --------------------------------------------------------------------------------------
+
+
+cdef struct Span:
+    Py_ssize_t start
+    Py_ssize_t end
+
+
+cdef inline int _varint(const unsigned char* buf, Py_ssize_t end, Py_ssize_t* pos, uint64_t* out) except -1:
+    cdef uint64_t result = 0
+    cdef int shift = 0
+    cdef unsigned char b
+    while True:
+        if pos[0] >= end:
+            raise ProtobufError("message ends inside a field")
+        b = buf[pos[0]]
+        pos[0] += 1
+        result |= (<uint64_t>(b & 0x7F)) << shift
+        if b < 0x80:
+            out[0] = result
+            return 0
+        shift += 7
+        if shift >= 70:
+            raise ProtobufError("a varint longer than ten bytes")
+
+
+cdef inline int _field(
+    const unsigned char* buf, Py_ssize_t end, Py_ssize_t* pos, int* number, int* wire, uint64_t* value, Span* span
+) except -1:
+    """One field's key and value: a varint or fixed value in `value`, a length-delimited one in `span`."""
+    cdef uint64_t key, length
+    _varint(buf, end, pos, &key)
+    number[0] = <int>(key >> 3)
+    wire[0] = <int>(key & 7)
+    if wire[0] == VARINT:
+        _varint(buf, end, pos, value)
+    elif wire[0] == LENGTH:
+        _varint(buf, end, pos, &length)
+        if length > <uint64_t>(end - pos[0]):
+            raise ProtobufError("message ends inside a field")
+        span.start = pos[0]
+        span.end = pos[0] + <Py_ssize_t>length
+        pos[0] = span.end
+    elif wire[0] == FIXED64:
+        if end - pos[0] < 8:
+            raise ProtobufError("message ends inside a field")
+        value[0] = 0
+        memcpy(value, buf + pos[0], 8)
+        pos[0] += 8
+    elif wire[0] == FIXED32:
+        if end - pos[0] < 4:
+            raise ProtobufError("message ends inside a field")
+        value[0] = 0
+        memcpy(value, buf + pos[0], 4)
+        pos[0] += 4
+    else:
+        raise ProtobufError(f"wire type {wire[0]} is not supported")
+    return 0
+
+
+cdef inline object _text(const unsigned char* buf, Span span):
+    return PyUnicode_DecodeUTF8(<const char*>buf + span.start, span.end - span.start, "replace")
+
+
+cdef object _scalar(int type_, int wire, uint64_t value, const unsigned char* buf, Span span):
+    cdef double d
+    cdef float fl
+    cdef uint32_t u32
+    if type_ == STRING:
+        if wire != LENGTH:
+            raise ProtobufError("a string field that is not length-delimited")
+        return _text(buf, span)
+    if type_ == BYTES:
+        if wire != LENGTH:
+            raise ProtobufError("a bytes field that is not length-delimited")
+        return _callbacks["b64encode"](PyBytes_FromStringAndSize(<const char*>buf + span.start, span.end - span.start))
+    if wire == LENGTH:
+        raise ProtobufError("a scalar field that is length-delimited")
+    if type_ == BOOL:
+        return value != 0
+    if type_ == INT32:
+        return <int32_t>(<uint32_t>value) if value <= 0xFFFFFFFF else <int64_t>value
+    if type_ == INT64:
+        return <int64_t>value
+    if type_ == UINT32 or type_ == UINT64:
+        return value
+    if type_ == DOUBLE:
+        memcpy(&d, &value, 8)
+        return d
+    u32 = <uint32_t>value
+    memcpy(&fl, &u32, 4)
+    return fl
+
+
+cdef inline bint _zero(object item):
+    if item is False:
+        return True
+    if type(item) is str:
+        return len(<str>item) == 0
+    if type(item) is int or type(item) is float:
+        return item == 0
+    return False
+
+
+cdef object _read(Message m, const unsigned char* buf, Py_ssize_t start, Py_ssize_t end, dict into=None):
+    if m.special != PLAIN:
+        return _read_special(m, buf, start, end)
+    cdef dict out = {} if into is None else into
+    cdef Py_ssize_t pos = start
+    cdef int number, wire
+    cdef uint64_t value = 0
+    cdef Span span
+    cdef Field f
+    cdef object item, items, found, known
+    cdef list by_number = m.by_number
+    while pos < end:
+        _field(buf, end, &pos, &number, &wire, &value, &span)
+        if number >= len(by_number):
+            continue  # a field this schema does not know: skipped, as proto2 readers skip it
+        known = by_number[number]
+        if known is None:
+            continue
+        f = <Field>known
+        if f.inline:
+            if wire != LENGTH:
+                raise ProtobufError(f"{m.name}: field {number} is not a message")
+            out.update(_read(f.sub, buf, span.start, span.end))
+        elif f.map_key:
+            if wire != LENGTH:
+                raise ProtobufError(f"{m.name}: field {number} is not a map entry")
+            _read_entry(f, buf, span, out)
+        elif f.repeated:
+            found = out.get(f.json)
+            if found is None:
+                items = []
+                out[f.json] = items
+            else:
+                items = found
+            if f.type == MESSAGE:
+                if wire != LENGTH:
+                    raise ProtobufError(f"{m.name}: field {number} is not a message")
+                items.append(_read(f.sub, buf, span.start, span.end))
+            elif wire == LENGTH and f.type != STRING and f.type != BYTES:
+                _read_packed(f.type, buf, span, items)
+            else:
+                items.append(_scalar(f.type, wire, value, buf, span))
+        else:
+            if f.type == MESSAGE:
+                if wire != LENGTH:
+                    raise ProtobufError(f"{m.name}: field {number} is not a message")
+                item = _read(f.sub, buf, span.start, span.end)
+            else:
+                item = _scalar(f.type, wire, value, buf, span)
+            if item is None or (not f.keep_zero and _zero(item)):
+                out.pop(f.json, None)
+            else:
+                out[f.json] = item
+    if m.is_list:
+        return out.get((<Field>m.fields[0]).json, [])
+    return out
+
+
+cdef int _read_packed(int type_, const unsigned char* buf, Span span, list items) except -1:
+    cdef Py_ssize_t pos = span.start
+    cdef uint64_t value = 0
+    cdef Span none
+    none.start = none.end = 0
+    while pos < span.end:
+        if type_ == DOUBLE:
+            if span.end - pos < 8:
+                raise ProtobufError("message ends inside a field")
+            memcpy(&value, buf + pos, 8)
+            pos += 8
+            items.append(_scalar(type_, FIXED64, value, buf, none))
+        elif type_ == FLOAT:
+            if span.end - pos < 4:
+                raise ProtobufError("message ends inside a field")
+            value = 0
+            memcpy(&value, buf + pos, 4)
+            pos += 4
+            items.append(_scalar(type_, FIXED32, value, buf, none))
+        else:
+            _varint(buf, span.end, &pos, &value)
+            items.append(_scalar(type_, VARINT, value, buf, none))
+    return 0
+
+
+cdef int _read_entry(Field f, const unsigned char* buf, Span entry, dict out) except -1:
+    cdef Py_ssize_t pos = entry.start
+    cdef int number, wire
+    cdef uint64_t value = 0
+    cdef Span span
+    cdef object key = None
+    cdef object item = None
+    while pos < entry.end:
+        _field(buf, entry.end, &pos, &number, &wire, &value, &span)
+        if number == 1:
+            key = _scalar(f.map_key, wire, value, buf, span)
+        elif number == 2:
+            if f.type == MESSAGE:
+                if wire != LENGTH:
+                    raise ProtobufError("a map value that is not a message")
+                item = _read(f.sub, buf, span.start, span.end)
+            else:
+                item = _scalar(f.type, wire, value, buf, span)
+    if key is None:
+        key = "" if f.map_key == STRING else 0
+    found = out.get(f.json)
+    if found is None:
+        found = {}
+        out[f.json] = found
+    found[key] = item
+    return 0
+
+
+cdef object _read_special(Message m, const unsigned char* buf, Py_ssize_t start, Py_ssize_t end):
+    cdef Py_ssize_t pos = start
+    cdef int number, wire
+    cdef uint64_t value = 0
+    cdef Span span
+    cdef int64_t ints[4]
+    cdef Span spans[4]
+    cdef bint has[4]
+    cdef list many = []
+    cdef int i
+    for i in range(4):
+        ints[i] = 0
+        has[i] = False
+        spans[i].start = spans[i].end = 0
+    while pos < end:
+        _field(buf, end, &pos, &number, &wire, &value, &span)
+        if number < 1 or number > 3:
+            continue
+        has[number] = True
+        if wire == LENGTH:
+            spans[number] = span
+            if number == 2 and (m.special == OR_ARRAY or m.special == OR_STRINGS):
+                many.append(_read(m.props, buf, span.start, span.end) if m.special == OR_ARRAY else _text(buf, span))
+        else:
+            ints[number] = <int64_t>value
+    kind = m.special
+    if kind == TIME or kind == MICRO_TIME:
+        return _format_time(ints[1], <int32_t>ints[2], kind == MICRO_TIME)
+    if kind == QUANTITY:
+        return _text(buf, spans[1]) if has[1] else ""
+    if kind == INT_OR_STRING:
+        if ints[1] == 1:
+            return _text(buf, spans[3]) if has[3] else ""
+        return <int32_t>ints[2]
+    if kind == DURATION:
+        return _callbacks["format_duration"](ints[1])
+    if kind == RAW:
+        if spans[1].end == spans[1].start:
+            return None
+        return _callbacks["raw_json"](PyBytes_FromStringAndSize(<const char*>buf + spans[1].start, spans[1].end - spans[1].start))
+    if kind == OR_ARRAY or kind == OR_STRINGS:
+        if many:
+            return many
+        return _read(m.props, buf, spans[1].start, spans[1].end) if has[1] else None
+    # OR_BOOL
+    if has[2]:
+        return _read(m.props, buf, spans[2].start, spans[2].end)
+    return ints[1] != 0
+
+
+cdef object _format_time(int64_t seconds, int32_t nanos, bint micro):
+    cdef tm parts
+    cdef time_t t = <time_t>seconds
+    cdef char text[64]
+    if seconds == 0 and nanos == 0:
+        return None  # Go's zero time: null in JSON
+    if gmtime_r(&t, &parts) == NULL:
+        raise ProtobufError("a time out of range")
+    if micro:
+        snprintf(text, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", parts.tm_year + 1900, parts.tm_mon + 1,
+                 parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, <int>(nanos // 1000))
+    else:
+        snprintf(text, 64, "%04d-%02d-%02dT%02d:%02d:%02dZ", parts.tm_year + 1900, parts.tm_mon + 1,
+                 parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
+    return text.decode("ascii")
+
+
+def decode(Message m, bytes data, Py_ssize_t start=0, end=None, dict into=None):
+    """The JSON shape of the message `m` in `data[start:end]` (its fields added to `into`, when
+    given, for a message that is an object)."""
+    cdef Py_ssize_t stop = PyBytes_GET_SIZE(data) if end is None else end
+    if start < 0 or stop > PyBytes_GET_SIZE(data) or start > stop:
+        raise ValueError("a span outside the data")
+    return _read(m, <const unsigned char*>PyBytes_AS_STRING(data), start, stop, into)
+
+
+def fields(bytes data, Py_ssize_t start=0, end=None):
+    """(number, wire type, value) of each field of `data[start:end]`: an int, or (start, end) of a
+    length-delimited field."""
+    cdef Py_ssize_t stop = PyBytes_GET_SIZE(data) if end is None else end
+    cdef const unsigned char* buf = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t pos = start
+    cdef int number, wire
+    cdef uint64_t value = 0
+    cdef Span span
+    cdef list found = []
+    if start < 0 or stop > PyBytes_GET_SIZE(data) or start > stop:
+        raise ValueError("a span outside the data")
+    while pos < stop:
+        _field(buf, stop, &pos, &number, &wire, &value, &span)
+        if wire == LENGTH:
+            found.append((number, wire, (span.start, span.end)))
+        else:
+            found.append((number, wire, value))
+    return found
+
+
+# -- writing --------------------------------------------------------------------------------------
+
+
+@cython.final
+cdef class _Out:
+    cdef unsigned char* data
+    cdef Py_ssize_t n
+    cdef Py_ssize_t cap
+
+    def __cinit__(self):
+        self.cap = 512
+        self.n = 0
+        self.data = <unsigned char*>PyMem_Malloc(self.cap)
+        if self.data == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        PyMem_Free(self.data)
+
+    cdef inline int room(self, Py_ssize_t extra) except -1:
+        cdef Py_ssize_t want = self.n + extra
+        cdef unsigned char* grown
+        if want <= self.cap:
+            return 0
+        while self.cap < want:
+            self.cap *= 2
+        grown = <unsigned char*>PyMem_Realloc(self.data, self.cap)
+        if grown == NULL:
+            raise MemoryError()
+        self.data = grown
+        return 0
+
+    cdef inline int varint(self, uint64_t value) except -1:
+        self.room(10)
+        while value >= 0x80:
+            self.data[self.n] = <unsigned char>((value & 0x7F) | 0x80)
+            self.n += 1
+            value >>= 7
+        self.data[self.n] = <unsigned char>value
+        self.n += 1
+        return 0
+
+    cdef inline int raw(self, const char* p, Py_ssize_t size) except -1:
+        self.room(size)
+        memcpy(self.data + self.n, p, size)
+        self.n += size
+        return 0
+
+    cdef inline Py_ssize_t open(self, int number) except -1:
+        """Start a length-delimited field; `close` writes its length."""
+        self.varint((<uint64_t>number << 3) | LENGTH)
+        self.room(1)
+        self.n += 1
+        return self.n
+
+    cdef inline int close(self, Py_ssize_t body) except -1:
+        cdef uint64_t length = <uint64_t>(self.n - body)
+        cdef uint64_t v = length
+        cdef int width = 1
+        while v >= 0x80:
+            v >>= 7
+            width += 1
+        if width > 1:
+            self.room(width - 1)
+            memmove(self.data + body + width - 1, self.data + body, <size_t>length)
+            self.n += width - 1
+        cdef Py_ssize_t at = body - 1
+        v = length
+        while v >= 0x80:
+            self.data[at] = <unsigned char>((v & 0x7F) | 0x80)
+            at += 1
+            v >>= 7
+        self.data[at] = <unsigned char>v
+        return 0
+
+    cdef inline int text(self, int number, object value) except -1:
+        cdef Py_ssize_t size
+        cdef const char* p
+        if type(value) is not str:
+            value = str(value)
+        p = PyUnicode_AsUTF8AndSize(value, &size)
+        self.varint((<uint64_t>number << 3) | LENGTH)
+        self.varint(<uint64_t>size)
+        self.raw(p, size)
+        return 0
+
+    cdef inline int blob(self, int number, bytes value) except -1:
+        self.varint((<uint64_t>number << 3) | LENGTH)
+        self.varint(<uint64_t>PyBytes_GET_SIZE(value))
+        self.raw(PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value))
+        return 0
+
+    cdef inline int integer(self, int number, object value) except -1:
+        cdef uint64_t v
+        cdef int64_t signed
+        if value is True or value is False:
+            v = 1 if value is True else 0
+        else:
+            if type(value) is not int:
+                value = int(value)
+            try:
+                signed = value
+                v = <uint64_t>signed  # a negative number as its 64-bit two's complement, as Go writes it
+            except OverflowError:
+                v = value  # above int64's range: a uint64
+        self.varint(<uint64_t>number << 3)
+        self.varint(v)
+        return 0
+
+
+cdef int _scalar_out(_Out out, int number, int type_, object value) except -1:
+    cdef double d
+    cdef float fl
+    if type_ == STRING:
+        out.text(number, value)
+    elif type_ == BYTES:
+        out.blob(number, _callbacks["b64decode"](value) if isinstance(value, str) else bytes(value))
+    elif type_ == DOUBLE:
+        d = float(value)
+        out.varint((<uint64_t>number << 3) | FIXED64)
+        out.raw(<const char*>&d, 8)
+    elif type_ == FLOAT:
+        fl = float(value)
+        out.varint((<uint64_t>number << 3) | FIXED32)
+        out.raw(<const char*>&fl, 4)
+    else:
+        out.integer(number, value)
+    return 0
+
+
+cdef int _value_out(_Out out, Field f, object value) except -1:
+    cdef Py_ssize_t body
+    if f.type == MESSAGE:
+        body = out.open(f.number)
+        _write(out, f.sub, value)
+        out.close(body)
+    else:
+        _scalar_out(out, f.number, f.type, value)
+    return 0
+
+
+cdef int _write(_Out out, Message m, object data) except -1:
+    cdef Field f
+    cdef Py_ssize_t body, entry, pos = 0
+    cdef PyObject* slots[MAX_NUMBER]
+    cdef PyObject* key
+    cdef PyObject* value
+    cdef PyObject* found
+    cdef int i, top
+    if m.special != PLAIN:
+        return _write_special(out, m, data)
+    if m.is_list:
+        f = <Field>m.fields[0]
+        for item in data:
+            _value_out(out, f, item)
+        return 0
+    if type(data) is not dict:
+        raise ProtobufError(f"{m.name}: expected an object, got {type(data).__name__}")
+    # the data's keys put at their fields' numbers, then written in number order
+    top = len(m.by_number)
+    for i in range(top):
+        slots[i] = NULL
+    for f in m.inline:  # written from the parent's keys, even when it holds nothing
+        slots[f.number] = <PyObject*>data
+    while PyDict_Next(<dict>data, &pos, &key, &value):
+        found = PyDict_GetItem(m.by_json, <object>key)
+        if found is not NULL and <object>value is not None:
+            slots[(<Field>found).number] = value
+    for i in range(top):
+        if slots[i] == NULL:
+            continue
+        f = <Field>m.by_number[i]
+        value_ = <object>slots[i]
+        if f.inline:
+            body = out.open(f.number)
+            _write(out, f.sub, value_)
+            out.close(body)
+        elif f.map_key:
+            for k in sorted(value_):
+                entry = out.open(f.number)
+                _scalar_out(out, 1, f.map_key, k)
+                item = value_[k]
+                if item is not None:
+                    if f.type == MESSAGE:
+                        body = out.open(2)
+                        _write(out, f.sub, item)
+                        out.close(body)
+                    else:
+                        _scalar_out(out, 2, f.type, item)
+                elif f.type == MESSAGE:
+                    out.close(out.open(2))  # a zero message value is written, as Go writes it
+                out.close(entry)
+        elif f.repeated:
+            for item in value_:
+                _value_out(out, f, item)
+        else:
+            _value_out(out, f, value_)
+    return 0
+
+
+cdef inline int _digits(const char* p, int n) noexcept:
+    """The number in `n` decimal digits at `p`, or -1."""
+    cdef int value = 0
+    cdef int i
+    for i in range(n):
+        if p[i] < 48 or p[i] > 57:
+            return -1
+        value = value * 10 + (p[i] - 48)
+    return value
+
+
+cdef inline int64_t _days_from_civil(int64_t y, int m, int d) noexcept:
+    """Days since 1970-01-01 of a proleptic Gregorian date."""
+    y -= m <= 2
+    cdef int64_t era = (y if y >= 0 else y - 399) // 400
+    cdef int64_t yoe = y - era * 400
+    cdef int64_t doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    cdef int64_t doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+cdef bint _rfc3339(str text, int64_t* seconds, int64_t* nanos) except -1:
+    """Read `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±hh:mm)` into seconds and nanoseconds (the fraction
+    kept to the microsecond, as a Python datetime keeps it); False for any other form."""
+    cdef Py_ssize_t n
+    cdef const char* p = PyUnicode_AsUTF8AndSize(text, &n)
+    cdef int year, month, day, hour, minute, second, digits = 0, micro = 0, sign, oh, om
+    cdef Py_ssize_t i = 19
+    if n < 20 or p[4] != 45 or p[7] != 45 or (p[10] != 84 and p[10] != 116) or p[13] != 58 or p[16] != 58:
+        return False
+    year, month, day = _digits(p, 4), _digits(p + 5, 2), _digits(p + 8, 2)
+    hour, minute, second = _digits(p + 11, 2), _digits(p + 14, 2), _digits(p + 17, 2)
+    if year < 0 or month < 1 or month > 12 or day < 1 or day > 31 or hour < 0 or hour > 23:
+        return False
+    if minute < 0 or minute > 59 or second < 0 or second > 59:
+        return False
+    if p[i] == 46:
+        i += 1
+        while i < n and 48 <= p[i] <= 57:
+            if digits < 6:
+                micro = micro * 10 + (p[i] - 48)
+            digits += 1
+            i += 1
+        if digits == 0:
+            return False
+        while digits < 6:
+            micro *= 10
+            digits += 1
+    if i == n - 1 and (p[i] == 90 or p[i] == 122):
+        sign = oh = om = 0
+    elif i == n - 6 and (p[i] == 43 or p[i] == 45) and p[i + 3] == 58:
+        sign = 1 if p[i] == 43 else -1
+        oh, om = _digits(p + i + 1, 2), _digits(p + i + 4, 2)
+        if oh < 0 or om < 0:
+            return False
+    else:
+        return False
+    seconds[0] = (_days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second
+                  - sign * (oh * 3600 + om * 60))
+    nanos[0] = micro * 1000
+    return True
+
+
+cdef int _write_special(_Out out, Message m, object data) except -1:
+    cdef Py_ssize_t body
+    cdef int64_t seconds = 0, nanos = 0
+    kind = m.special
+    if kind == TIME or kind == MICRO_TIME:
+        if type(data) is not str or not _rfc3339(data, &seconds, &nanos):
+            seconds, nanos = _callbacks["time_parts"](data)
+        out.integer(1, seconds)
+        out.integer(2, nanos)
+    elif kind == QUANTITY:
+        out.text(1, data)
+    elif kind == INT_OR_STRING:
+        if isinstance(data, str):
+            out.integer(1, 1)
+            out.integer(2, 0)
+            out.text(3, data)
+        else:
+            out.integer(1, 0)
+            out.integer(2, int(data))
+            out.text(3, "")
+    elif kind == DURATION:
+        out.integer(1, _callbacks["parse_duration"](data) if isinstance(data, str) else int(data))
+    elif kind == RAW:
+        out.blob(1, _callbacks["raw_bytes"](data))
+    elif kind == OR_ARRAY:
+        if isinstance(data, list):
+            for item in data:
+                body = out.open(2)
+                _write(out, m.props, item)
+                out.close(body)
+        else:
+            body = out.open(1)
+            _write(out, m.props, data)
+            out.close(body)
+    elif kind == OR_BOOL:
+        if isinstance(data, bool):
+            out.integer(1, data)
+        else:
+            out.integer(1, True)
+            body = out.open(2)
+            _write(out, m.props, data)
+            out.close(body)
+    else:  # OR_STRINGS
+        if isinstance(data, list):
+            for item in data:
+                out.text(2, item)
+        else:
+            body = out.open(1)
+            _write(out, m.props, data)
+            out.close(body)
+    return 0
+
+
+def encode(Message m, object data):
+    """The message `m` with the content of `data`, its JSON shape."""
+    cdef _Out out = _Out()
+    _write(out, m, data)
+    return PyBytes_FromStringAndSize(<const char*>out.data, out.n)
+
+
+def put_bytes(bytearray out, int number, data):
+    """Append a length-delimited field."""
+    cdef _Out one = _Out()
+    one.blob(number, bytes(data))
+    out += PyBytes_FromStringAndSize(<const char*>one.data, one.n)
+
+
+# -- the envelope ---------------------------------------------------------------------------------
+
+MAGIC = b"k8s\x00"
+
+
+def wrap(str api_version, str kind, bytes raw):
+    """`k8s\\0` and a runtime.Unknown: the TypeMeta (apiVersion, kind), the object's bytes, and
+    empty contentEncoding and contentType."""
+    cdef _Out out = _Out()
+    cdef Py_ssize_t body
+    out.raw(b"k8s\x00", 4)
+    body = out.open(1)
+    out.text(1, api_version)
+    out.text(2, kind)
+    out.close(body)
+    out.blob(2, raw)
+    out.text(3, "")
+    out.text(4, "")
+    return PyBytes_FromStringAndSize(<const char*>out.data, out.n)
+
+
+def unwrap(bytes data):
+    """The apiVersion, kind and bytes of a wrapped object."""
+    cdef const unsigned char* buf = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t end = PyBytes_GET_SIZE(data)
+    cdef Py_ssize_t pos = 4, inner
+    cdef int number, wire, n2, w2
+    cdef uint64_t value = 0
+    cdef Span span, s2
+    api_version = kind = ""
+    raw = b""
+    if end < 4 or buf[0] != 107 or buf[1] != 56 or buf[2] != 115 or buf[3] != 0:
+        raise ProtobufError("the data does not start with the protobuf prefix k8s\\x00")
+    while pos < end:
+        _field(buf, end, &pos, &number, &wire, &value, &span)
+        if wire != LENGTH:
+            continue
+        if number == 1:
+            inner = span.start
+            while inner < span.end:
+                _field(buf, span.end, &inner, &n2, &w2, &value, &s2)
+                if w2 == LENGTH and n2 == 1:
+                    api_version = _text(buf, s2)
+                elif w2 == LENGTH and n2 == 2:
+                    kind = _text(buf, s2)
+        elif number == 2:
+            raw = PyBytes_FromStringAndSize(<const char*>buf + span.start, span.end - span.start)
+    return api_version, kind, raw
+
+
+def watch_frame(str event_type, bytes wrapped):
+    """One frame of a protobuf watch stream: four bytes of length (big endian), then a WatchEvent
+    of the event's type and its (wrapped) object in a RawExtension."""
+    cdef _Out out = _Out()
+    cdef Py_ssize_t body, size
+    out.room(4)
+    out.n = 4
+    out.text(1, event_type)
+    body = out.open(2)
+    out.blob(1, wrapped)
+    out.close(body)
+    size = out.n - 4
+    out.data[0] = <unsigned char>((size >> 24) & 0xFF)
+    out.data[1] = <unsigned char>((size >> 16) & 0xFF)
+    out.data[2] = <unsigned char>((size >> 8) & 0xFF)
+    out.data[3] = <unsigned char>(size & 0xFF)
+    return PyBytes_FromStringAndSize(<const char*>out.data, out.n)
+
+
+def read_watch_frame(bytes frame):
+    """The type and wrapped object of one frame's event (without its length prefix)."""
+    cdef const unsigned char* buf = <const unsigned char*>PyBytes_AS_STRING(frame)
+    cdef Py_ssize_t end = PyBytes_GET_SIZE(frame)
+    cdef Py_ssize_t pos = 0, inner
+    cdef int number, wire, n2, w2
+    cdef uint64_t value = 0
+    cdef Span span, s2
+    event_type = ""
+    wrapped = b""
+    while pos < end:
+        _field(buf, end, &pos, &number, &wire, &value, &span)
+        if wire != LENGTH:
+            continue
+        if number == 1:
+            event_type = _text(buf, span)
+        elif number == 2:
+            inner = span.start
+            while inner < span.end:
+                _field(buf, span.end, &inner, &n2, &w2, &value, &s2)
+                if w2 == LENGTH and n2 == 1:
+                    wrapped = PyBytes_FromStringAndSize(<const char*>buf + s2.start, s2.end - s2.start)
+    return event_type, wrapped
