@@ -827,32 +827,37 @@ def wrap(str api_version, str kind, bytes raw):
     return PyBytes_FromStringAndSize(<const char*>out.data, out.n)
 
 
+cdef bint _find(const unsigned char* buf, Span outer, int wanted, Span* found) except -1:
+    """The last length-delimited field numbered `wanted` in `outer` (False: none)."""
+    cdef Py_ssize_t pos = outer.start
+    cdef int number, wire
+    cdef uint64_t value = 0
+    cdef Span span
+    cdef bint seen = False
+    while pos < outer.end:
+        _field(buf, outer.end, &pos, &number, &wire, &value, &span)
+        if wire == LENGTH and number == wanted:
+            found[0] = span
+            seen = True
+    return seen
+
+
+cdef inline object _bytes_at(const unsigned char* buf, Span span):
+    return PyBytes_FromStringAndSize(<const char*>buf + span.start, span.end - span.start)
+
+
 def unwrap(bytes data):
     """The apiVersion, kind and bytes of a wrapped object."""
     cdef const unsigned char* buf = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t end = PyBytes_GET_SIZE(data)
-    cdef Py_ssize_t pos = 4, inner
-    cdef int number, wire, n2, w2
-    cdef uint64_t value = 0
-    cdef Span span, s2
-    api_version = kind = ""
-    raw = b""
-    if end < 4 or buf[0] != 107 or buf[1] != 56 or buf[2] != 115 or buf[3] != 0:
+    cdef Span whole, type_meta, found
+    if PyBytes_GET_SIZE(data) < 4 or buf[0] != 107 or buf[1] != 56 or buf[2] != 115 or buf[3] != 0:
         raise ProtobufError("the data does not start with the protobuf prefix k8s\\x00")
-    while pos < end:
-        _field(buf, end, &pos, &number, &wire, &value, &span)
-        if wire != LENGTH:
-            continue
-        if number == 1:
-            inner = span.start
-            while inner < span.end:
-                _field(buf, span.end, &inner, &n2, &w2, &value, &s2)
-                if w2 == LENGTH and n2 == 1:
-                    api_version = _text(buf, s2)
-                elif w2 == LENGTH and n2 == 2:
-                    kind = _text(buf, s2)
-        elif number == 2:
-            raw = PyBytes_FromStringAndSize(<const char*>buf + span.start, span.end - span.start)
+    whole.start, whole.end = 4, PyBytes_GET_SIZE(data)
+    api_version = kind = ""
+    if _find(buf, whole, 1, &type_meta):
+        api_version = _text(buf, found) if _find(buf, type_meta, 1, &found) else ""
+        kind = _text(buf, found) if _find(buf, type_meta, 2, &found) else ""
+    raw = _bytes_at(buf, found) if _find(buf, whole, 2, &found) else b""
     return api_version, kind, raw
 
 
@@ -878,23 +883,10 @@ def watch_frame(str event_type, bytes wrapped):
 def read_watch_frame(bytes frame):
     """The type and wrapped object of one frame's event (without its length prefix)."""
     cdef const unsigned char* buf = <const unsigned char*>PyBytes_AS_STRING(frame)
-    cdef Py_ssize_t end = PyBytes_GET_SIZE(frame)
-    cdef Py_ssize_t pos = 0, inner
-    cdef int number, wire, n2, w2
-    cdef uint64_t value = 0
-    cdef Span span, s2
-    event_type = ""
+    cdef Span whole, raw_extension, found
+    whole.start, whole.end = 0, PyBytes_GET_SIZE(frame)
+    event_type = _text(buf, found) if _find(buf, whole, 1, &found) else ""
     wrapped = b""
-    while pos < end:
-        _field(buf, end, &pos, &number, &wire, &value, &span)
-        if wire != LENGTH:
-            continue
-        if number == 1:
-            event_type = _text(buf, span)
-        elif number == 2:
-            inner = span.start
-            while inner < span.end:
-                _field(buf, span.end, &inner, &n2, &w2, &value, &s2)
-                if w2 == LENGTH and n2 == 1:
-                    wrapped = PyBytes_FromStringAndSize(<const char*>buf + s2.start, s2.end - s2.start)
+    if _find(buf, whole, 2, &raw_extension) and _find(buf, raw_extension, 1, &found):
+        wrapped = _bytes_at(buf, found)
     return event_type, wrapped
