@@ -55,16 +55,15 @@ class Ownership:
     def __init__(self, custom_schemas: Mapping[type[Any], dict[str, Any]]) -> None:
         self._custom_schemas = custom_schemas
         self._roots: dict[int, tuple[dict[str, Any], typed.Type]] = {}
-        self._names: dict[type[Any], str] = {}
-
-    def _name(self, cls: type[Any]) -> str:
-        name = self._names[cls] = definition_name(cls)
-        return name
+        self._names: dict[type[Any], str] = {}  # built-in kinds' definition names
 
     def root(self, kind: Kind) -> typed.Type:
         custom = self._custom_schemas.get(kind.cls)
         if custom is None:
-            return _builtin_types().named(self._names.get(kind.cls) or self._name(kind.cls))
+            name = self._names.get(kind.cls)
+            if name is None:
+                name = self._names[kind.cls] = definition_name(kind.cls)
+            return _builtin_types().named(name)
         hit = self._roots.get(id(custom))
         if hit is None or hit[0] is not custom:
             hit = self._roots[id(custom)] = (custom, _custom_types().root(custom))

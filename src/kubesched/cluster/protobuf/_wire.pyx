@@ -455,27 +455,6 @@ def decode(Message m, bytes data, Py_ssize_t start=0, end=None, dict into=None):
     return _read(m, <const unsigned char*>PyBytes_AS_STRING(data), start, stop, into)
 
 
-def fields(bytes data, Py_ssize_t start=0, end=None):
-    """(number, wire type, value) of each field of `data[start:end]`: an int, or (start, end) of a
-    length-delimited field."""
-    cdef Py_ssize_t stop = PyBytes_GET_SIZE(data) if end is None else end
-    cdef const unsigned char* buf = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t pos = start
-    cdef int number, wire
-    cdef uint64_t value = 0
-    cdef Span span
-    cdef list found = []
-    if start < 0 or stop > PyBytes_GET_SIZE(data) or start > stop:
-        raise ValueError("a span outside the data")
-    while pos < stop:
-        _field(buf, stop, &pos, &number, &wire, &value, &span)
-        if wire == LENGTH:
-            found.append((number, wire, (span.start, span.end)))
-        else:
-            found.append((number, wire, value))
-    return found
-
-
 # -- writing --------------------------------------------------------------------------------------
 
 
@@ -797,13 +776,6 @@ def encode(Message m, object data):
     cdef _Out out = _Out()
     _write(out, m, data)
     return PyBytes_FromStringAndSize(<const char*>out.data, out.n)
-
-
-def put_bytes(bytearray out, int number, data):
-    """Append a length-delimited field."""
-    cdef _Out one = _Out()
-    one.blob(number, bytes(data))
-    out += PyBytes_FromStringAndSize(<const char*>one.data, one.n)
 
 
 # -- the envelope ---------------------------------------------------------------------------------

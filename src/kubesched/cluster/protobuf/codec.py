@@ -99,7 +99,4 @@ def decode(name: str, buf: bytes, start: int = 0, end: int | None = None, *, int
     return _wire.decode(_message(name), buf, start, end, into)
 
 
-read_fields = _wire.fields
-put_bytes = _wire.put_bytes
-
-__all__ = ["ProtobufError", "decode", "encode", "put_bytes", "read_fields"]
+__all__ = ["ProtobufError", "decode", "encode"]
