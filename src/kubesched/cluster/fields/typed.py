@@ -88,14 +88,9 @@ class Type:
         """Every path of a value present on one side of a comparison only, at `at`. A value's
         paths do not depend on its scalars' values alone, but the objects one template stamps out
         repeat whole subtrees byte for byte: those are walked once (a bounded table per type)."""
-        if not isinstance(v, dict) or len(v) < 2:
+        seen = _bytes_of(v) if isinstance(v, dict) and len(v) >= 2 else None
+        if seen is None:
             out: set[Path] = set()
-            _whole(self, v, at, out)
-            return out
-        try:
-            seen = msgspec.json.encode(v)
-        except (msgspec.EncodeError, TypeError, OverflowError):
-            out = set()
             _whole(self, v, at, out)
             return out
         relative = self._wholes.get(seen)
@@ -118,6 +113,13 @@ class Type:
             props = item._schema.get("properties", {}) if item.form == STRUCT else {}
             self._defaults = {k: props[k]["default"] for k in self.keys if "default" in props.get(k, {})}
         return self._defaults
+
+
+def _bytes_of(v: dict[str, Any]) -> bytes | None:
+    try:
+        return msgspec.json.encode(v)
+    except (msgspec.EncodeError, TypeError, OverflowError):
+        return None  # a value JSON cannot hold: walked every time
 
 
 class Types:
@@ -269,42 +271,25 @@ def _whole(t: Type, v: Any, at: Path, out: set[Path]) -> None:
 
 def _compare(t: Type, old: Any, new: Any, at: Path, out: Comparison) -> None:
     if old is MISSING or new is MISSING:
-        if old is MISSING and new is not MISSING:
+        if new is not MISSING:
             out.added.update(t.paths_under(new, at))
-        elif new is MISSING and old is not MISSING:
+        elif old is not MISSING:
             out.removed.update(t.paths_under(old, at))
         return
     if old == new:
         return  # nothing differs below (the equality is checked in C, the walk is not)
-    present = new if new is not MISSING else old
-    shape = _shape(t, present)
-    if old is not MISSING and new is not MISSING and _shape(t, old) != _shape(t, new):
-        shape = SCALAR
-    if shape == SCALAR or (_empty(old) and _empty(new)):
-        if old is MISSING and new is MISSING:
-            return
-        if old is MISSING:
-            out.added.add(at)
-        elif new is MISSING:
-            out.removed.add(at)
-        elif old != new:
-            out.modified.add(at)
-        return
-    if shape == STRUCT:
-        left = old if isinstance(old, dict) else {}
-        right = new if isinstance(new, dict) else {}
-        for name in {**left, **right}:
-            _compare(t.child(name), left.get(name, MISSING), right.get(name, MISSING), (*at, paths.field(name)), out)
+    shape = _shape(t, new)
+    if shape == SCALAR or _shape(t, old) != shape or (_empty(old) and _empty(new)):
+        out.modified.add(at)
+    elif shape == STRUCT:
+        for name in {**old, **new}:
+            _compare(t.child(name), old.get(name, MISSING), new.get(name, MISSING), (*at, paths.field(name)), out)
     else:
         element = t.child("")
-        left_items = {t.element(i): i for i in (old if isinstance(old, list) else ())}
-        right_items = {t.element(i): i for i in (new if isinstance(new, list) else ())}
+        left_items = {t.element(i): i for i in old}
+        right_items = {t.element(i): i for i in new}
         for e in {**left_items, **right_items}:
             _compare(element, left_items.get(e, MISSING), right_items.get(e, MISSING), (*at, e), out)
-    if at and old is MISSING:
-        out.added.add(at)
-    elif at and new is MISSING:
-        out.removed.add(at)
 
 
 # -- merging ------------------------------------------------------------------------------------
