@@ -95,6 +95,7 @@ def test_the_leader_keeps_its_lease_under_a_burst_and_a_kill_9_hands_over_withou
         eventually(lambda: bound() == PODS, timeout=60)
     finally:
         watcher.stopped.set()
+        watcher.join()  # before the replicas stop: a replica that stops releases the lease (holder empty)
         for process in (first, second):
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)

@@ -3,9 +3,11 @@ the memory store, the API server and the HTTP client."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
+
+R = TypeVar("R")
 
 encode = msgspec.json.Encoder().encode
 
@@ -18,3 +20,9 @@ def decoder(cls: Any) -> msgspec.json.Decoder[Any]:
     if found is None:
         found = _DECODERS[cls] = msgspec.json.Decoder(cls)
     return found
+
+
+def copy_object(obj: R) -> R:
+    """A deep copy through the codec (far cheaper than `copy.deepcopy`)."""
+    copied: R = decoder(type(obj)).decode(encode(obj))
+    return copied

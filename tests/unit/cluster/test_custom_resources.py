@@ -13,7 +13,7 @@ from lightkube.models import meta_v1
 from lightkube.resources import apiextensions_v1
 
 import kubesched_scheduler_plugins
-from kubesched.cluster import Invalid
+from kubesched.cluster import AlreadyExists, Invalid
 from kubesched.cluster.custom import custom_resource
 
 MANIFESTS = Path(kubesched_scheduler_plugins.__file__).parent / "manifests"
@@ -143,5 +143,10 @@ def test_a_crd_with_a_wrong_name_or_a_kind_already_served_is_refused(served):
         served.create(wrong)
     again = crd("podgroups")
     again.metadata.name = "podgroups.scheduling.x-k8s.io"
-    with pytest.raises(Exception, match=r'podgroups\.scheduling\.x-k8s\.io" already exists'):
+    with pytest.raises(AlreadyExists, match=r'podgroups\.scheduling\.x-k8s\.io" already exists'):
         served.create(again)
+    rival = crd("podgroups")
+    rival.spec.names.plural = "groups"
+    rival.metadata.name = "groups.scheduling.x-k8s.io"
+    with pytest.raises(Invalid, match=r'spec.names.kind: Invalid value: "PodGroup": is already in use'):
+        served.create(rival)

@@ -127,6 +127,15 @@ class TestValidation:
         with pytest.raises(Invalid, match=r"status.capacity\[cpu\]: Invalid value: \"four\""):
             store.create(node)
 
+    def test_an_update_is_defaulted_before_it_is_checked(self, store):
+        store.create(make_pod("a").obj)
+        pod = copy_object(store.get(core_v1.Pod, "a"))
+        pod.spec.restartPolicy = pod.spec.containers[0].terminationMessagePath = None
+        pod.metadata.labels = {"tier": "front"}
+        updated = store.update(pod)
+        assert (updated.metadata.labels, updated.spec.restartPolicy) == ({"tier": "front"}, "Always")
+        assert updated.spec.containers[0].terminationMessagePath == "/dev/termination-log"
+
     def test_update_may_not_move_a_pod(self, store):
         store.create(make_pod("a").obj)
         pod = copy_object(store.get(core_v1.Pod, "a", namespace="default"))
@@ -294,6 +303,29 @@ class TestPriorityAdmission:
         pod.spec.priorityClassName = "nope"
         with pytest.raises(Forbidden, match="no PriorityClass with name nope was found"):
             store.create(pod)
+
+    def test_admission_refuses_before_validation_looks(self, store):
+        pod = make_pod("a").obj
+        pod.spec.priorityClassName = "nope"
+        pod.spec.containers = []
+        with pytest.raises(Forbidden, match="no PriorityClass with name nope was found"):
+            store.create(pod)
+
+    @pytest.mark.parametrize(
+        ("disabled", "outcome"),
+        [
+            ((), 'namespaces "elsewhere" not found'),
+            (("NamespaceLifecycle",), "elsewhere"),  # as kube-apiserver with the plugin off: stored anyway
+        ],
+    )
+    def test_namespace_lifecycle_refuses_content_of_a_missing_namespace(self, clock, disabled, outcome):
+        store = MemoryStore(clock=clock, disable_admission=disabled)
+        try:
+            created = store.create(make_pod("a", namespace="elsewhere").obj)
+        except NotFound as e:
+            assert str(e) == outcome
+        else:
+            assert created.metadata.namespace == outcome
 
     def test_one_spec_admitted_anew_when_the_global_default_changes(self, store):
         before = store.create(make_pod("a").obj)

@@ -16,7 +16,7 @@ SCOPES = ("Cluster", "Namespaced")
 
 def crd_errors(crd: Any, served: Mapping[tuple[str, str, str], Any]) -> list[FieldError]:
     """What keeps a CRD from being served: missing names, a name other than `<plural>.<group>`, no
-    version or not exactly one storage version, an unknown scope, a kind already served."""
+    version or not exactly one storage version, an unknown scope, a kind another CRD serves."""
     spec = crd.spec
     errors: list[FieldError] = []
     if spec is None:
@@ -38,7 +38,8 @@ def crd_errors(crd: Any, served: Mapping[tuple[str, str, str], Any]) -> list[Fie
     if crd.metadata.name != expected:
         errors.append(FieldError("metadata.name", crd.metadata.name, 'must be spec.names.plural+"."+spec.group'))
     for v in spec.versions:
-        if (spec.group, v.name, names.kind) in served:
+        owner = served.get((spec.group, v.name, names.kind))
+        if owner is not None and owner.qualified != crd.metadata.name:  # the same CRD again is AlreadyExists
             errors.append(FieldError("spec.names.kind", names.kind, "is already in use"))
     return errors
 

@@ -1,16 +1,11 @@
-"""Defaulting and admission applied on create, as the API server's defaulters and the
-Priority admission plugin do."""
+"""Defaulting applied on create, as the API server's defaulters do."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import msgspec
 from lightkube.models import core_v1 as m
-
-from kubesched.api.priority import DEFAULT_PRIORITY
-from kubesched.cluster.errors import Forbidden
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_TERMINATION_GRACE_SECONDS = 30
@@ -61,40 +56,6 @@ def default_pod_spec(spec: Any) -> None:
     spec.securityContext = spec.securityContext or m.PodSecurityContext()
     if spec.terminationGracePeriodSeconds is None:
         spec.terminationGracePeriodSeconds = DEFAULT_TERMINATION_GRACE_SECONDS
-
-
-Admitted = tuple[str | None, int, str]  # priorityClassName, priority, preemptionPolicy
-
-
-def admitted_priority(spec: Any, name: str, priority_classes: Iterable[Any]) -> Admitted:
-    """The priority class name, value and preemption policy the Priority admission plugin gives
-    a pod with `spec` (from its PriorityClass or the global default); an unknown class or a
-    contradicting value is Forbidden."""
-    class_name = spec.priorityClassName
-    if class_name:
-        found = next((pc for pc in priority_classes if pc.metadata.name == class_name), None)
-        if found is None:
-            raise Forbidden(
-                f'pods "{name}" is forbidden: no PriorityClass with name {class_name} was found',
-                kind="pods",
-                name=name,
-            )
-        value, policy = found.value, found.preemptionPolicy
-    else:
-        default = next((pc for pc in priority_classes if pc.globalDefault), None)
-        value = default.value if default else DEFAULT_PRIORITY
-        policy = default.preemptionPolicy if default else None
-        if default:
-            class_name = default.metadata.name
-    if spec.priority is not None and spec.priority != value:
-        raise Forbidden(
-            f'pods "{name}" is forbidden: the integer value of priority ({spec.priority}) must not be '
-            f"provided in pod spec; priority admission controller computed {value} from the given "
-            "PriorityClass name",
-            kind="pods",
-            name=name,
-        )
-    return class_name, value, spec.preemptionPolicy or policy or "PreemptLowerPriority"
 
 
 def default_node(node: Any) -> None:

@@ -22,18 +22,17 @@ from typing import Any, NamedTuple, TypeVar, cast
 import msgspec
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
-from lightkube.resources import apiextensions_v1, core_v1, scheduling_v1
+from lightkube.resources import apiextensions_v1, core_v1
 
 from kubesched.api.errors import FieldError
 from kubesched.api.selectors import parse_field_selector, parse_label_selector
 from kubesched.clock import Clock
-from kubesched.cluster.codec import decoder, encode
-from kubesched.cluster.custom import custom_resource, gvk, schema_errors
+from kubesched.cluster.codec import copy_object
+from kubesched.cluster.custom import custom_resource, gvk
 from kubesched.cluster.errors import (
     STALE_OBJECT,
     AlreadyExists,
     BadRequest,
-    Forbidden,
     Gone,
     Invalid,
     NotFound,
@@ -42,21 +41,21 @@ from kubesched.cluster.errors import (
 )
 from kubesched.cluster.fields import managers
 from kubesched.cluster.kinds import KINDS, Kind, custom_kind
+from kubesched.cluster.memory.admission import AdmissionChain
 from kubesched.cluster.memory.conversion import VIEWS, View, converter
-from kubesched.cluster.memory.crds import crd_errors, established
 from kubesched.cluster.memory.encoded import EncodedTable
 from kubesched.cluster.memory.eviction import evict
 from kubesched.cluster.memory.ownership import Ownership
 from kubesched.cluster.memory.paging import decode_continue, encode_continue
 from kubesched.cluster.memory.patch import MERGE, PatchError, apply_patch
-from kubesched.cluster.memory.podspecs import BoundForms, PodSpecCache
-from kubesched.cluster.memory.strategy import INITIAL_NAMESPACES, strategy_of
-from kubesched.cluster.memory.validation import (
-    CREATE_VALIDATORS,
-    generic_errors,
-    meta_errors,
-    pod_errors,
-    pod_update_errors,
+from kubesched.cluster.memory.podspecs import BoundForms
+from kubesched.cluster.memory.strategy import (
+    DEFAULT_STRATEGY,
+    INITIAL_NAMESPACES,
+    STRATEGIES,
+    CustomResourceDefinitionStrategy,
+    CustomResourceStrategy,
+    Strategy,
 )
 from kubesched.cluster.memory.watch import MemoryWatch
 from kubesched.cluster.protocol import ADDED, BOOKMARK, DELETED, MODIFIED, Bookmark, ListResult, WatchEvent
@@ -66,7 +65,6 @@ from kubesched.trace import Tracer
 R = TypeVar("R")
 Key = tuple[str, str]
 
-ADMISSION_PLUGINS = frozenset({"Priority"})  # the admission plugins that can be turned off
 DEFAULT_WATCH_LATENCY = 0.005
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 DEFAULT_HISTORY = 10_000
@@ -136,13 +134,6 @@ def _check_apply_config(kind: Kind, name: str, config: Any) -> None:
         raise BadRequest(f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
 
 
-def copy_object(obj: R) -> R:
-    """A deep copy through the wire codec (far cheaper than `copy.deepcopy`)."""
-    cls: type[Any] = type(obj)
-    result: R = decoder(cls).decode(encode(obj))
-    return result
-
-
 @lru_cache(maxsize=1024)
 def _matcher(kind: Kind, namespace: str | None, label_selector: str, field_selector: str) -> Callable[[Any], bool]:
     labels = parse_label_selector(label_selector) if label_selector else None
@@ -159,9 +150,6 @@ def _matcher(kind: Kind, namespace: str | None, label_selector: str, field_selec
         return fields is None or fields(obj)
 
     return matches
-
-
-SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 
 
 class MemoryStore:
@@ -186,12 +174,9 @@ class MemoryStore:
         clients relist instead of resuming into another store's history). `event_ttl`: seconds an
         Event is kept after its last write (kube-apiserver's --event-ttl; None: for ever).
         `disable_admission`: admission plugins turned off, as kube-apiserver's
-        --disable-admission-plugins (`Priority`: a pod's spec.priority is kept as given, as in the
-        API server scheduler_perf runs against)."""
-        unknown = set(disable_admission) - ADMISSION_PLUGINS
-        if unknown:
-            raise ValueError(f"disable_admission: unknown admission plugin(s) {sorted(unknown)}")
-        self._priority_admission = "Priority" not in disable_admission
+        --disable-admission-plugins (`NamespaceLifecycle`; `Priority`: a pod's spec.priority is
+        kept as given, as in the API server scheduler_perf runs against)."""
+        self._admission = AdmissionChain(disabled=disable_admission)
         self.clock = clock
         self.event_ttl = event_ttl
         self._event_expiry: list[tuple[float, Key, int]] = []  # a heap: (when, key, the version it expires at)
@@ -213,7 +198,12 @@ class MemoryStore:
         self._compacted = first_resource_version
         self._watches: dict[type[Any], list[MemoryWatch]] = {cls: [] for cls in self._objects}
         self._rng = random.Random(seed)
-        self._pod_specs = PodSpecCache()
+        self._strategies: dict[type[Any], Strategy] = {
+            **STRATEGIES,
+            apiextensions_v1.CustomResourceDefinition: CustomResourceDefinitionStrategy(
+                served=self._custom, serve=self._serve_crd, withdraw=self._withdraw_crd
+            ),
+        }
         self._bound = BoundForms()
         self._stamp_cache: tuple[int, datetime] = (-1, datetime.fromtimestamp(0, UTC))
         self._dry_run = False
@@ -268,6 +258,7 @@ class MemoryStore:
         self.kinds_generation += 1
         schema = version.schema.openAPIV3Schema if version.schema is not None else None
         self._schemas[cls] = msgspec.to_builtins(schema) if schema is not None else {}
+        self._strategies[cls] = CustomResourceStrategy(self._schemas[cls])
 
     def _withdraw_crd(self, crd: Any) -> None:
         """Stop serving a deleted CustomResourceDefinition's kind: its objects are deleted (each
@@ -282,26 +273,14 @@ class MemoryStore:
                 watch.stop()
             del self._objects[kind.cls]
             self._schemas.pop(kind.cls, None)
+            self._strategies.pop(kind.cls, None)
             for cls in [c for c, k in self._kinds.items() if k is kind]:
                 del self._kinds[cls]
                 self._views.pop(cls, None)
             self.kinds_generation += 1
 
-    def _tracks_generation(self, kind: Kind) -> bool:
-        return kind.cls in self._schemas or strategy_of(kind.cls).tracks_generation  # custom resources always do
-
-    def _errors(self, kind: Kind, obj: Any) -> list[FieldError]:
-        """What validation finds wrong with a (non-pod) object of `kind`."""
-        if kind.cls in self._schemas:
-            return self._custom_errors(kind, obj)
-        return CREATE_VALIDATORS.get(kind.cls, generic_errors)(obj)
-
-    def _custom_errors(self, kind: Kind, obj: Any) -> list[FieldError]:
-        schema = self._schemas.get(kind.cls)
-        errors = meta_errors(obj.metadata) if obj.metadata is not None else []
-        if schema:
-            errors += schema_errors(schema, msgspec.to_builtins(obj))
-        return errors
+    def _strategy(self, kind: Kind) -> Strategy:
+        return self._strategies.get(kind.cls, DEFAULT_STRATEGY)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -363,27 +342,9 @@ class MemoryStore:
             created = self.create(view.to_storage(obj), namespace=namespace, field_manager=field_manager)
             return cast(R, view.from_storage(created))
         kind = self.kind_of(type(obj))
-        o: Any = obj
-        errors: list[FieldError] = []
-        prepared = None
-        if kind.cls is core_v1.Pod and o.spec is not None:
-            prepared = self._pod_specs.prepare(o.spec)
-            errors += prepared.errors
-            status = prepared.pending  # a new pod's status is reset
-            if prepared.spec.schedulingGates:
-                gated = m.PodCondition(
-                    type="PodScheduled",
-                    status="False",
-                    reason="SchedulingGated",
-                    message=SCHEDULING_GATED_MESSAGE,
-                    lastTransitionTime=self._stamp(),
-                )
-                status = msgspec.structs.replace(status, conditions=[gated])
-            meta = copy_object(o.metadata) if o.metadata is not None else meta_v1.ObjectMeta()
-            o = obj = core_v1.Pod(metadata=meta, spec=prepared.spec, status=status)  # type: ignore[assignment]
-        else:
-            o = obj = copy_object(obj)
-            meta = o.metadata or meta_v1.ObjectMeta()
+        strategy = self._strategies.get(kind.cls, DEFAULT_STRATEGY)
+        o: Any = strategy.copy_for_create(obj)
+        meta = o.metadata = o.metadata or meta_v1.ObjectMeta()
         ns = None
         if kind.namespaced:
             if namespace and meta.namespace and namespace != meta.namespace:
@@ -391,46 +352,27 @@ class MemoryStore:
                     "the namespace of the provided object does not match the namespace sent on the request"
                 )
             ns = namespace or meta.namespace or "default"
-            home = self._objects[core_v1.Namespace].get(("", ns))
-            if home is None:
-                raise NotFound(f'namespaces "{ns}" not found', kind="namespaces", name=ns)
-            if home.metadata.deletionTimestamp is not None:  # kube-apiserver's NamespaceLifecycle admission
-                raise Forbidden(
-                    f'{kind.qualified} "{meta.name or meta.generateName or ""}" is forbidden: unable to create '
-                    f"new content in namespace {ns} because it is being terminated",
-                    kind=kind.plural,
-                    name=meta.name or "",
-                )
         name = meta.name
         if not name and meta.generateName:
             name = self._generate_name(kind.cls, ns or "", meta.generateName)
         meta.name = name
         meta.namespace = ns
         meta.uid = self._new_uid()
-        meta.creationTimestamp = self._stamp()
+        meta.creationTimestamp = now = self._stamp()
         meta.resourceVersion = meta.deletionTimestamp = meta.deletionGracePeriodSeconds = None
-        o.metadata = meta
-        if self._tracks_generation(kind):
+        if strategy.tracks_generation:
             meta.generation = 1
-        if kind.cls is core_v1.Pod:
-            self._validate(kind, obj, [*meta_errors(meta), *errors] if o.spec else pod_errors(obj))
-            if self._priority_admission and prepared is not None:
-                o.spec = prepared.admit(name or "", self._objects[scheduling_v1.PriorityClass].values())
-        else:
-            strategy = strategy_of(kind.cls)
-            strategy.default(o)
-            strategy.prepare_for_create(o)
-            if kind.cls is apiextensions_v1.CustomResourceDefinition and ("", meta.name) not in self._objects[kind.cls]:
-                self._validate(kind, obj, crd_errors(obj, self._custom))
-                o.status = established(o, self._stamp())
-            self._validate(kind, obj, [*self._errors(kind, obj), *strategy.errors_on_create(o)])
+        strategy.default(o)
+        strategy.prepare_for_create(o, now)
+        self._admission.admit(kind, o, self._objects.__getitem__)
+        self._validate(kind, o, strategy.validate(o))
         key = (ns or "", name or "")
         if key in self._objects[kind.cls]:
             raise AlreadyExists(
                 f'{kind.qualified} "{name}" already exists', kind=kind.plural, name=name or "", group=kind.group
             )
         self._own(kind, None, o, field_manager, None)
-        return self._commit(kind, key, ADDED, obj, None)
+        return cast(R, self._commit(kind, key, ADDED, o, None))
 
     def _generate_name(self, cls: type[Any], namespace: str, prefix: str) -> str:
         """`prefix` and a random suffix; a suffix already taken is drawn again, up to
@@ -458,11 +400,7 @@ class MemoryStore:
             meta.namespace = None
         meta.uid = meta.uid or self._new_uid()
         meta.creationTimestamp = meta.creationTimestamp or self._stamp()
-        self._validate(
-            kind,
-            o,
-            self._errors(kind, o) if kind.cls is not core_v1.Pod else pod_errors(o),
-        )
+        self._validate(kind, o, self._strategy(kind).validate(o))
         key = (meta.namespace or "", meta.name)
         table = self._objects[kind.cls]
         return cast(R, self._commit(kind, key, MODIFIED if key in table else ADDED, o, table.get(key)))
@@ -494,7 +432,7 @@ class MemoryStore:
         self._check_preconditions(kind, current, uid=meta.uid, rv=meta.resourceVersion)
         new: Any = copy_object(obj)
         cur_meta = current.metadata
-        strategy = strategy_of(kind.cls)
+        strategy = self._strategy(kind)
         if subresource == "status":
             new = msgspec.structs.replace(current, metadata=msgspec.structs.replace(cur_meta), status=new.status)
         elif subresource is not None:
@@ -517,12 +455,9 @@ class MemoryStore:
             strategy.default(new)
             if kind.has_status:
                 new.status = current.status
-            if self._tracks_generation(kind) and getattr(new, "spec", None) != getattr(current, "spec", None):
+            if strategy.tracks_generation and getattr(new, "spec", None) != getattr(current, "spec", None):
                 new.metadata.generation = (cur_meta.generation or 0) + 1
-        if kind.cls is core_v1.Pod:
-            self._validate(kind, new, pod_update_errors(current, new))
-        else:
-            self._validate(kind, new, self._errors(kind, new))
+        self._validate(kind, new, strategy.validate_update(current, new))
         self._own(kind, current, new, field_manager, via or subresource)
         if new == current:
             return cast(R, current)
@@ -638,7 +573,7 @@ class MemoryStore:
             return cast(R, view.from_storage(gone))
         kind = self.kind_of(cls)
         current: Any = self.get(cls, name, namespace=namespace)
-        strategy = strategy_of(kind.cls)
+        strategy = self._strategy(kind)
         if (refusal := strategy.refuse_delete(current)) is not None:
             raise refusal
         self._check_preconditions(kind, current, uid=uid, rv=resource_version)
@@ -786,8 +721,8 @@ class MemoryStore:
         o.metadata.resourceVersion = str(self._rv)
         self._objects[kind.cls][key] = obj
         self._record(kind, type_, obj, old)
-        if kind.cls is apiextensions_v1.CustomResourceDefinition and old is None:
-            self._serve_crd(obj)
+        if old is None:
+            self._strategies.get(kind.cls, DEFAULT_STRATEGY).created(obj)
         return obj
 
     def _remove(self, kind: Kind, key: Key, obj: Any) -> Any:
@@ -798,8 +733,7 @@ class MemoryStore:
             obj, metadata=msgspec.structs.replace(obj.metadata, resourceVersion=str(self._rv))
         )
         del self._objects[kind.cls][key]
-        if kind.cls is apiextensions_v1.CustomResourceDefinition:
-            self._withdraw_crd(obj)
+        self._strategy(kind).removed(obj)
         self._record(kind, DELETED, gone, None)
         return gone
 
@@ -809,8 +743,8 @@ class MemoryStore:
         self._history.append(Change(self._rv, kind.cls, type_, obj, old))
         for watch in self._watches[kind.cls]:
             watch.offer(type_, obj, old)
-        if self.tracer.enabled and kind.cls in (core_v1.Pod, core_v1.Node):
-            self._trace(kind, type_, obj, old)
+        if self.tracer.enabled:
+            self._strategy(kind).trace(self.tracer, type_, obj, old, rv=self._rv)
         if self.event_ttl is not None:
             now = self.clock.now()
             if kind.cls is core_v1.Event and type_ != DELETED:
@@ -834,22 +768,6 @@ class MemoryStore:
                 self._remove(kind, key, current)
                 expired += 1
         return expired
-
-    def _trace(self, kind: Kind, type_: str, obj: Any, old: Any | None) -> None:
-        meta = obj.metadata
-        if kind.cls is core_v1.Node:
-            self.tracer.emit(f"store.node.{type_.lower()}", node=meta.name, rv=self._rv)
-            return
-        pod = f"{meta.namespace}/{meta.name}"
-        node = obj.spec.nodeName
-        if type_ != MODIFIED or old is None:
-            self.tracer.emit(f"store.pod.{type_.lower()}", pod=pod, node=node, rv=self._rv)
-        elif node and not old.spec.nodeName:
-            self.tracer.emit("store.pod.bound", pod=pod, node=node, rv=self._rv)
-        elif meta.deletionTimestamp is not None and old.metadata.deletionTimestamp is None:
-            self.tracer.emit("store.pod.terminating", pod=pod, node=node, grace=meta.deletionGracePeriodSeconds)
-        elif obj.status and old.status and obj.status.phase != old.status.phase:
-            self.tracer.emit("store.pod.phase", pod=pod, node=node, phase=obj.status.phase, reason=obj.status.reason)
 
     def _selection(
         self, kind: Kind, namespace: str | None, label_selector: str, field_selector: str

@@ -1,10 +1,12 @@
 """What one kind does differently on create, update and delete: kube-apiserver's per-resource
-strategies (defaulting, generated fields, subresources that change one part, deletion that only
-starts), each kind's in one class, looked up by `strategy_of`."""
+strategies (defaulting, generated fields, validation, subresources that change one part, deletion
+that only starts, what a change means to the trace), each kind's in one class. `STRATEGIES` holds
+the built-in kinds'; a store adds its CRDs' and custom resources' own."""
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -12,14 +14,28 @@ import msgspec
 from lightkube.models import apps_v1 as apps
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
-from lightkube.resources import apiextensions_v1, apps_v1, batch_v1, core_v1, policy_v1
+from lightkube.resources import apps_v1, batch_v1, core_v1, policy_v1
 
-from kubesched.api.errors import FieldError
+from kubesched.api.errors import REQUIRED, FieldError
+from kubesched.cluster.codec import copy_object
+from kubesched.cluster.custom import schema_errors
 from kubesched.cluster.errors import ApiError, Forbidden, conflict
-from kubesched.cluster.memory.defaults import default_node, default_pod_spec
+from kubesched.cluster.kinds import Kind
+from kubesched.cluster.memo import IdentityMemo
+from kubesched.cluster.memory.crds import crd_errors, established
+from kubesched.cluster.memory.defaults import DEFAULT_TERMINATION_GRACE_SECONDS, default_node, default_pod_spec
+from kubesched.cluster.memory.podspecs import PodSpecCache
+from kubesched.cluster.memory.validation import (
+    meta_errors,
+    namespace_errors,
+    node_errors,
+    pod_spec_errors,
+    pod_update_errors,
+)
+from kubesched.cluster.protocol import MODIFIED
+from kubesched.trace import Tracer
 
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")  # never deleted
-DEFAULT_TERMINATION_GRACE_SECONDS = 30
 NAMESPACE_FINALIZER = "kubernetes"  # the namespace controller's, in spec.finalizers
 NAMESPACE_BEING_PURGED = (
     "The system is ensuring all content is removed from this namespace.  Upon completion, this "
@@ -32,25 +48,46 @@ DEFAULT_REVISION_HISTORY = 10
 DEFAULT_PROGRESS_DEADLINE_SECONDS = 600
 DEFAULT_JOB_BACKOFF_LIMIT = 6
 SECRET_OPAQUE = "Opaque"
+SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # the label the API server keeps equal to a namespace's name
 
 
 class Strategy:
-    """The behaviour every kind shares; a kind with its own rules overrides a hook."""
+    """The behaviour every kind shares; a kind with its own rules overrides a hook. A create runs
+    `copy_for_create`, `default`, `prepare_for_create`, the admission chain, then `validate`; an
+    update `default` then `validate_update`."""
 
     tracks_generation = False  # metadata.generation: 1 on create, one more on each change of the spec
+
+    def copy_for_create(self, obj: Any) -> Any:
+        """The store's own copy of an object handed to create (the caller's is never kept)."""
+        return copy_object(obj)
 
     def default(self, obj: Any) -> None:
         """Fill the defaults of an object being written (the store's own copy), on create and on
         every update, as kube-apiserver defaults every object it decodes."""
 
-    def prepare_for_create(self, obj: Any) -> None:
+    def prepare_for_create(self, obj: Any, now: datetime) -> None:
         """Fill the generated fields of a new object (its metadata complete), after `default`."""
 
-    def errors_on_create(self, obj: Any) -> list[FieldError]:
-        return []
+    def validate(self, obj: Any) -> list[FieldError]:
+        """What is wrong with an object being created (or restored)."""
+        return meta_errors(obj.metadata)
+
+    def validate_update(self, current: Any, new: Any) -> list[FieldError]:
+        """What is wrong with `new` replacing `current`."""
+        return self.validate(new)
+
+    def created(self, obj: Any) -> None:
+        """Called once a new object is stored."""
+
+    def removed(self, obj: Any) -> None:
+        """Called once an object is gone from the store."""
+
+    def trace(self, tracer: Tracer, type_: str, obj: Any, old: Any | None, *, rv: int) -> None:
+        """Emit what a change of an object of this kind means to a reader of the trace."""
 
     def subresource_update(self, current: Any, new: Any, subresource: str) -> Any | None:
         """The object an update of a subresource other than status makes (None: not this kind's)."""
@@ -83,6 +120,65 @@ class GenerationStrategy(Strategy):
 
 
 class PodStrategy(GenerationStrategy):
+    """A pod's spec is defaulted once per distinct spec and shared (see `podspecs`); a new pod's
+    status is reset to Pending with its QoS class, and a gated pod's PodScheduled condition says
+    so; an update may change only what upstream lets change."""
+
+    def __init__(self) -> None:
+        self._specs = PodSpecCache()
+        self._spec_errors: IdentityMemo[tuple[FieldError, ...]] = IdentityMemo(4096)
+
+    def copy_for_create(self, obj: Any) -> Any:
+        """The metadata copied; the caller's spec is held only until `default` puts the shared
+        prepared spec in its place (never changed meanwhile); the status is the server's to set."""
+        meta = copy_object(obj.metadata) if obj.metadata is not None else meta_v1.ObjectMeta()
+        return core_v1.Pod(metadata=meta, spec=obj.spec)
+
+    def default(self, obj: Any) -> None:
+        if obj.spec is not None:
+            obj.spec = self._specs.prepare(obj.spec).spec
+
+    def prepare_for_create(self, obj: Any, now: datetime) -> None:
+        if obj.spec is None:
+            return
+        status = self._specs.prepare(obj.spec).pending
+        if obj.spec.schedulingGates:
+            gated = m.PodCondition(
+                type="PodScheduled",
+                status="False",
+                reason="SchedulingGated",
+                message=SCHEDULING_GATED_MESSAGE,
+                lastTransitionTime=now,
+            )
+            status = msgspec.structs.replace(status, conditions=[gated])
+        obj.status = status
+
+    def validate(self, obj: Any) -> list[FieldError]:
+        errors = meta_errors(obj.metadata)
+        spec = obj.spec
+        if spec is None:
+            return [*errors, FieldError("spec", None, "", kind=REQUIRED)]
+        return [*errors, *self._spec_errors.get(spec, None, lambda: tuple(pod_spec_errors(spec)))]
+
+    def validate_update(self, current: Any, new: Any) -> list[FieldError]:
+        errors = self.validate(new)
+        if new.spec is not None and current.spec is not None:
+            errors += pod_update_errors(current, new)
+        return errors
+
+    def trace(self, tracer: Tracer, type_: str, obj: Any, old: Any | None, *, rv: int) -> None:
+        meta = obj.metadata
+        pod = f"{meta.namespace}/{meta.name}"
+        node = obj.spec.nodeName if obj.spec else None
+        if type_ != MODIFIED or old is None:
+            tracer.emit(f"store.pod.{type_.lower()}", pod=pod, node=node, rv=rv)
+        elif node and not old.spec.nodeName:
+            tracer.emit("store.pod.bound", pod=pod, node=node, rv=rv)
+        elif meta.deletionTimestamp is not None and old.metadata.deletionTimestamp is None:
+            tracer.emit("store.pod.terminating", pod=pod, node=node, grace=meta.deletionGracePeriodSeconds)
+        elif obj.status and old.status and obj.status.phase != old.status.phase:
+            tracer.emit("store.pod.phase", pod=pod, node=node, phase=obj.status.phase, reason=obj.status.reason)
+
     def deletion_grace(self, current: Any, requested: int | None) -> int:
         """A bound pod that has not finished is stopped by its kubelet first: for the grace the
         delete asks, else the pod's own `terminationGracePeriodSeconds`, else 30 s."""
@@ -93,8 +189,14 @@ class PodStrategy(GenerationStrategy):
 
 
 class NodeStrategy(Strategy):
-    def prepare_for_create(self, obj: Any) -> None:
+    def prepare_for_create(self, obj: Any, now: datetime) -> None:
         default_node(obj)
+
+    def validate(self, obj: Any) -> list[FieldError]:
+        return node_errors(obj)
+
+    def trace(self, tracer: Tracer, type_: str, obj: Any, old: Any | None, *, rv: int) -> None:
+        tracer.emit(f"store.node.{type_.lower()}", node=obj.metadata.name, rv=rv)
 
 
 class NamespaceStrategy(Strategy):
@@ -106,13 +208,16 @@ class NamespaceStrategy(Strategy):
         meta = obj.metadata
         meta.labels = {**(meta.labels or {}), NAMESPACE_NAME_LABEL: meta.name}
 
-    def prepare_for_create(self, obj: Any) -> None:
+    def prepare_for_create(self, obj: Any, now: datetime) -> None:
         spec = obj.spec or m.NamespaceSpec()
         finalizers = list(spec.finalizers or [])
         if NAMESPACE_FINALIZER not in finalizers:
             finalizers.append(NAMESPACE_FINALIZER)
         obj.spec = msgspec.structs.replace(spec, finalizers=finalizers)
         obj.status = m.NamespaceStatus(phase="Active")
+
+    def validate(self, obj: Any) -> list[FieldError]:
+        return namespace_errors(obj)
 
     def subresource_update(self, current: Any, new: Any, subresource: str) -> Any | None:
         if subresource != "finalize":
@@ -255,7 +360,7 @@ class JobStrategy(GenerationStrategy):
         spec.podReplacementPolicy = spec.podReplacementPolicy or "TerminatingOrFailed"
         _default_template(spec.template)
 
-    def prepare_for_create(self, obj: Any) -> None:
+    def prepare_for_create(self, obj: Any, now: datetime) -> None:
         spec = obj.spec
         if spec is None:
             return
@@ -268,22 +373,67 @@ class JobStrategy(GenerationStrategy):
             spec.template.metadata = template_meta
             spec.selector = meta_v1.LabelSelector(matchLabels={JOB_CONTROLLER_UID: meta.uid})
 
-    def errors_on_create(self, obj: Any) -> list[FieldError]:
+    def validate(self, obj: Any) -> list[FieldError]:
+        errors = super().validate(obj)
         template = obj.spec.template if obj.spec else None
         policy = template.spec.restartPolicy if template and template.spec else None
         if policy not in ("OnFailure", "Never"):
-            return [FieldError.not_supported("spec.template.spec.restartPolicy", policy, ("OnFailure", "Never"))]
-        return []
+            errors.append(FieldError.not_supported("spec.template.spec.restartPolicy", policy, ("OnFailure", "Never")))
+        return errors
 
 
-_DEFAULT = Strategy()
+class CustomResourceDefinitionStrategy(GenerationStrategy):
+    """A new CRD is checked against the kinds already served and, accepted, established at once;
+    storing it starts serving its kind (`serve`), removing it stops (`withdraw`)."""
+
+    def __init__(
+        self,
+        *,
+        served: Mapping[tuple[str, str, str], Kind],
+        serve: Callable[[Any], None],
+        withdraw: Callable[[Any], None],
+    ) -> None:
+        self._served = served
+        self._serve = serve
+        self._withdraw = withdraw
+
+    def prepare_for_create(self, obj: Any, now: datetime) -> None:
+        if not crd_errors(obj, self._served):
+            obj.status = established(obj, now)
+
+    def validate(self, obj: Any) -> list[FieldError]:
+        return [*super().validate(obj), *crd_errors(obj, self._served)]
+
+    def validate_update(self, current: Any, new: Any) -> list[FieldError]:
+        return super().validate(new)
+
+    def created(self, obj: Any) -> None:
+        self._serve(obj)
+
+    def removed(self, obj: Any) -> None:
+        self._withdraw(obj)
+
+
+class CustomResourceStrategy(GenerationStrategy):
+    """A custom resource, checked against its CRD's openAPIV3Schema."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self._schema = schema
+
+    def validate(self, obj: Any) -> list[FieldError]:
+        errors = super().validate(obj)
+        if self._schema:
+            errors += schema_errors(self._schema, msgspec.to_builtins(obj))
+        return errors
+
+
+DEFAULT_STRATEGY = Strategy()
 _GENERATION = GenerationStrategy()
 STRATEGIES: dict[type[Any], Strategy] = {
     core_v1.Pod: PodStrategy(),
     core_v1.Node: NodeStrategy(),
     core_v1.ReplicationController: _GENERATION,
     policy_v1.PodDisruptionBudget: _GENERATION,
-    apiextensions_v1.CustomResourceDefinition: _GENERATION,
     core_v1.Namespace: NamespaceStrategy(),
     core_v1.Secret: SecretStrategy(),
     apps_v1.ReplicaSet: ReplicaSetStrategy(),
@@ -295,4 +445,4 @@ STRATEGIES: dict[type[Any], Strategy] = {
 
 
 def strategy_of(cls: type[Any]) -> Strategy:
-    return STRATEGIES.get(cls, _DEFAULT)
+    return STRATEGIES.get(cls, DEFAULT_STRATEGY)

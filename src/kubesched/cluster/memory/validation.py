@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
 import msgspec
-from lightkube.resources import core_v1
 
 from kubesched.api.errors import FieldError
 from kubesched.api.quantity import parse_quantity
@@ -89,13 +88,6 @@ def meta_errors(meta: Any, *, namespace_name: bool = False) -> list[FieldError]:
     return check(meta.name, "metadata.name") + label_errors(meta.labels, "metadata.labels")
 
 
-def pod_errors(pod: Any) -> list[FieldError]:
-    errors = meta_errors(pod.metadata)
-    if pod.spec is None:
-        return [*errors, FieldError("spec", None, "", kind="Required value")]
-    return errors + pod_spec_errors(pod.spec)
-
-
 def pod_spec_errors(spec: Any) -> list[FieldError]:
     errors: list[FieldError] = []
     if not spec.containers:
@@ -143,7 +135,8 @@ POD_UPDATE_MSG = (
 
 
 def pod_update_errors(old: Any, new: Any) -> list[FieldError]:
-    errors = pod_errors(new)
+    """What an update may not change in a pod's spec (beyond what a new pod may not hold)."""
+    errors: list[FieldError] = []
     if _immutable_spec_view(old.spec) != _immutable_spec_view(new.spec):
         errors.append(FieldError("spec", None, POD_UPDATE_MSG, kind="Forbidden"))
     old_gates = {g.name for g in old.spec.schedulingGates or []}
@@ -176,13 +169,3 @@ def node_errors(node: Any) -> list[FieldError]:
 
 def namespace_errors(ns: Any) -> list[FieldError]:
     return meta_errors(ns.metadata, namespace_name=True)
-
-
-def generic_errors(obj: Any) -> list[FieldError]:
-    return meta_errors(obj.metadata)
-
-
-CREATE_VALIDATORS: dict[type[Any], Callable[[Any], list[FieldError]]] = {
-    core_v1.Node: node_errors,
-    core_v1.Namespace: namespace_errors,
-}
