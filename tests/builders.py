@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -322,3 +323,21 @@ def deployment_config(
     if labels is not None:
         metadata["labels"] = labels
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata, "spec": spec}
+
+
+def model_class(api_version: str, kind: str) -> type[Any]:
+    """lightkube's class for objects of `kind` in `api_version` (a resource's, else a model's; meta/v1
+    kinds such as Status in every version); LookupError for one it lacks."""
+    group, _, version = api_version.rpartition("/")
+    module = f"{group.split('.')[0] if group else 'core'}_{version}"
+    for package in ("lightkube.resources", "lightkube.models"):
+        try:
+            found = getattr(importlib.import_module(f"{package}.{module}"), kind, None)
+        except ImportError:
+            continue
+        if found is not None:
+            return found
+    meta = importlib.import_module("lightkube.models.meta_v1")
+    if hasattr(meta, kind):
+        return getattr(meta, kind)
+    raise LookupError(f"no lightkube class for {api_version}, Kind={kind}")

@@ -60,12 +60,10 @@ def decode_protobuf(raw: bytes) -> Any:
 def encode_protobuf(body: Any) -> bytes | None:
     """`body` (a struct or plain data with apiVersion and kind) in protobuf, or None when its kind
     has no protobuf form (custom resources, Tables)."""
-    data = msgspec.to_builtins(body)
-    if not isinstance(data, dict) or not data.get("kind") or data.get("apiVersion") is None:
+    api_version, kind = envelope.type_meta(body)
+    if not kind or not api_version or not protobuf_schema.known(envelope.message_name(api_version, kind)):
         return None
-    if not protobuf_schema.known(envelope.message_name(data["apiVersion"], data["kind"])):
-        return None
-    return envelope.encode_object(data)
+    return envelope.encode_object(body)
 
 
 def decode_json(raw: bytes) -> Any:

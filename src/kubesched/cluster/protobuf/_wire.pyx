@@ -4,9 +4,24 @@ the messages of `schema.json` as tables (`build`), a reader (`decode`) and a wri
 driven by them. What each field means is decided in `codec`; this module only follows the tables.
 """
 
+import sys
+from types import MemberDescriptorType
+
 cimport cython
+from cpython.datetime cimport (
+    PyDateTime_DATE_GET_HOUR,
+    PyDateTime_DATE_GET_MICROSECOND,
+    PyDateTime_DATE_GET_MINUTE,
+    PyDateTime_DATE_GET_SECOND,
+    PyDateTime_DATE_GET_TZINFO,
+    PyDateTime_GET_DAY,
+    PyDateTime_GET_MONTH,
+    PyDateTime_GET_YEAR,
+    PyDateTime_Check,
+    import_datetime,
+)
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_GetItem, PyDict_Next
+from cpython.dict cimport PyDict_GetItemWithError, PyDict_Next
 from cpython.ref cimport PyObject
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.unicode cimport PyUnicode_DecodeUTF8
@@ -16,6 +31,12 @@ from libc.string cimport memcpy, memmove
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
 
 cdef extern from "time.h":
     ctypedef long time_t
@@ -27,6 +48,10 @@ cdef extern from "time.h":
         int tm_mon
         int tm_year
     tm* gmtime_r(const time_t* t, tm* out)
+
+
+import_datetime()
+_UTC = __import__("datetime").timezone.utc
 
 
 class ProtobufError(ValueError):
@@ -109,6 +134,7 @@ cdef class Message:
     cdef readonly int special
     cdef readonly bint is_list
     cdef Message props  # the schema message of the CRD schema's either-or types
+    cdef dict by_type  # a msgspec Struct type -> its _Slots
 
 
 cdef enum:
@@ -133,6 +159,7 @@ def build(dict data, dict specials, object props_name, dict callbacks):
         m.by_number = []
         m.by_json = {}
         m.inline = []
+        m.by_type = {}
         m.special = SPECIAL_KINDS[specials[name]] if name in specials else PLAIN
         m.is_list = bool(data[name].get("list", False))
         out[name] = m
@@ -144,7 +171,7 @@ def build(dict data, dict specials, object props_name, dict callbacks):
             f = Field.__new__(Field)
             f.number = row["n"]
             f.inline = bool(row.get("inline", False))
-            f.json = "" if f.inline else row["json"]
+            f.json = "" if f.inline else sys.intern(row["json"])  # interned: the models' field names are
             kind = row["type"]
             f.type = SCALAR_TYPES.get(kind, MESSAGE)
             f.sub = out[kind] if f.type == MESSAGE else None
@@ -598,7 +625,7 @@ cdef int _value_out(_Out out, Field f, object value) except -1:
 
 cdef int _write(_Out out, Message m, object data) except -1:
     cdef Field f
-    cdef Py_ssize_t body, entry, pos = 0
+    cdef Py_ssize_t pos = 0
     cdef PyObject* slots[MAX_NUMBER]
     cdef PyObject* key
     cdef PyObject* value
@@ -612,7 +639,7 @@ cdef int _write(_Out out, Message m, object data) except -1:
             _value_out(out, f, item)
         return 0
     if type(data) is not dict:
-        raise ProtobufError(f"{m.name}: expected an object, got {type(data).__name__}")
+        return _write_struct(out, m, data)
     # the data's keys put at their fields' numbers, then written in number order
     top = len(m.by_number)
     for i in range(top):
@@ -620,38 +647,101 @@ cdef int _write(_Out out, Message m, object data) except -1:
     for f in m.inline:  # written from the parent's keys, even when it holds nothing
         slots[f.number] = <PyObject*>data
     while PyDict_Next(<dict>data, &pos, &key, &value):
-        found = PyDict_GetItem(m.by_json, <object>key)
+        found = PyDict_GetItemWithError(m.by_json, <object>key)
         if found is not NULL and <object>value is not None:
             slots[(<Field>found).number] = value
     for i in range(top):
-        if slots[i] == NULL:
+        if slots[i] != NULL:
+            _field_out(out, <Field>m.by_number[i], <object>slots[i])
+    return 0
+
+
+@cython.final
+cdef class _Slots:
+    """Where a Struct type keeps the values of a message's fields, in number order: each row a
+    Field and the offset of its slot in the object (-1: the object itself, for an inlined message)."""
+    cdef list fields
+    cdef Py_ssize_t* offsets
+    cdef Py_ssize_t n
+
+    def __dealloc__(self):
+        PyMem_Free(self.offsets)
+
+
+cdef int _write_struct(_Out out, Message m, object data) except -1:
+    """A msgspec Struct (the models), its fields read from their slots: what `msgspec.to_builtins`
+    would make of it, without making it."""
+    cdef _Slots slots
+    cdef Py_ssize_t i, offset
+    cdef PyObject* value
+    found = m.by_type.get(type(data))
+    slots = <_Slots>found if found is not None else _slots_of(m, type(data))
+    for i in range(slots.n):
+        offset = slots.offsets[i]
+        if offset < 0:
+            _field_out(out, <Field>slots.fields[i], data)
             continue
-        f = <Field>m.by_number[i]
-        value_ = <object>slots[i]
-        if f.inline:
-            body = out.open(f.number)
-            _write(out, f.sub, value_)
-            out.close(body)
-        elif f.map_key:
-            for k in sorted(value_):
-                entry = out.open(f.number)
-                _scalar_out(out, 1, f.map_key, k)
-                item = value_[k]
-                if item is not None:
-                    if f.type == MESSAGE:
-                        body = out.open(2)
-                        _write(out, f.sub, item)
-                        out.close(body)
-                    else:
-                        _scalar_out(out, 2, f.type, item)
-                elif f.type == MESSAGE:
-                    out.close(out.open(2))  # a zero message value is written, as Go writes it
-                out.close(entry)
-        elif f.repeated:
-            for item in value_:
-                _value_out(out, f, item)
-        else:
-            _value_out(out, f, value_)
+        value = (<PyObject**>((<char*><PyObject*>data) + offset))[0]
+        if value != NULL and <object>value is not None:
+            _field_out(out, <Field>slots.fields[i], <object>value)
+    return 0
+
+
+cdef _Slots _slots_of(Message m, type cls):
+    names = getattr(cls, "__struct_encode_fields__", None)
+    if names is None:
+        raise ProtobufError(f"{m.name}: expected an object, got {cls.__name__}")
+    rows = []
+    for attr, name in zip(cls.__struct_fields__, names):
+        f = m.by_json.get(name)
+        if f is None:
+            continue
+        descriptor = getattr(cls, attr)
+        if type(descriptor) is not MemberDescriptorType:
+            raise ProtobufError(f"{m.name}: {cls.__name__}.{attr} is not a slot")
+        rows.append(((<Field>f).number, f, (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset))
+    for f in m.inline:
+        rows.append(((<Field>f).number, f, -1))
+    rows.sort(key=lambda row: row[0])
+    cdef _Slots slots = _Slots.__new__(_Slots)
+    slots.n = len(rows)
+    slots.fields = [row[1] for row in rows]
+    slots.offsets = <Py_ssize_t*>PyMem_Malloc(max(1, slots.n) * sizeof(Py_ssize_t))
+    if slots.offsets == NULL:
+        raise MemoryError()
+    for i, row in enumerate(rows):
+        slots.offsets[i] = row[2]
+    m.by_type[cls] = slots
+    return slots
+
+
+cdef int _field_out(_Out out, Field f, object value) except -1:
+    """One present field: an inlined message, a map, a list or a single value."""
+    cdef Py_ssize_t body, entry
+    if f.inline:
+        body = out.open(f.number)
+        _write(out, f.sub, value)
+        out.close(body)
+    elif f.map_key:
+        for k in sorted(value):
+            entry = out.open(f.number)
+            _scalar_out(out, 1, f.map_key, k)
+            item = value[k]
+            if item is not None:
+                if f.type == MESSAGE:
+                    body = out.open(2)
+                    _write(out, f.sub, item)
+                    out.close(body)
+                else:
+                    _scalar_out(out, 2, f.type, item)
+            elif f.type == MESSAGE:
+                out.close(out.open(2))  # a zero message value is written, as Go writes it
+            out.close(entry)
+    elif f.repeated:
+        for item in value:
+            _value_out(out, f, item)
+    else:
+        _value_out(out, f, value)
     return 0
 
 
@@ -723,7 +813,12 @@ cdef int _write_special(_Out out, Message m, object data) except -1:
     cdef int64_t seconds = 0, nanos = 0
     kind = m.special
     if kind == TIME or kind == MICRO_TIME:
-        if type(data) is not str or not _rfc3339(data, &seconds, &nanos):
+        if PyDateTime_Check(data) and <object>PyDateTime_DATE_GET_TZINFO(data) is _UTC:
+            seconds = (_days_from_civil(PyDateTime_GET_YEAR(data), PyDateTime_GET_MONTH(data), PyDateTime_GET_DAY(data))
+                       * 86400 + PyDateTime_DATE_GET_HOUR(data) * 3600 + PyDateTime_DATE_GET_MINUTE(data) * 60
+                       + PyDateTime_DATE_GET_SECOND(data))
+            nanos = PyDateTime_DATE_GET_MICROSECOND(data) * 1000
+        elif type(data) is not str or not _rfc3339(data, &seconds, &nanos):
             seconds, nanos = _callbacks["time_parts"](data)
         out.integer(1, seconds)
         out.integer(2, nanos)
@@ -772,10 +867,22 @@ cdef int _write_special(_Out out, Message m, object data) except -1:
 
 
 def encode(Message m, object data):
-    """The message `m` with the content of `data`, its JSON shape."""
+    """The message `m` with the content of `data`: its JSON shape, or a model (a msgspec Struct)
+    read as `msgspec.to_builtins` would read it. ProtobufError, naming the message, for data that
+    is not one."""
     cdef _Out out = _Out()
-    _write(out, m, data)
+    _checked_write(out, m, data)
     return PyBytes_FromStringAndSize(<const char*>out.data, out.n)
+
+
+cdef int _checked_write(_Out out, Message m, object data) except -1:
+    try:
+        _write(out, m, data)
+    except ProtobufError:
+        raise
+    except (TypeError, OverflowError, ValueError) as e:
+        raise ProtobufError(f"{m.name}: {e}") from None
+    return 0
 
 
 # -- the envelope ---------------------------------------------------------------------------------
@@ -783,19 +890,37 @@ def encode(Message m, object data):
 MAGIC = b"k8s\x00"
 
 
-def wrap(str api_version, str kind, bytes raw):
-    """`k8s\\0` and a runtime.Unknown: the TypeMeta (apiVersion, kind), the object's bytes, and
-    empty contentEncoding and contentType."""
-    cdef _Out out = _Out()
+cdef int _unknown(_Out out, str api_version, str kind, bytes raw, Message m, object data) except -1:
+    """`k8s\\0` and a runtime.Unknown: the TypeMeta (apiVersion, kind), the object's bytes (`raw`,
+    or `data` written as `m`), and empty contentEncoding and contentType."""
     cdef Py_ssize_t body
     out.raw(b"k8s\x00", 4)
     body = out.open(1)
     out.text(1, api_version)
     out.text(2, kind)
     out.close(body)
-    out.blob(2, raw)
+    if raw is not None:
+        out.blob(2, raw)
+    else:
+        body = out.open(2)
+        _checked_write(out, m, data)
+        out.close(body)
     out.text(3, "")
     out.text(4, "")
+    return 0
+
+
+def wrap(str api_version, str kind, bytes raw):
+    """An object's bytes wrapped, with its apiVersion and kind."""
+    cdef _Out out = _Out()
+    _unknown(out, api_version, kind, raw, None, None)
+    return PyBytes_FromStringAndSize(<const char*>out.data, out.n)
+
+
+def encode_wrapped(Message m, str api_version, str kind, object data):
+    """`data` written as the message `m`, wrapped with its apiVersion and kind."""
+    cdef _Out out = _Out()
+    _unknown(out, api_version, kind, None, m, data)
     return PyBytes_FromStringAndSize(<const char*>out.data, out.n)
 
 

@@ -84,14 +84,15 @@ def _message(name: str) -> _wire.Message:
         raise KeyError(name) from None
 
 
+def message(name: str) -> _wire.Message:
+    """The tables of the message `name` (a full protobuf name); KeyError naming one the schema lacks."""
+    return _message(name)
+
+
 def encode(name: str, data: Any) -> bytes:
-    """The message `name` (a full protobuf name) with the content of `data`, its JSON shape."""
-    try:
-        return _wire.encode(_message(name), data)
-    except (TypeError, OverflowError, ValueError) as e:
-        if isinstance(e, ProtobufError):
-            raise
-        raise ProtobufError(f"{name}: {e}") from None
+    """The message `name` with the content of `data`: its JSON shape, or a model (a msgspec
+    Struct) read as `msgspec.to_builtins` would read it."""
+    return _wire.encode(_message(name), data)
 
 
 def decode(name: str, buf: bytes, start: int = 0, end: int | None = None, *, into: dict[str, Any] | None = None) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 
 from kubesched.cluster.legacy import PROTOBUF_SAME_AS
 from kubesched.cluster.protobuf import _wire, schema
-from kubesched.cluster.protobuf.codec import ProtobufError, decode, encode
+from kubesched.cluster.protobuf.codec import ProtobufError, decode, message
 
 MAGIC = _wire.MAGIC
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -31,10 +31,22 @@ wrap = _wire.wrap
 unwrap = _wire.unwrap  # the apiVersion, kind and bytes of a wrapped object
 
 
-def encode_object(data: dict[str, Any]) -> bytes:
-    """An object in its JSON shape (apiVersion and kind set), wrapped."""
-    api_version, kind = data.get("apiVersion") or "", data.get("kind") or ""
-    return wrap(api_version, kind, encode(message_name(api_version, kind), data))  # the message has no TypeMeta
+def type_meta(obj: Any) -> tuple[str, str]:
+    """The apiVersion and kind of an object, in its JSON shape or a model ("" for one unset)."""
+    if isinstance(obj, dict):
+        return obj.get("apiVersion") or "", obj.get("kind") or ""
+    return getattr(obj, "apiVersion", None) or "", getattr(obj, "kind", None) or ""
+
+
+def encode_object(data: Any) -> bytes:
+    """An object, in its JSON shape or as a model (apiVersion and kind set), wrapped."""
+    api_version, kind = type_meta(data)
+    return _wire.encode_wrapped(_message_of(api_version, kind), api_version, kind, data)  # the message has no TypeMeta
+
+
+@functools.lru_cache(maxsize=1024)
+def _message_of(api_version: str, kind: str) -> _wire.Message:
+    return message(message_name(api_version, kind))
 
 
 def decode_object(data: bytes) -> dict[str, Any]:

@@ -12,8 +12,9 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from lightkube.resources.events_v1 import Event as EventsEvent
 
-from builders import make_node, make_pod
+from builders import make_node, make_pod, model_class
 from kubesched.cluster.protobuf import envelope
 from kubesched.cluster.protobuf.codec import ProtobufError, decode, encode
 from kubesched.cluster.protobuf.durations import format_duration, parse_duration
@@ -28,6 +29,13 @@ def test_upstreams_bytes_read_as_upstreams_json_and_are_written_back_the_same(na
     expected = json.loads((UPSTREAM / f"{name}.json").read_text())
     assert envelope.decode_object(data) == expected
     assert envelope.encode_object(expected) == data
+
+
+@pytest.mark.parametrize("name", [n for n in FIXTURES if n != "policy.v1beta1.PodDisruptionBudget"])  # no model
+def test_a_model_is_written_as_its_json_shape_is(name):
+    data = json.loads((UPSTREAM / f"{name}.json").read_text())
+    obj = msgspec.convert(data, model_class(data["apiVersion"], data["kind"]))
+    assert envelope.encode_object(obj) == envelope.encode_object(msgspec.to_builtins(obj))
 
 
 def _served_objects():
@@ -109,8 +117,10 @@ def test_times_are_written_as_the_instant_they_name(message, field, written, rea
 )
 def test_any_time_and_offset_round_trips_to_its_utc_instant(moment, offset_minutes):
     written = moment.replace(tzinfo=timezone(timedelta(minutes=offset_minutes)))
-    got = decode(EVENT, encode(EVENT, {"eventTime": written.isoformat()}))["eventTime"]
-    assert got == written.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    expected = written.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    for form in (written.isoformat(), written, written.astimezone(UTC)):  # text; a model's datetime, UTC or not
+        assert decode(EVENT, encode(EVENT, EventsEvent(eventTime=form)))["eventTime"] == expected
+        assert decode(EVENT, encode(EVENT, {"eventTime": form}))["eventTime"] == expected
 
 
 @pytest.mark.parametrize(
