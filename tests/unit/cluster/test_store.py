@@ -365,6 +365,20 @@ class TestPodsOfOneTemplate:
         images = [p.spec.containers[0].image for p in store.list(core_v1.Pod).items]
         assert images == ["other", make_pod("b").obj.spec.containers[0].image]
 
+    def test_a_store_let_go_is_freed_at_once_not_by_the_cycle_collector(self, clock):
+        import gc
+        import weakref
+
+        store = MemoryStore(clock=clock)
+        store.create(make_pod("a").obj)
+        gone = weakref.ref(store)
+        gc.disable()
+        try:
+            del store
+            assert gone() is None
+        finally:
+            gc.enable()
+
     def test_stored_pods_and_events_cost_little_memory(self, clock):
         import tracemalloc
 

@@ -14,7 +14,7 @@ from lightkube.resources import core_v1, scheduling_v1
 from kubesched.api.priority import DEFAULT_PRIORITY
 from kubesched.cluster.errors import Forbidden, NotFound
 from kubesched.cluster.kinds import Kind
-from kubesched.cluster.memo import IdentityMemo
+from kubesched.cluster.memory.podspecs import POD_SPECS
 
 Tables = Callable[[type[Any]], Mapping[tuple[str, str], Any]]  # a kind's stored objects, by (namespace, name)
 Admitted = tuple[str | None, int, str]  # priorityClassName, priority, preemptionPolicy
@@ -83,13 +83,10 @@ def admitted_priority(spec: Any, name: str, priority_classes: Iterable[Any]) -> 
 class Priority:
     """A pod's priorityClassName, priority and preemptionPolicy set from its class. The pods of one
     spec that are given one outcome share one admitted spec (the store never changes a spec in
-    place)."""
+    place), derived from the spec's prepared form."""
 
     name: ClassVar[str] = "Priority"
     kinds: ClassVar[frozenset[type[Any]] | None] = frozenset({core_v1.Pod})
-
-    def __init__(self) -> None:
-        self._admitted: IdentityMemo[Any] = IdentityMemo(4096)
 
     def admit(self, kind: Kind, obj: Any, tables: Tables) -> None:
         spec = obj.spec
@@ -97,7 +94,7 @@ class Priority:
             return  # validation says what is missing
         outcome = admitted_priority(spec, obj.metadata.name or "", tables(scheduling_v1.PriorityClass).values())
         class_name, value, policy = outcome
-        obj.spec = self._admitted.get(
+        obj.spec = POD_SPECS.derive(
             spec,
             outcome,
             lambda: msgspec.structs.replace(

@@ -6,6 +6,7 @@ the built-in kinds'; a store adds its CRDs' and custom resources' own."""
 from __future__ import annotations
 
 import base64
+import weakref
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -21,15 +22,13 @@ from kubesched.cluster.codec import copy_object
 from kubesched.cluster.custom import schema_errors
 from kubesched.cluster.errors import ApiError, Forbidden, conflict
 from kubesched.cluster.kinds import Kind
-from kubesched.cluster.memo import IdentityMemo
 from kubesched.cluster.memory.crds import crd_errors, established
 from kubesched.cluster.memory.defaults import DEFAULT_TERMINATION_GRACE_SECONDS, default_node, default_pod_spec
-from kubesched.cluster.memory.podspecs import PodSpecCache
+from kubesched.cluster.memory.podspecs import POD_SPECS, PodSpecCache
 from kubesched.cluster.memory.validation import (
     meta_errors,
     namespace_errors,
     node_errors,
-    pod_spec_errors,
     pod_update_errors,
 )
 from kubesched.cluster.protocol import MODIFIED
@@ -124,9 +123,8 @@ class PodStrategy(GenerationStrategy):
     status is reset to Pending with its QoS class, and a gated pod's PodScheduled condition says
     so; an update may change only what upstream lets change."""
 
-    def __init__(self) -> None:
-        self._specs = PodSpecCache()
-        self._spec_errors: IdentityMemo[tuple[FieldError, ...]] = IdentityMemo(4096)
+    def __init__(self, specs: PodSpecCache) -> None:
+        self._specs = specs
 
     def copy_for_create(self, obj: Any) -> Any:
         """The metadata copied; the caller's spec is held only until `default` puts the shared
@@ -158,7 +156,7 @@ class PodStrategy(GenerationStrategy):
         spec = obj.spec
         if spec is None:
             return [*errors, FieldError("spec", None, "", kind=REQUIRED)]
-        return [*errors, *self._spec_errors.get(spec, None, lambda: tuple(pod_spec_errors(spec)))]
+        return [*errors, *self._specs.prepare(spec).errors]
 
     def validate_update(self, current: Any, new: Any) -> list[FieldError]:
         errors = self.validate(new)
@@ -384,7 +382,9 @@ class JobStrategy(GenerationStrategy):
 
 class CustomResourceDefinitionStrategy(GenerationStrategy):
     """A new CRD is checked against the kinds already served and, accepted, established at once;
-    storing it starts serving its kind (`serve`), removing it stops (`withdraw`)."""
+    storing it starts serving its kind (`serve`), removing it stops (`withdraw`). The two are the
+    store's methods, held weakly: the store holds its strategies, and a store dropped is freed at
+    once rather than by the cycle collector."""
 
     def __init__(
         self,
@@ -394,8 +394,8 @@ class CustomResourceDefinitionStrategy(GenerationStrategy):
         withdraw: Callable[[Any], None],
     ) -> None:
         self._served = served
-        self._serve = serve
-        self._withdraw = withdraw
+        self._serve = weakref.WeakMethod(serve)
+        self._withdraw = weakref.WeakMethod(withdraw)
 
     def prepare_for_create(self, obj: Any, now: datetime) -> None:
         if not crd_errors(obj, self._served):
@@ -408,10 +408,12 @@ class CustomResourceDefinitionStrategy(GenerationStrategy):
         return super().validate(new)
 
     def created(self, obj: Any) -> None:
-        self._serve(obj)
+        if (serve := self._serve()) is not None:
+            serve(obj)
 
     def removed(self, obj: Any) -> None:
-        self._withdraw(obj)
+        if (withdraw := self._withdraw()) is not None:
+            withdraw(obj)
 
 
 class CustomResourceStrategy(GenerationStrategy):
@@ -430,7 +432,7 @@ class CustomResourceStrategy(GenerationStrategy):
 DEFAULT_STRATEGY = Strategy()
 _GENERATION = GenerationStrategy()
 STRATEGIES: dict[type[Any], Strategy] = {
-    core_v1.Pod: PodStrategy(),
+    core_v1.Pod: PodStrategy(POD_SPECS),
     core_v1.Node: NodeStrategy(),
     core_v1.ReplicationController: _GENERATION,
     policy_v1.PodDisruptionBudget: _GENERATION,
