@@ -135,6 +135,8 @@ cdef class Message:
     cdef readonly bint is_list
     cdef Message props  # the schema message of the CRD schema's either-or types
     cdef dict by_type  # a msgspec Struct type -> its _Slots
+    cdef object last_type  # the Struct type last written as this message, and its _Slots
+    cdef object last_slots
 
 
 cdef enum:
@@ -674,8 +676,12 @@ cdef int _write_struct(_Out out, Message m, object data) except -1:
     cdef _Slots slots
     cdef Py_ssize_t i, offset
     cdef PyObject* value
-    found = m.by_type.get(type(data))
-    slots = <_Slots>found if found is not None else _slots_of(m, type(data))
+    if type(data) is m.last_type:  # a message is mostly written from one Struct type
+        slots = <_Slots>m.last_slots
+    else:
+        found = m.by_type.get(type(data))
+        slots = <_Slots>found if found is not None else _slots_of(m, type(data))
+        m.last_type, m.last_slots = type(data), slots
     for i in range(slots.n):
         offset = slots.offsets[i]
         if offset < 0:
