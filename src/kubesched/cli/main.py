@@ -20,6 +20,7 @@ from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.compare import compare_command
 from kubesched.cli.drill import print_c1, print_c2, print_c3, print_c4, run_c1, run_c2, run_c3, run_c4
 from kubesched.cli.explain import explain_command
+from kubesched.cli.lab import command as lab_command
 from kubesched.cli.plugins import plugins_command
 from kubesched.cli.queue import queue_command
 from kubesched.cli.report import print_minimal_report
@@ -196,6 +197,8 @@ def _parser() -> argparse.ArgumentParser:
     drill.add_argument("--seed", type=int, default=1, help="c1: the scheduler's and the store's seed (default 1)")
     options.add_output_option(drill, "the drill's narration and its measurements")
 
+    lab_command.add_parser(sub)
+
     demo = sub.add_parser("demo", help="watch the from-scratch scheduler overcommit a node")
     demo.add_argument("--trace", metavar="FILE", help="write every trace record to FILE as JSON lines")
     return parser
@@ -244,6 +247,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 return explain_command(console, args)
             if args.command == "capstone":
                 return capstone.capstone_command(console, args)
+            if args.command == "lab":
+                return lab_command.lab_command(console, args)
             if args.kubeconfig:
                 return minimal_command(console, args.kubeconfig, args.scheduler_name, sinks)
             result = run_minimal(

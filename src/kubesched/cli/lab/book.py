@@ -1,0 +1,92 @@
+"""The lab book: the curriculum's 37 labs by id (`5.1.1` … `5.6.5`), with the seed's titles, what
+each needs, and — for those kubesched runs as a lab — the function that performs it and checks its
+claim. The drills and the capstone keep their own commands."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.cli.lab import floor, gates, refusals
+from kubesched.cli.lab.result import LabResult
+
+MEMORY = "memory cluster, virtual time"
+LIVE = "a live cluster (cluster up)"
+MODULES = {
+    "5.1": "The framework as a table of contents",
+    "5.2": "Build artifact 1: the from-scratch scheduler",
+    "5.3": "The real scheduling cycle",
+    "5.4": "The queue",
+    "5.5": "Preemption, and build artifact 2",
+    "5.6": "Scoring and preemption at scale",
+}
+
+
+@dataclass(frozen=True)
+class Lab:
+    id: str
+    title: str
+    needs: str
+    run: Callable[..., LabResult] | None = None  # performs the lab and checks its claim
+    command: str = ""  # the command that runs it, for a drill or the capstone
+
+    @property
+    def module(self) -> str:
+        return self.id.rsplit(".", 1)[0]
+
+    @property
+    def runnable(self) -> bool:
+        return self.run is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "module": f"{self.module} {MODULES[self.module]}",
+            "needs": self.needs,
+            "runnable": self.runnable,
+            "command": self.command or (f"kubesched lab run {self.id}" if self.runnable else ""),
+        }
+
+
+BOOK: tuple[Lab, ...] = (
+    Lab("5.1.1", "The tour the SIG wrote, read with the source open", MEMORY),
+    Lab("5.1.2", "The extension points, and what an error at each one costs", MEMORY),
+    Lab("5.1.3", "Two cycles, one thread", MEMORY),
+    Lab("5.1.4", "The default plugin set, mapped onto the points it fills", MEMORY),
+    Lab("5.1.5", "A Filter plugin is two methods and a string", MEMORY),
+    Lab("5.1.6", refusals.TITLE, MEMORY, refusals.run),
+    Lab("5.2.1", "The OOM you were promised, produced on purpose", MEMORY),
+    Lab("5.2.2", "Scheduling, minus the scheduler: one POST", LIVE),
+    Lab("5.2.3", "Build artifact 1: a scheduler with no framework in it", MEMORY),
+    Lab("5.2.4", "5.C4 — two schedulers, one pod", MEMORY, command="kubesched drill c4"),
+    Lab("5.2.5", "The node that fits ten times because the cache has not caught up", MEMORY),
+    Lab("5.3.1", "One pod, at -v=10, mapped onto schedule_one.go", MEMORY),
+    Lab("5.3.2", "Pod B is scheduled while pod A is still being bound", MEMORY),
+    Lab("5.3.3", "Why a plugin cannot keep state in a package variable", MEMORY),
+    Lab("5.3.4", "Insufficient cpu — the line that formats it", MEMORY),
+    Lab("5.3.5", "The knob that cannot move here", MEMORY, floor.run_below_floor),
+    Lab("5.3.6", "Above the floor at last: a hundred nodes that do not exist", MEMORY, floor.run_above_floor),
+    Lab("5.4.1", "The archaeology case: the path that no longer exists", MEMORY),
+    Lab("5.4.2", "The queue state machine, written before any code is opened", MEMORY),
+    Lab("5.4.3", "A pod moving between queues, timed", MEMORY),
+    Lab("5.4.4", "Attempt 1, 3 and 6: the gaps double until they stop", MEMORY),
+    Lab("5.4.5", "5.C1 — fifty pods that will not schedule", MEMORY, command="kubesched drill c1"),
+    Lab("5.4.6", "Ten cluster changes, one retry", MEMORY),
+    Lab("5.4.7", gates.TITLE, MEMORY, gates.run),
+    Lab("5.5.1", "The preemptor gets a claim, not the node", MEMORY),
+    Lab("5.5.2", "A PDB that makes preemption fail, and says so", MEMORY),
+    Lab("5.5.3", "Why victim deletion left the scheduling thread", MEMORY),
+    Lab("5.5.4", "Build artifact 2: a scoring plugin in a scheduler you own", MEMORY),
+    Lab("5.5.5", "Failing after the decision costs more than failing before it", MEMORY),
+    Lab("5.5.6", "Stage 2, shape one: a Deployment nobody privileged", LIVE),
+    Lab("5.5.7", "Stage 2, shape two: one process, two scheduler names", MEMORY),
+    Lab("5.5.8", "Both artifacts, two replicas each, one lease", LIVE),
+    Lab("5.6.1", "The revert", MEMORY),
+    Lab("5.6.2", "The same workload, two profiles, two distributions", MEMORY),
+    Lab("5.6.3", "5.C2 — which pod died, on which node, and why that one", MEMORY, command="kubesched drill c2"),
+    Lab("5.6.4", "5.C3 — unschedulable for a reason that is not scarcity", MEMORY, command="kubesched drill c3"),
+    Lab("5.6.5", "The capstone: a measurement and a story", MEMORY, command="kubesched capstone"),
+)
+LABS = {lab.id: lab for lab in BOOK}

@@ -1,0 +1,106 @@
+"""`kubesched lab list|run|check`: the lab book, one lab performed and narrated, or only the checks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from kubesched.cli import options
+from kubesched.cli.lab.book import BOOK, LABS, Lab
+from kubesched.cli.lab.result import LabResult
+
+
+def add_parser(sub: Any) -> None:
+    lab = sub.add_parser("lab", help="the curriculum's 37 labs: list them, run one narrated, or check their claims")
+    verbs = lab.add_subparsers(dest="verb", required=True)
+    listing = verbs.add_parser("list", help="every lab with its id, title, module and what it needs")
+    options.add_output_option(listing, "the lab book")
+    run = verbs.add_parser("run", help="perform a lab on the memory cluster and tell it, ending with its check")
+    run.add_argument("id", help="a lab's id, as `lab list` shows it (5.1.6)")
+    run.add_argument("--seed", type=int, default=1, help="the store's and the scheduler's seed (default 1)")
+    run.add_argument(
+        "--output", choices=("table", "json", "md"), default="table", help="table (default), json or md: the lab told"
+    )
+    check = verbs.add_parser("check", help="run only the checks; exit 1 when a claim does not hold")
+    check.add_argument("id", nargs="?", help="a lab's id")
+    check.add_argument("--all", action="store_true", help="every lab kubesched runs")
+    check.add_argument("--seed", type=int, default=1, help="the store's and the scheduler's seed (default 1)")
+
+
+def lab_command(console: Console, args: argparse.Namespace) -> int:
+    if args.verb == "list":
+        return _list(console, as_json=args.output == "json")
+    if args.verb == "check" and args.all:
+        if args.id:
+            raise options.UsageError("lab check: give a lab's id or --all, not both")
+        labs = [lab for lab in BOOK if lab.runnable]
+    else:
+        if not args.id:
+            raise options.UsageError("lab check: give a lab's id or --all")
+        labs = [_runnable(args.id)]
+    if args.verb == "run":
+        return _run(console, labs[0], seed=args.seed, output=args.output)
+    failed = 0
+    for lab in labs:
+        result = _perform(lab, seed=args.seed)
+        passed = result.check is not None and result.check.passed
+        failed += not passed
+        mark = "[green]PASS[/green]" if passed else "[red]FAIL[/red]"
+        console.print(f"{mark} {lab.id} {escape(lab.title)}", highlight=False)
+    return 1 if failed else 0
+
+
+def _runnable(lab_id: str) -> Lab:
+    lab = LABS.get(lab_id)
+    if lab is None:
+        raise options.UsageError(f"lab: no lab {lab_id!r} (see `kubesched lab list`)")
+    if not lab.runnable:
+        where = f"; run it with `{lab.command}`" if lab.command else ""
+        raise options.UsageError(f"lab {lab_id}: not runnable as a lab yet{where}")
+    return lab
+
+
+def _perform(lab: Lab, *, seed: int) -> LabResult:
+    assert lab.run is not None
+    return lab.run(seed=seed)
+
+
+def _list(console: Console, *, as_json: bool) -> int:
+    if as_json:
+        json.dump([lab.to_json() for lab in BOOK], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    table = Table("id", "title", "module", "needs", "how")
+    for lab in BOOK:
+        row = lab.to_json()
+        table.add_row(lab.id, escape(lab.title), row["module"], lab.needs, row["command"] or "not runnable yet")
+    console.print(table)
+    return 0
+
+
+def _run(console: Console, lab: Lab, *, seed: int, output: str) -> int:
+    result = _perform(lab, seed=seed)
+    if output == "json":
+        json.dump(result.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif output == "md":
+        sys.stdout.write(result.to_markdown())
+    else:
+        console.print(f"[bold]{lab.id} — {escape(lab.title)}[/bold]")
+        for step in result.steps:
+            sites = " · ".join(x for x in (step.site, *step.upstream) if x)
+            console.print(
+                f"[dim]t+{step.time:g}s[/dim] {escape(step.text)}  [dim]{escape(sites)}[/dim]", soft_wrap=True
+            )
+        if result.check is not None:
+            mark = "[green]PASS[/green]" if result.check.passed else "[red]FAIL[/red]"
+            console.print(f"{mark} {escape(result.check.claim)}")
+            for key, value in result.check.evidence.items():
+                console.print(f"  {key}: {escape(json.dumps(value, sort_keys=True))}", soft_wrap=True, highlight=False)
+    return 0 if result.check is not None and result.check.passed else 1

@@ -1,0 +1,55 @@
+"""5.4.7 — SchedulingGated: a pod with scheduling gates is never attempted. PreEnqueue keeps it out
+of activeQ (the SchedulingGates plugin), the store marks it PodScheduled=False/SchedulingGated, and
+once the last gate is removed the update moves it to activeQ and it is scheduled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lightkube.resources import core_v1
+
+from kubesched.cli.lab.harness import lab_cluster
+from kubesched.cli.lab.result import Check, LabResult, Step
+from kubesched.sim import NodeTemplate
+from kubesched.workloads.runner import make_pod
+
+ID, TITLE = "5.4.7", "SchedulingGated — a pod the scheduler declines to look at"
+GATE = "example.com/wait"
+GATED_SECONDS = 60.0
+
+
+def run(*, seed: int = 1, gated: bool = True) -> LabResult:
+    """One node; a pod created with a gate (none when `gated` is False, which makes the claim
+    false), the gate removed after a minute."""
+    template = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
+    lab = lab_cluster(seed=seed, nodes=[template.make("node-0", 0)])
+    gates = [{"name": GATE}] if gated else []
+    start = lab.clock.now()
+    seen: dict[str, object] = {}
+
+    async def body() -> None:
+        await lab.cluster.create(make_pod("held", {"cpu": "100m"}, schedulingGates=gates))
+        await lab.clock.sleep(GATED_SECONDS)
+        pod: Any = lab.store.get(core_v1.Pod, "held", namespace="default")
+        condition = next((c for c in (pod.status.conditions or []) if c.type == "PodScheduled"), None)
+        seen["reason"] = condition.reason if condition else None
+        seen["attemptsWhileGated"] = len(lab.records("cycle.start", pod="default/held"))
+        await lab.cluster.patch(core_v1.Pod, "held", {"spec": {"schedulingGates": None}}, namespace="default")
+        await lab.clock.sleep(5.0)
+
+    lab.run(body)
+    steps = [
+        Step(round(r.time - start, 3), f"{r.kind} {r.details}", r.site, r.upstream)
+        for r in lab.tracer.records
+        if r.pod == "default/held"
+        and r.kind in ("queue.gated", "queue.move", "cycle.start", "cycle.selected", "bind.done")
+    ]
+    held: Any = lab.store.get(core_v1.Pod, "held", namespace="default")
+    node = held.spec.nodeName
+    evidence = {**seen, "nodeAfterUngating": node}
+    check = Check(
+        claim="while gated the pod is never attempted and shows SchedulingGated; without the gate it is scheduled",
+        evidence=evidence,
+        passed=seen["attemptsWhileGated"] == 0 and seen["reason"] == "SchedulingGated" and node == "node-0",
+    )
+    return LabResult(ID, TITLE, steps, check)

@@ -1,0 +1,95 @@
+"""`kubesched lab`: the book of 37 labs, and each lab kubesched runs ends with a check that holds as
+it is and fails when its claim is made false."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kubesched.cli.lab import floor, gates, refusals
+from kubesched.cli.lab.book import BOOK
+from kubesched.cli.main import main
+
+CHECKED = {"5.1.6": refusals.run, "5.3.5": floor.run_below_floor, "5.3.6": floor.run_above_floor, "5.4.7": gates.run}
+
+
+def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
+    ids = [lab.id for lab in BOOK]
+    assert len(ids) == len(set(ids)) == 37
+    per_module = {
+        m: sum(1 for i in ids if i.rsplit(".", 1)[0] == m) for m in ("5.1", "5.2", "5.3", "5.4", "5.5", "5.6")
+    }
+    assert per_module == {"5.1": 6, "5.2": 5, "5.3": 6, "5.4": 7, "5.5": 8, "5.6": 5}
+    assert {lab.id: lab.command for lab in BOOK if lab.command} == {
+        "5.2.4": "kubesched drill c4",
+        "5.4.5": "kubesched drill c1",
+        "5.6.3": "kubesched drill c2",
+        "5.6.4": "kubesched drill c3",
+        "5.6.5": "kubesched capstone",
+    }
+    assert {lab.id for lab in BOOK if lab.runnable} == set(CHECKED)
+
+
+@pytest.mark.parametrize(
+    ("lab_id", "falsified"),
+    [
+        ("5.1.6", {"node_cpu": "16"}),  # the big pod fits: one refusal fewer
+        ("5.3.5", {"nodes": 150}),  # above the floor the knob moves
+        ("5.3.6", {"sizes": (50,)}),  # below the floor every node is evaluated, not 100
+        ("5.4.7", {"gated": False}),  # no gate: the pod is attempted at once
+    ],
+)
+def test_a_labs_check_holds_and_fails_once_its_claim_is_made_false(lab_id, falsified):
+    run = CHECKED[lab_id]
+    held = run(seed=1)
+    assert held.id == lab_id and held.check is not None and held.check.passed, held.check
+    assert held.steps and all(s.upstream for s in held.steps)  # every step cites upstream
+    broken = run(seed=1, **falsified)
+    assert broken.check is not None and not broken.check.passed
+
+
+def test_three_refusals_carry_upstreams_messages():
+    evidence = refusals.run().check.evidence
+    assert evidence["messages"]["intolerant"] == (
+        "0/3 nodes are available: 3 node(s) had untolerated taint(s). no new claims to deallocate, "
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    )
+
+
+@pytest.mark.parametrize(
+    ("nodes", "percentage", "expected"), [(50, 10, 50), (150, 0, 100), (5000, 0, 500), (5000, 20, 1000), (1000, 1, 100)]
+)
+def test_the_restated_formula_is_upstreams(nodes, percentage, expected):
+    assert floor.upstream_count(nodes, percentage) == expected
+
+
+def test_lab_run_json_is_the_same_for_the_same_seed(capsys):
+    outputs = []
+    for _ in range(2):
+        assert main(["lab", "run", "5.4.7", "--output", "json"]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[0])["check"]["passed"] is True
+
+
+def test_lab_check_all_passes_and_list_shows_every_lab(capsys):
+    assert main(["lab", "check", "--all"]) == 0
+    assert capsys.readouterr().out.count("PASS") == len(CHECKED)
+    assert main(["lab", "list", "--output", "json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 37
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["lab", "run", "9.9"], "lab: no lab '9.9' (see `kubesched lab list`)"),
+        (["lab", "run", "5.2.2"], "lab 5.2.2: not runnable as a lab yet"),
+        (["lab", "run", "5.4.5"], "lab 5.4.5: not runnable as a lab yet; run it with `kubesched drill c1`"),
+        (["lab", "check"], "lab check: give a lab's id or --all"),
+        (["lab", "check", "5.1.6", "--all"], "lab check: give a lab's id or --all, not both"),
+    ],
+)
+def test_a_lab_that_cannot_run_is_one_clear_line_and_exit_2(capsys, argv, message):
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == message
