@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.cli.lab import floor, gates, refusals
+from kubesched.cli.lab import floor, gates, plugin_set, refusals
 from kubesched.cli.lab.result import LabResult
 
 MEMORY = "memory cluster, virtual time"
@@ -54,7 +54,7 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.1.1", "The tour the SIG wrote, read with the source open", MEMORY),
     Lab("5.1.2", "The extension points, and what an error at each one costs", MEMORY),
     Lab("5.1.3", "Two cycles, one thread", MEMORY),
-    Lab("5.1.4", "The default plugin set, mapped onto the points it fills", MEMORY),
+    Lab("5.1.4", plugin_set.TITLE, MEMORY, plugin_set.run),
     Lab("5.1.5", "A Filter plugin is two methods and a string", MEMORY),
     Lab("5.1.6", refusals.TITLE, MEMORY, refusals.run),
     Lab("5.2.1", "The OOM you were promised, produced on purpose", MEMORY),
