@@ -7,13 +7,14 @@ import json
 
 import pytest
 
-from kubesched.cli.lab import floor, gates, plugin_set, refusals
+from kubesched.cli.lab import floor, gates, plugin_set, refusals, stale_cache
 from kubesched.cli.lab.book import BOOK
 from kubesched.cli.main import main
 
 CHECKED = {
     "5.1.4": plugin_set.run,
     "5.1.6": refusals.run,
+    "5.2.5": stale_cache.run,
     "5.3.5": floor.run_below_floor,
     "5.3.6": floor.run_above_floor,
     "5.4.7": gates.run,
@@ -44,7 +45,11 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
             "5.1.4",
             {"profiles": [{"schedulerName": "x", "plugins": {"score": {"disabled": [{"name": "ImageLocality"}]}}}]},
         ),
-        ("5.1.6", {"node_cpu": "16"}),  # the big pod fits: one refusal fewer
+        ("5.1.6", {"node_cpu": "16"}),
+        (
+            "5.2.5",
+            {"interval": 2.0},
+        ),  # one pod every 2 s: the watch catches up between them  # the big pod fits: one refusal fewer
         ("5.3.5", {"nodes": 150}),  # above the floor the knob moves
         ("5.3.6", {"sizes": (50,)}),  # below the floor every node is evaluated, not 100
         ("5.4.7", {"gated": False}),  # no gate: the pod is attempted at once

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.cli.lab import floor, gates, plugin_set, refusals
+from kubesched.cli.lab import floor, gates, plugin_set, refusals, stale_cache
 from kubesched.cli.lab.result import LabResult
 
 MEMORY = "memory cluster, virtual time"
@@ -61,7 +61,7 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.2.2", "Scheduling, minus the scheduler: one POST", LIVE),
     Lab("5.2.3", "Build artifact 1: a scheduler with no framework in it", MEMORY),
     Lab("5.2.4", "5.C4 — two schedulers, one pod", MEMORY, command="kubesched drill c4"),
-    Lab("5.2.5", "The node that fits ten times because the cache has not caught up", MEMORY),
+    Lab("5.2.5", stale_cache.TITLE, MEMORY, stale_cache.run),
     Lab("5.3.1", "One pod, at -v=10, mapped onto schedule_one.go", MEMORY),
     Lab("5.3.2", "Pod B is scheduled while pod A is still being bound", MEMORY),
     Lab("5.3.3", "Why a plugin cannot keep state in a package variable", MEMORY),
