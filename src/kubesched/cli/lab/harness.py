@@ -6,8 +6,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from lightkube.resources import core_v1
-
+from kubesched.cli.drill.story import failed_scheduling
 from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
@@ -34,8 +33,7 @@ class LabCluster:
 
     def failed_scheduling(self) -> dict[str, str]:
         """Each pod's latest FailedScheduling message, by name."""
-        events = sorted(self.store.list(core_v1.Event).items, key=lambda e: int(e.metadata.resourceVersion or 0))
-        return {e.involvedObject.name: e.message for e in events if e.reason == "FailedScheduling"}
+        return failed_scheduling(self.store)
 
 
 def lab_cluster(*, seed: int, nodes: Iterable[Any], **config: Any) -> LabCluster:

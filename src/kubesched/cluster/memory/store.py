@@ -342,7 +342,7 @@ class MemoryStore:
             created = self.create(view.to_storage(obj), namespace=namespace, field_manager=field_manager)
             return cast(R, view.from_storage(created))
         kind = self.kind_of(type(obj))
-        strategy = self._strategies.get(kind.cls, DEFAULT_STRATEGY)
+        strategy = self._strategy(kind)
         o: Any = strategy.copy_for_create(obj)
         meta = o.metadata = o.metadata or meta_v1.ObjectMeta()
         ns = None
@@ -722,7 +722,7 @@ class MemoryStore:
         self._objects[kind.cls][key] = obj
         self._record(kind, type_, obj, old)
         if old is None:
-            self._strategies.get(kind.cls, DEFAULT_STRATEGY).created(obj)
+            self._strategy(kind).created(obj)
         return obj
 
     def _remove(self, kind: Kind, key: Key, obj: Any) -> Any:

@@ -152,7 +152,7 @@ class PodStrategy(GenerationStrategy):
         obj.status = status
 
     def validate(self, obj: Any) -> list[FieldError]:
-        errors = meta_errors(obj.metadata)
+        errors = super().validate(obj)
         spec = obj.spec
         if spec is None:
             return [*errors, FieldError("spec", None, "", kind=REQUIRED)]

@@ -5,6 +5,7 @@ driven by them. What each field means is decided in `codec`; this module only fo
 """
 
 import sys
+from datetime import timezone
 from types import MemberDescriptorType
 
 cimport cython
@@ -51,7 +52,7 @@ cdef extern from "time.h":
 
 
 import_datetime()
-_UTC = __import__("datetime").timezone.utc
+_UTC = timezone.utc
 
 
 class ProtobufError(ValueError):
@@ -224,6 +225,7 @@ cdef inline int _field(
 ) except -1:
     """One field's key and value: a varint or fixed value in `value`, a length-delimited one in `span`."""
     cdef uint64_t key, length
+    cdef Py_ssize_t width
     _varint(buf, end, pos, &key)
     number[0] = <int>(key >> 3)
     wire[0] = <int>(key & 7)
@@ -236,18 +238,13 @@ cdef inline int _field(
         span.start = pos[0]
         span.end = pos[0] + <Py_ssize_t>length
         pos[0] = span.end
-    elif wire[0] == FIXED64:
-        if end - pos[0] < 8:
+    elif wire[0] == FIXED64 or wire[0] == FIXED32:
+        width = 8 if wire[0] == FIXED64 else 4
+        if end - pos[0] < width:
             raise ProtobufError("message ends inside a field")
         value[0] = 0
-        memcpy(value, buf + pos[0], 8)
-        pos[0] += 8
-    elif wire[0] == FIXED32:
-        if end - pos[0] < 4:
-            raise ProtobufError("message ends inside a field")
-        value[0] = 0
-        memcpy(value, buf + pos[0], 4)
-        pos[0] += 4
+        memcpy(value, buf + pos[0], width)
+        pos[0] += width
     else:
         raise ProtobufError(f"wire type {wire[0]} is not supported")
     return 0

@@ -77,27 +77,23 @@ def _tables() -> dict[str, _wire.Message]:
     return _wire.build(s.data(), _SPECIAL_KINDS, f"{s.EXTENSIONS}.JSONSchemaProps", _CALLBACKS)
 
 
-def _message(name: str) -> _wire.Message:
+def message(name: str) -> _wire.Message:
+    """The tables of the message `name` (a full protobuf name); KeyError naming one the schema lacks."""
     try:
         return _tables()[name]
     except KeyError:
         raise KeyError(name) from None
 
 
-def message(name: str) -> _wire.Message:
-    """The tables of the message `name` (a full protobuf name); KeyError naming one the schema lacks."""
-    return _message(name)
-
-
 def encode(name: str, data: Any) -> bytes:
     """The message `name` with the content of `data`: its JSON shape, or a model (a msgspec
     Struct) read as `msgspec.to_builtins` would read it."""
-    return _wire.encode(_message(name), data)
+    return _wire.encode(message(name), data)
 
 
 def decode(name: str, buf: bytes, start: int = 0, end: int | None = None, *, into: dict[str, Any] | None = None) -> Any:
     """The JSON shape of the message `name` in `buf[start:end]` (added to `into` when given)."""
-    return _wire.decode(_message(name), buf, start, end, into)
+    return _wire.decode(message(name), buf, start, end, into)
 
 
 __all__ = ["ProtobufError", "decode", "encode"]

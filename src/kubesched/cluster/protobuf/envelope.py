@@ -9,7 +9,7 @@ from typing import Any
 
 from kubesched.cluster.legacy import PROTOBUF_SAME_AS
 from kubesched.cluster.protobuf import _wire, schema
-from kubesched.cluster.protobuf.codec import ProtobufError, decode, message
+from kubesched.cluster.protobuf.codec import ProtobufError, message
 
 MAGIC = _wire.MAGIC
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -41,12 +41,10 @@ def type_meta(obj: Any) -> tuple[str, str]:
 def encode_object(data: Any) -> bytes:
     """An object, in its JSON shape or as a model (apiVersion and kind set), wrapped."""
     api_version, kind = type_meta(data)
-    return _wire.encode_wrapped(_message_of(api_version, kind), api_version, kind, data)  # the message has no TypeMeta
-
-
-@functools.lru_cache(maxsize=1024)
-def _message_of(api_version: str, kind: str) -> _wire.Message:
-    return message(message_name(api_version, kind))
+    m = _message_of(api_version, kind)
+    if m is None:
+        raise KeyError(message_name(api_version, kind))
+    return _wire.encode_wrapped(m, api_version, kind, data)  # the message has no TypeMeta
 
 
 def decode_object(data: bytes) -> dict[str, Any]:
@@ -55,17 +53,18 @@ def decode_object(data: bytes) -> dict[str, Any]:
     api_version, kind, raw = unwrap(data)
     if not kind:
         raise ProtobufError("the object has no kind")
-    name = _known_message(api_version, kind)
-    if name is None:
+    m = _message_of(api_version, kind)
+    if m is None:
         raise KeyError(f"{api_version}, Kind={kind}")
-    out: dict[str, Any] = decode(name, raw, into={"apiVersion": api_version, "kind": kind})
+    out: dict[str, Any] = _wire.decode(m, raw, 0, None, {"apiVersion": api_version, "kind": kind})
     return out
 
 
 @functools.lru_cache(maxsize=1024)
-def _known_message(api_version: str, kind: str) -> str | None:
+def _message_of(api_version: str, kind: str) -> _wire.Message | None:
+    """The tables of the message of `kind` in `api_version`; None when the schema lacks it."""
     name = message_name(api_version, kind)
-    return name if schema.known(name) else None
+    return message(name) if schema.known(name) else None
 
 
 watch_frame = _wire.watch_frame  # one frame: the event's type and its (wrapped) object
