@@ -432,6 +432,8 @@ cdef object _read_special(Message m, const unsigned char* buf, Py_ssize_t start,
             ints[number] = <int64_t>value
     kind = m.special
     if kind == TIME or kind == MICRO_TIME:
+        if start == end:
+            return None  # Go's zero time, written as an empty Timestamp: null in JSON
         return _format_time(ints[1], <int32_t>ints[2], kind == MICRO_TIME)
     if kind == QUANTITY:
         return _text(buf, spans[1]) if has[1] else ""
@@ -459,8 +461,6 @@ cdef object _format_time(int64_t seconds, int32_t nanos, bint micro):
     cdef tm parts
     cdef time_t t = <time_t>seconds
     cdef char text[64]
-    if seconds == 0 and nanos == 0:
-        return None  # Go's zero time: null in JSON
     if gmtime_r(&t, &parts) == NULL:
         raise ProtobufError("a time out of range")
     if micro:

@@ -99,6 +99,7 @@ EVENT = "k8s.io.api.events.v1.Event"
         (POD, "creationTimestamp", "2024-01-02T03:04:05+02:00", "2024-01-02T01:04:05Z"),
         (POD, "creationTimestamp", "2024-01-02T03:04:05-07:30", "2024-01-02T10:34:05Z"),
         (POD, "creationTimestamp", "1969-12-31T23:59:59Z", "1969-12-31T23:59:59Z"),  # before the epoch
+        (POD, "creationTimestamp", "1970-01-01T00:00:00Z", "1970-01-01T00:00:00Z"),  # the epoch is not Go's zero time
         (POD, "creationTimestamp", "2024-02-29T23:59:59.999Z", "2024-02-29T23:59:59Z"),  # a Time keeps seconds
         (POD, "creationTimestamp", "2024-01-02 03:04:05", "2024-01-02T03:04:05Z"),  # not RFC 3339: read as ISO
         (EVENT, "eventTime", "2024-01-02T03:04:05.123456789Z", "2024-01-02T03:04:05.123456Z"),
@@ -109,6 +110,18 @@ def test_times_are_written_as_the_instant_they_name(message, field, written, rea
     data = {"metadata": {"creationTimestamp": written}} if field == "creationTimestamp" else {field: written}
     got = decode(message, encode(message, data))
     assert (got["metadata"] if field == "creationTimestamp" else got)[field] == read
+
+
+@pytest.mark.parametrize(
+    ("timestamp", "read"),
+    [
+        (b"", {}),  # an empty Timestamp: Go's zero time, null in JSON (metav1.Time's Unmarshal)
+        (b"\x08\x00\x10\x00", {"creationTimestamp": "1970-01-01T00:00:00Z"}),  # seconds 0 written: the epoch
+    ],
+)
+def test_only_an_empty_timestamp_is_an_unset_time(timestamp, read):
+    meta = b"\x42" + bytes([len(timestamp)]) + timestamp  # ObjectMeta.creationTimestamp is field 8
+    assert decode(POD, b"\x0a" + bytes([len(meta)]) + meta) == {"metadata": read}
 
 
 @given(
