@@ -20,11 +20,12 @@ from rich.markup import escape
 from kubesched.cli import options
 from kubesched.cli.compare import print_reports
 from kubesched.cli.drill.c2 import PreemptionStory, run_c2
-from kubesched.cli.drill.story import Step, print_citations, print_steps
+from kubesched.cli.drill.story import print_citations, print_steps
 from kubesched.cli.plugins import describe
 from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.framework.runtime import FrameworkError
 from kubesched.trace import SITES, cite, extension_point
+from kubesched.trace.narrate import Step
 from kubesched.trace.upstream import symbol_of
 from kubesched.workloads.compare import Report, WorkloadError, compare, load_workload, summary, svg
 

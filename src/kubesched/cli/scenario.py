@@ -37,6 +37,7 @@ class Placement:
     reason: str | None = None
     message: str | None = None
     free_cpu_seen: int | None = None  # milli-CPU the scheduler believed free when it picked
+    free_memory_seen: int | None = None  # and bytes of memory
 
 
 @dataclass
@@ -122,6 +123,7 @@ def run_scenario(
     template: NodeTemplate | None = None,
     interval: float = 0.0,
     cpu_choices: Sequence[str] = DEFAULT_CPU_CHOICES,
+    memory: str = "128Mi",
     watch_latency: float = 0.005,
     horizon: float = 30.0,
     sinks: Sequence[Sink] = (),
@@ -131,7 +133,7 @@ def run_scenario(
 ) -> ScenarioResult:
     """Start a scheduler (`minimal`: the from-scratch one; `kubesched`: the framework scheduler
     with the default profile) and the kubelets on `nodes` fake nodes, create `pods` pods (all at
-    once, or one every `interval` seconds), then `extra_pods` (name, cpu) and `extra_gated` (name,
+    once, or one every `interval` seconds; each asking for `memory`), then `extra_pods` (name, cpu) and `extra_gated` (name,
     cpu; with the scheduling gate `GATE`), run `horizon` seconds of virtual time and report where
     each pod went, what the kubelet made of it and, for kubesched, what is left in its queue and
     the attempts of the pods in `explain` (namespace/name), explained."""
@@ -164,7 +166,7 @@ def run_scenario(
         await clock.sleep(1.0)  # let both catch up with the nodes
         for name, cpu in specs:
             gates = [GATE] if name in gated else []
-            await cluster.create(make_pod(name, cpu=cpu, scheduler=scheduler_name, gates=gates))
+            await cluster.create(make_pod(name, cpu=cpu, memory=memory, scheduler=scheduler_name, gates=gates))
             if interval:
                 await clock.sleep(interval)
         await clock.sleep(horizon)
@@ -174,7 +176,7 @@ def run_scenario(
                 explained[key] = explain_pod(runner, key)
 
     run_alongside(clock, [runner, kubelets], main)
-    seen = {r.pod: r.details.get("free_cpu_seen") for r in tracer.records if r.kind == "minimal.picked"}
+    seen = {r.pod: r.details for r in tracer.records if r.kind == "minimal.picked"}
     placements = []
     for name, cpu in specs:
         pod: Any = store.get(core_v1.Pod, name, namespace="default")
@@ -187,7 +189,8 @@ def run_scenario(
                 phase=status.phase,
                 reason=status.reason,
                 message=status.message,
-                free_cpu_seen=seen.get(f"default/{name}"),
+                free_cpu_seen=seen.get(f"default/{name}", {}).get("free_cpu_seen"),
+                free_memory_seen=seen.get(f"default/{name}", {}).get("free_memory_seen"),
             )
         )
     failures = {

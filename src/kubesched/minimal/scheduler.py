@@ -44,12 +44,11 @@ class NodeView:
     def free_cpu(self) -> int:
         return self.cpu - self.used_cpu
 
+    def free_memory(self) -> int:
+        return self.memory - self.used_memory
+
     def fits(self, cpu: int, memory: int) -> bool:
-        return (
-            len(self.placed) < self.pods
-            and cpu <= self.cpu - self.used_cpu
-            and memory <= self.memory - self.used_memory
-        )
+        return len(self.placed) < self.pods and cpu <= self.free_cpu() and memory <= self.free_memory()
 
 
 def _node_view(node: Any) -> NodeView:
@@ -172,7 +171,7 @@ class MinimalScheduler:
             return
         self.pending.pop(pod.metadata.uid, None)
         view = self.nodes[node]
-        self._trace.emit("minimal.picked", pod=key, node=node, free_cpu_seen=view.free_cpu())
+        self._trace.emit("minimal.picked", pod=key, node=node, free_cpu_seen=view.free_cpu(), free_memory_seen=view.free_memory())
         binding = core_v1.Binding(
             metadata=meta_v1.ObjectMeta(name=pod.metadata.name, namespace=pod.metadata.namespace, uid=pod.metadata.uid),
             target=m.ObjectReference(kind="Node", name=node, apiVersion="v1"),

@@ -15,6 +15,7 @@ from kubesched.framework.interface import FilterBatchPlugin
 from kubesched.framework.runtime import Framework, IntArray, PluginScores
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.fit_error import NO_NODES_AVAILABLE, Diagnosis, FitError, num_feasible_nodes_to_find
+from kubesched.trace import Tracer
 
 
 class SchedulingError(Exception):
@@ -76,7 +77,17 @@ def with_nominated(fwk: Framework, state: CycleState, pod: PodInfo, node: NodeIn
 class Algorithm:
     """The search, with its state across attempts: the round-robin start index and the tie-break RNG."""
 
-    def __init__(self, cache: Cache, snapshot: Snapshot, *, percentage: int, seed: int = 0, batch: bool = True) -> None:
+    def __init__(
+        self,
+        cache: Cache,
+        snapshot: Snapshot,
+        *,
+        percentage: int,
+        seed: int = 0,
+        batch: bool = True,
+        tracer: Tracer | None = None,
+    ) -> None:
+        self.trace = tracer or Tracer(lambda: 0.0)  # a disabled one unless given
         self.batch = batch  # use plugins' batch methods over the NodeTable where every plugin has one
         self.feasible_rows: IntArray | None = None  # table rows of the last search's feasible nodes (batch path)
         self.cache = cache
@@ -97,9 +108,11 @@ class Algorithm:
             raise NoNodesAvailable()
         self.feasible_rows = None
         feasible, diagnosis = self.find_nodes_that_fit(fwk, state, pod, run_filter)
+        evaluated = len(feasible) + len(diagnosis.node_to_status)
+        if self.trace.enabled:
+            self.trace.emit("cycle.filtered", pod=pod.key, feasible=len(feasible), evaluated=evaluated)
         if not feasible:
             raise FitError(pod.key, len(self.snapshot.node_info_list), diagnosis)
-        evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
             return ScheduleResult(
                 feasible[0].name,
@@ -112,6 +125,8 @@ class Algorithm:
         table = self.snapshot.table if self.batch else None
         totals, plugin_scores = self.prioritize(fwk, state, pod, feasible, table, self.feasible_rows)
         best = np.flatnonzero(totals == totals.max())
+        if self.trace.enabled:
+            self.trace.emit("cycle.scored", pod=pod.key, scored=len(feasible), best=int(totals.max()), tied=len(best))
         chosen = int(best[0]) if len(best) == 1 else self.rng.choice(best.tolist())
         return ScheduleResult(
             feasible[chosen].name, evaluated, len(feasible), feasible, totals, plugin_scores, best, diagnosis

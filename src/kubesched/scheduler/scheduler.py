@@ -107,7 +107,9 @@ class Scheduler:
         }
         for kind in served_kinds_of(registered):  # watched so that their events requeue, as upstream's handlers
             self.shared_informers.informer(kind)
-        self.algorithm = Algorithm(self.cache, self.snapshot, percentage=config.percentage_of_nodes_to_score, seed=seed)
+        self.algorithm = Algorithm(
+            self.cache, self.snapshot, percentage=config.percentage_of_nodes_to_score, seed=seed, tracer=self.trace
+        )
         queue_profiles = {
             name: QueueProfile(fwk.run_pre_enqueue, fwk.events_to_register(), fwk.hint_keys())
             for name, fwk in self.profiles.items()
@@ -288,6 +290,8 @@ class Scheduler:
         status = fwk.run_reserve(state, assumed, host)
         if record is not None:
             record.finish("Reserve", status)
+        if self.trace.enabled:
+            self.trace.emit("cycle.reserved", pod=pod.key, node=host, **_outcome(status))
         if status is not None:
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
@@ -296,6 +300,8 @@ class Scheduler:
         status = fwk.run_permit(state, assumed, host)
         if record is not None:
             record.finish("Permit", status)
+        if self.trace.enabled:
+            self.trace.emit("cycle.permitted", pod=pod.key, node=host, **_outcome(status))
         if status is not None and status.code != Code.WAIT:
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
@@ -370,10 +376,13 @@ class Scheduler:
     ) -> None:
         host = result.host
         record: AttemptRecord | None = state.get(RECORD_KEY)
+        self.trace.emit("bind.started", pod=assumed.key, node=host)
         status = await fwk.wait_on_permit(assumed)
         point = "WaitOnPermit"
         if status is None:
             point, status = "PreBind", await fwk.run_pre_bind(state, assumed, host)
+            if self.trace.enabled:
+                self.trace.emit("bind.prebound", pod=assumed.key, node=host, **_outcome(status))
         if status is None:
             point, status = "Bind", await fwk.run_bind(state, assumed, host)
         if record is not None:
@@ -393,6 +402,7 @@ class Scheduler:
             fwk, assumed.pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {assumed.key} to {host}"
         )
         fwk.run_post_bind(state, assumed, host)
+        self.trace.emit("bind.postbound", pod=assumed.key, node=host)
 
     def _binding_failed(
         self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: PodInfo, host: str, status: Status
@@ -413,3 +423,10 @@ class Scheduler:
         task = asyncio.ensure_future(coro)
         self._bindings.add(task)
         task.add_done_callback(self._bindings.discard)
+
+
+def _outcome(status: Status | None) -> dict[str, str]:
+    """A status as a trace record's details: its code, and its plugin and message when not Success."""
+    if status is None:
+        return {"code": "Success"}
+    return {"code": str(status.code), "plugin": status.plugin or "", "message": status.message}

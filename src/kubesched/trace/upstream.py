@@ -59,6 +59,7 @@ _ONE = "S/schedule_one.go"
 _QUEUE = "S/backend/queue/scheduling_queue.go"
 _PREEMPTION = "S/framework/preemption"
 _DEFAULT_PREEMPTION = "S/framework/plugins/defaultpreemption/default_preemption.go"
+_RUNTIME = "S/framework/runtime/framework.go"
 
 SITES: dict[str, UpstreamSite] = {
     s.symbol: s
@@ -81,6 +82,15 @@ SITES: dict[str, UpstreamSite] = {
         _site("PermitPlugin", f"{_INTERFACE}:678-687"),
         _site("BindPlugin", f"{_INTERFACE}:691-700"),
         _site("MaxScore", f"{_INTERFACE}:329"),
+        # the framework running each point's plugins
+        _site("RunFilterPlugins", f"{_RUNTIME}:1093-1126"),
+        _site("RunScorePlugins", f"{_RUNTIME}:1339-1446"),
+        _site("RunPreBindPlugins", f"{_RUNTIME}:1611-1705"),
+        _site("RunBindPlugins", f"{_RUNTIME}:1775-1811"),
+        _site("RunPostBindPlugins", f"{_RUNTIME}:1824-1857"),
+        _site("RunReservePluginsReserve", f"{_RUNTIME}:1859-1925"),
+        _site("RunPermitPlugins", f"{_RUNTIME}:1942-1987"),
+        _site("WaitOnPermit", f"{_RUNTIME}:2053-2077"),
         # one attempt
         _site("ScheduleOne", f"{_ONE}:67-96"),
         _site("scheduleOnePod", f"{_ONE}:99-148"),
@@ -157,10 +167,17 @@ EXTENSION_POINTS: dict[str, str] = {
 TRACE_KINDS: dict[str, tuple[str, ...]] = {
     "queue.pop": ("Pop",),
     "cycle.start": ("ScheduleOne", "scheduleOnePod"),
+    "cycle.filtered": ("findNodesThatFitPod", "RunFilterPlugins"),
+    "cycle.scored": ("prioritizeNodes", "RunScorePlugins"),
     "cycle.selected": ("schedulingCycle", "selectHost"),
+    "cycle.reserved": ("prepareForBindingCycle", "RunReservePluginsReserve"),
+    "cycle.permitted": ("prepareForBindingCycle", "RunPermitPlugins"),
     "cycle.failed": ("handleSchedulingFailure", "FitError.Error"),
     "cache.assumed": ("assume",),
-    "bind.done": ("bindingCycle", "Scheduled event"),
+    "bind.started": ("go runBindingCycle", "WaitOnPermit"),
+    "bind.prebound": ("bindingCycle", "RunPreBindPlugins"),
+    "bind.done": ("bind", "RunBindPlugins", "Scheduled event"),
+    "bind.postbound": ("bindingCycle", "RunPostBindPlugins"),
     "bind.failed": ("handleBindingCycleError",),
     "nomination.set": ("handleSchedulingFailure",),
     "preemption.chosen": ("pickOneNodeForPreemption", "SelectVictimsOnNode"),

@@ -104,10 +104,10 @@ def test_c2_steps_carry_kubescheds_site_and_kube_schedulers():
     story = run_c2()
     failed = next(line for line in story.lines if line.kind == "queue.move" and "ScheduleAttemptFailure" in line.text)
     assert failed.site.startswith("kubesched.queue.scheduling_queue:")
-    assert failed.upstream == [
+    assert failed.upstream == (
         "S/backend/queue/scheduling_queue.go:905-965",
         "S/backend/queue/unschedulable_pods.go:27-112",
-    ]
+    )
     assert all(line.upstream for line in story.lines if not line.kind.startswith("kubelet."))
 
 

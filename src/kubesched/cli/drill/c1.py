@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from kubesched.cli.drill.story import Step, failed_scheduling, print_citations, print_explained, print_steps, steps
+from kubesched.cli.drill.story import failed_scheduling, print_citations, print_explained, print_steps
 from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
@@ -26,6 +26,7 @@ from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import NodeTemplate
 from kubesched.trace import Record, Tracer, cite
+from kubesched.trace.narrate import Step, steps
 from kubesched.workloads.runner import make_pod
 
 TAINT = {"key": "dedicated", "value": "infra", "effect": "NoSchedule"}
@@ -161,23 +162,6 @@ class BacklogStory:
         }
 
 
-def _say(record: Record) -> str:
-    d = record.details
-    if record.kind == "queue.move":
-        why = f" ({d['plugin']} hint: {d['hint']})" if d.get("plugin") else ""
-        if d.get("hint_fn") is False:
-            why = f" ({d['plugin']}: Queue, registered with no hint function)"
-        until = f", backoff until t={d['until']:g}" if "until" in d else ""
-        return f"{d.get('from') or 'new'} → {d['to']} on {d['event']}{why}{until}"
-    if record.kind == "queue.pop":
-        return f"popped for attempt {d['attempts']}"
-    if record.kind == "cycle.failed":
-        return f"FailedScheduling: {d['message']}"
-    if record.kind == "cycle.selected":
-        return f"fits {record.node}"
-    return f"bound to {record.node}"
-
-
 def run_c1(*, seed: int = 1) -> BacklogStory:
     """Five 4-CPU nodes: node-0 to node-3 plain, node-4 labelled and tainted dedicated=infra. The
     backlog: twenty `big` pods (8 CPUs), fifteen `infra` pods (selecting node-4, not tolerating its
@@ -240,9 +224,7 @@ def run_c1(*, seed: int = 1) -> BacklogStory:
                 plugins_from_explain(first_attempt),
             )
         )
-    followed = {
-        key: steps(tracer.records, since=start, kinds=FOLLOWED, pods={key}, say=_say) for key in firsts.values()
-    }
+    followed = {key: steps(tracer.records, since=start, kinds=FOLLOWED, pods={key}) for key in firsts.values()}
     moves = [r for r in tracer.records if r.kind == "queue.move" and r.pod in firsts.values() and r.time >= start]
     exits = sorted(
         (e for key in firsts.values() for e in _exits(key, moves, start, tracer.records)), key=lambda e: e.at

@@ -11,7 +11,7 @@ from lightkube.models import policy_v1 as pm
 from lightkube.resources import core_v1, policy_v1, scheduling_v1
 from rich.console import Console
 
-from kubesched.cli.drill.story import EventSeen, Step, events_of, print_events, print_explained, print_steps, steps
+from kubesched.cli.drill.story import EventSeen, events_of, print_events, print_explained, print_steps
 from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster import NotFound
@@ -22,7 +22,8 @@ from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate
-from kubesched.trace import Record, Tracer
+from kubesched.trace import Tracer
+from kubesched.trace.narrate import Step, steps
 from kubesched.workloads.runner import make_pod
 
 NARRATED = {
@@ -53,34 +54,6 @@ class PreemptionStory:
             "events": [e.to_json() for e in self.events],
             "explain": self.explained,
         }
-
-
-def _say(record: Record) -> str:
-    kind, d, node = record.kind, record.details, record.node
-    if kind == "queue.move":
-        why = f" ({d['plugin']} hint: {d['hint']})" if d.get("plugin") else ""
-        return f"{d.get('from') or 'new'} → {d['to']} on {d['event']}{why}"
-    if kind == "queue.pop":
-        return f"popped for attempt {d['attempts']}"
-    if kind == "cycle.failed":
-        return f"attempt failed: {d['message']}"
-    if kind == "preemption.chosen":
-        others = ", ".join(
-            f"{n}: {len(c['victims'])} victim(s), {c['pdb_violations']} PDB violation(s)"
-            for n, c in d["candidates"].items()
-        )
-        return f"preempts on {node}: victims {', '.join(d['victims'])}; chosen by {d['reason']} among [{others}]"
-    if kind == "nomination.set":
-        return f"status.nominatedNodeName = {node}: a claim on the node, not the node"
-    if kind == "preemption.victim":
-        return f"victim of {d['preemptor']}: DisruptionTarget condition, deleted gracefully"
-    if kind == "kubelet.killed":
-        return f"the kubelet on {node} stopped it (grace {d['grace']} s)"
-    if kind == "cycle.selected":
-        return f"fits {node} now"
-    if kind == "bind.done":
-        return f"bound to {node}"
-    return f"running on {node}"
 
 
 def run_c2(*, pdb_blocks: bool = False) -> PreemptionStory:
@@ -138,7 +111,7 @@ def run_c2(*, pdb_blocks: bool = False) -> PreemptionStory:
     told = {"default/urgent"} | {
         str(v).split(" ")[0] for r in tracer.records if r.kind == "preemption.chosen" for v in r.details["victims"]
     }
-    lines = steps(tracer.records, since=arrived, kinds=NARRATED, pods=told, say=_say)
+    lines = steps(tracer.records, since=arrived, kinds=NARRATED, pods=told)
     placements = {}
     for name in [*(p[0] for p in running), "urgent"]:
         try:

@@ -1,10 +1,11 @@
-"""What every drill tells the same way: steps from the trace with kubesched's and upstream's code
-sites, the events `kubectl describe` would show, and a pod's attempt explained."""
+"""What every drill tells the same way: steps from the trace (told by `trace.narrate`) with
+kubesched's and upstream's code sites, the events `kubectl describe` would show, and a pod's attempt
+explained."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Collection, Iterable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from lightkube.resources import core_v1
@@ -13,33 +14,7 @@ from rich.markup import escape
 
 from kubesched.cli.explain import print_attempt
 from kubesched.cluster.memory import MemoryStore
-from kubesched.trace import Record
-
-Say = Callable[[Record], str]
-
-
-@dataclass
-class Step:
-    """One step of a story: seconds since the story began, the pod, what happened, and the code
-    that did it, in kubesched (`site`) and in kube-scheduler v1.36.2 (`upstream`)."""
-
-    time: float
-    pod: str
-    kind: str
-    text: str
-    site: str
-    upstream: list[str] = field(default_factory=list)
-
-
-def steps(
-    records: Iterable[Record], *, since: float, kinds: Collection[str], pods: Collection[str], say: Say
-) -> list[Step]:
-    """The records of `kinds` about `pods` from `since` on, told by `say`."""
-    return [
-        Step(round(r.time - since, 3), r.pod or "", r.kind, say(r), r.site, list(r.upstream))
-        for r in records
-        if r.time >= since and r.kind in kinds and r.pod in pods
-    ]
+from kubesched.trace.narrate import Step
 
 
 def print_steps(console: Console, told: Iterable[Step]) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.cli.lab import floor, gates, plugin_set, refusals, stale_cache
+from kubesched.cli.lab import artifact, floor, gates, insufficient, plugin_set, refusals, stale_cache, tour
 from kubesched.cli.lab.result import LabResult
 
 MEMORY = "memory cluster, virtual time"
@@ -51,21 +51,21 @@ class Lab:
 
 
 BOOK: tuple[Lab, ...] = (
-    Lab("5.1.1", "The tour the SIG wrote, read with the source open", MEMORY),
+    Lab("5.1.1", tour.TOUR_TITLE, MEMORY, tour.run_tour),
     Lab("5.1.2", "The extension points, and what an error at each one costs", MEMORY),
     Lab("5.1.3", "Two cycles, one thread", MEMORY),
     Lab("5.1.4", plugin_set.TITLE, MEMORY, plugin_set.run),
     Lab("5.1.5", "A Filter plugin is two methods and a string", MEMORY),
     Lab("5.1.6", refusals.TITLE, MEMORY, refusals.run),
-    Lab("5.2.1", "The OOM you were promised, produced on purpose", MEMORY),
+    Lab("5.2.1", stale_cache.MEMORY_BURST.title, MEMORY, stale_cache.run_memory),
     Lab("5.2.2", "Scheduling, minus the scheduler: one POST", LIVE),
-    Lab("5.2.3", "Build artifact 1: a scheduler with no framework in it", MEMORY),
+    Lab("5.2.3", artifact.TITLE, MEMORY, artifact.run),
     Lab("5.2.4", "5.C4 — two schedulers, one pod", MEMORY, command="kubesched drill c4"),
-    Lab("5.2.5", stale_cache.TITLE, MEMORY, stale_cache.run),
-    Lab("5.3.1", "One pod, at -v=10, mapped onto schedule_one.go", MEMORY),
+    Lab("5.2.5", stale_cache.CPU_BURST.title, MEMORY, stale_cache.run),
+    Lab("5.3.1", tour.DETAIL_TITLE, MEMORY, tour.run_detail),
     Lab("5.3.2", "Pod B is scheduled while pod A is still being bound", MEMORY),
     Lab("5.3.3", "Why a plugin cannot keep state in a package variable", MEMORY),
-    Lab("5.3.4", "Insufficient cpu — the line that formats it", MEMORY),
+    Lab("5.3.4", insufficient.TITLE, MEMORY, insufficient.run),
     Lab("5.3.5", "The knob that cannot move here", MEMORY, floor.run_below_floor),
     Lab("5.3.6", "Above the floor at last: a hundred nodes that do not exist", MEMORY, floor.run_above_floor),
     Lab("5.4.1", "The archaeology case: the path that no longer exists", MEMORY),

@@ -9,13 +9,15 @@ from typing import Any
 from lightkube.resources import core_v1
 
 from kubesched.cli.lab.harness import lab_cluster
-from kubesched.cli.lab.result import Check, LabResult, Step
+from kubesched.cli.lab.result import Check, LabResult
 from kubesched.sim import NodeTemplate
+from kubesched.trace.narrate import steps
 from kubesched.workloads.runner import make_pod
 
 ID, TITLE = "5.4.7", "SchedulingGated — a pod the scheduler declines to look at"
 GATE = "example.com/wait"
 GATED_SECONDS = 60.0
+NARRATED = ("queue.move", "queue.pop", "cycle.start", "cycle.selected", "bind.done")
 
 
 def run(*, seed: int = 1, gated: bool = True) -> LabResult:
@@ -38,12 +40,7 @@ def run(*, seed: int = 1, gated: bool = True) -> LabResult:
         await lab.clock.sleep(5.0)
 
     lab.run(body)
-    steps = [
-        Step(round(r.time - start, 3), f"{r.kind} {r.details}", r.site, r.upstream)
-        for r in lab.tracer.records
-        if r.pod == "default/held"
-        and r.kind in ("queue.gated", "queue.move", "cycle.start", "cycle.selected", "bind.done")
-    ]
+    told = steps(lab.tracer.records, since=start, kinds=NARRATED, pods={"default/held"})
     held: Any = lab.store.get(core_v1.Pod, "held", namespace="default")
     node = held.spec.nodeName
     evidence = {**seen, "nodeAfterUngating": node}
@@ -52,4 +49,4 @@ def run(*, seed: int = 1, gated: bool = True) -> LabResult:
         evidence=evidence,
         passed=seen["attemptsWhileGated"] == 0 and seen["reason"] == "SchedulingGated" and node == "node-0",
     )
-    return LabResult(ID, TITLE, steps, check)
+    return LabResult(ID, TITLE, told, check)

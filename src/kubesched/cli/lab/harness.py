@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from lightkube.resources import core_v1
 
 from kubesched.cli.drill.story import failed_scheduling
 from kubesched.cli.scenario import run_alongside
@@ -13,7 +15,9 @@ from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
+from kubesched.sim import FakeKubelets
 from kubesched.trace import Record, Tracer
+from kubesched.trace.narrate import Step, steps
 
 
 @dataclass
@@ -23,29 +27,51 @@ class LabCluster:
     store: MemoryStore
     cluster: MemoryCluster
     scheduler: Scheduler
+    start: float  # the virtual time the lab began at
 
-    def run(self, body: Callable[[], Awaitable[None]]) -> None:
-        """Run `body` while the scheduler runs, on the virtual clock."""
-        run_alongside(self.clock, [self.scheduler], body)
+    def run(self, body: Callable[[], Awaitable[None]], *, kubelets: bool = False) -> None:
+        """Run `body` while the scheduler runs (and, with `kubelets`, a fake kubelet per node), on
+        the virtual clock."""
+        actors: list[Any] = [self.scheduler]
+        if kubelets:
+            actors.append(FakeKubelets(self.cluster, self.clock, tracer=self.tracer))
+        run_alongside(self.clock, actors, body)
 
     def records(self, *kinds: str, pod: str | None = None) -> list[Record]:
         return [r for r in self.tracer.records if r.kind in kinds and (pod is None or r.pod == pod)]
+
+    def told(self, *pods: str, kinds: Collection[str] | None = None) -> list[Step]:
+        """The trace of `pods` (names in `default`) told as steps, from the lab's start."""
+        return steps(self.tracer.records, since=self.start, kinds=kinds, pods={f"default/{p}" for p in pods})
+
+    def pod(self, name: str) -> Any:
+        return self.store.get(core_v1.Pod, name, namespace="default")
 
     def failed_scheduling(self) -> dict[str, str]:
         """Each pod's latest FailedScheduling message, by name."""
         return failed_scheduling(self.store)
 
 
-def lab_cluster(*, seed: int, nodes: Iterable[Any], **config: Any) -> LabCluster:
-    """`nodes` stored, and a scheduler with upstream's default configuration plus `config`'s
-    top-level fields (`profiles`, `percentageOfNodesToScore`...)."""
+def lab_cluster(
+    *,
+    seed: int,
+    nodes: Iterable[Any],
+    pods: Iterable[Any] = (),
+    plugins: Iterable[type[Any]] = (),
+    **config: Any,
+) -> LabCluster:
+    """`nodes` and `pods` (those with a `nodeName` already bound) stored, and a scheduler with
+    upstream's default configuration plus `config`'s top-level fields (`profiles`,
+    `percentageOfNodesToScore`...), its registry holding `plugins` too."""
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
-    store = MemoryStore(clock=clock, seed=seed)
-    for node in nodes:
-        store.create(node)
+    store = MemoryStore(clock=clock, seed=seed, tracer=tracer)
+    for obj in (*nodes, *pods):
+        store.create(obj)
     registry = plugin_registry()
+    for plugin in plugins:
+        registry.register(plugin.name, plugin)
     built = default_config(registry, **config)
     cluster = MemoryCluster(store)
     scheduler = Scheduler(cluster, clock, built, registry, tracer=tracer, seed=seed, identity="lab")
-    return LabCluster(clock, tracer, store, cluster, scheduler)
+    return LabCluster(clock, tracer, store, cluster, scheduler, clock.now())

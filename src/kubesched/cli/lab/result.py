@@ -7,20 +7,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kubesched.trace.narrate import Step
+
 
 def site_of(fn: Callable[..., Any]) -> str:
     """kubesched's `module:line` of a function, as the trace cites its own code."""
     return f"{fn.__module__}:{fn.__code__.co_firstlineno}"
-
-
-@dataclass(frozen=True)
-class Step:
-    """One thing the lab did or saw, at a virtual time, with the code that did it."""
-
-    time: float
-    text: str
-    site: str = ""  # kubesched module:line
-    upstream: tuple[str, ...] = ()  # kube-scheduler v1.36.2 file:line
 
 
 @dataclass(frozen=True)
