@@ -10,7 +10,8 @@ import argparse
 import importlib.util
 import json
 import sys
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ class Moment:
     what: str
     time: float
     text: str
-    upstream: list[str] = field(default_factory=list)
+    upstream: tuple[str, ...] = ()
 
 
 @dataclass
@@ -280,7 +281,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _sites(sites: list[str]) -> str:
+def _sites(sites: Sequence[str]) -> str:
     return ", ".join(f"`{s}`" for s in sites) or "(no kube-scheduler counterpart)"
 
 

@@ -133,10 +133,10 @@ def run_scenario(
 ) -> ScenarioResult:
     """Start a scheduler (`minimal`: the from-scratch one; `kubesched`: the framework scheduler
     with the default profile) and the kubelets on `nodes` fake nodes, create `pods` pods (all at
-    once, or one every `interval` seconds; each asking for `memory`), then `extra_pods` (name, cpu) and `extra_gated` (name,
-    cpu; with the scheduling gate `GATE`), run `horizon` seconds of virtual time and report where
-    each pod went, what the kubelet made of it and, for kubesched, what is left in its queue and
-    the attempts of the pods in `explain` (namespace/name), explained."""
+    once, or one every `interval` seconds; each asking for `memory`), then `extra_pods` (name,
+    cpu) and `extra_gated` (name, cpu; with the scheduling gate `GATE`), run `horizon` seconds of
+    virtual time and report where each pod went, what the kubelet made of it and, for kubesched,
+    what is left in its queue and the attempts of the pods in `explain` (namespace/name), explained."""
     rng = random.Random(seed)
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)

@@ -171,7 +171,9 @@ class MinimalScheduler:
             return
         self.pending.pop(pod.metadata.uid, None)
         view = self.nodes[node]
-        self._trace.emit("minimal.picked", pod=key, node=node, free_cpu_seen=view.free_cpu(), free_memory_seen=view.free_memory())
+        self._trace.emit(
+            "minimal.picked", pod=key, node=node, free_cpu_seen=view.free_cpu(), free_memory_seen=view.free_memory()
+        )
         binding = core_v1.Binding(
             metadata=meta_v1.ObjectMeta(name=pod.metadata.name, namespace=pod.metadata.namespace, uid=pod.metadata.uid),
             target=m.ObjectReference(kind="Node", name=node, apiVersion="v1"),

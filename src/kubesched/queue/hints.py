@@ -67,7 +67,8 @@ def decide(profile: QueueProfile, qpi: QueuedPodInfo, event: ClusterEvent, old: 
     """The decision for one pod and one event: no rejector plugins → after backoff; a wildcard
     event → after backoff (unless it targets another pod); otherwise the hints of the rejector
     plugins' matching registrations: Queue from a Pending plugin → immediately, Queue from
-    another → after backoff, no Queue at all → skip."""
+    another → after backoff, no Queue at all → skip (naming the first plugin whose hint said
+    QueueSkip, when one did)."""
     rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
     if not rejectors:
         return Decision(Strategy.AFTER_BACKOFF)
@@ -76,11 +77,13 @@ def decide(profile: QueueProfile, qpi: QueuedPodInfo, event: ClusterEvent, old: 
             return SKIP
         return Decision(Strategy.AFTER_BACKOFF)
     queued: Decision | None = None
+    skipped: Decision | None = None  # the first hint that said QueueSkip, for the trace
     for plugin in sorted(rejectors):
         for registration in profile.events.get(plugin, ()):
             if not registration.event.matches(event):
                 continue
             if _ask(registration, qpi.pod_info.pod, old, new) == QueueingHint.QUEUE_SKIP:
+                skipped = skipped or Decision(Strategy.SKIP, plugin, "QueueSkip")
                 continue
             hint_fn = registration.hint is not None
             if plugin in qpi.pending_plugins:
@@ -88,4 +91,4 @@ def decide(profile: QueueProfile, qpi: QueuedPodInfo, event: ClusterEvent, old: 
             queued = queued or Decision(Strategy.AFTER_BACKOFF, plugin, "Queue", hint_fn)
             if not qpi.pending_plugins:
                 return queued
-    return queued or SKIP
+    return queued or skipped or SKIP

@@ -176,9 +176,19 @@ class SchedulingQueue:
                     fields["hint_fn"] = False
             if to == BACKOFF:
                 fields["until"] = self._expiry(qpi)
+                fields["wait"] = round(fields["until"] - self.clock.now(), 6)  # how long it backs off from now
             if to in (UNSCHEDULABLE, GATED):
                 fields["plugins"] = sorted(qpi.unschedulable_plugins | qpi.pending_plugins)
             self._trace.emit("queue.move", **fields)
+
+    def _stayed(self, qpi: QueuedPodInfo, decision: Decision, event: str) -> None:
+        """A cluster event that left a waiting pod where it was: which hint said so, if any did."""
+        if self._trace.enabled:
+            where = GATED if qpi.gated else UNSCHEDULABLE
+            fields: dict[str, Any] = {"pod": qpi.key, "in": where, "event": event}
+            if decision.plugin:
+                fields.update(plugin=decision.plugin, hint=decision.hint)
+            self._trace.emit("queue.stayed", **fields)
 
     def _gate(self, qpi: QueuedPodInfo, status: Status, source: str, event: str) -> None:
         qpi.gating_plugin = status.plugin
@@ -226,6 +236,7 @@ class SchedulingQueue:
     def _requeue(self, qpi: QueuedPodInfo, decision: Decision, event: str) -> bool:
         """Move a pod out of unschedulablePods as `decision` says; False when it stays."""
         if decision.strategy == Strategy.SKIP:
+            self._stayed(qpi, decision, event)
             return False
         source = GATED if qpi.gated else UNSCHEDULABLE
         self.unschedulable.remove(qpi.key)
@@ -324,6 +335,9 @@ class SchedulingQueue:
                 for qpi in list(members.values()):
                     if pre_check is None or pre_check(qpi):
                         self._requeue(qpi, decision, event.label)
+            elif self._trace.enabled:  # a group stays as one; told pod by pod only when traced
+                for qpi in members.values():
+                    self._stayed(qpi, decision, event.label)
         self.in_flight.record(event, old, new)
 
     @staticmethod
@@ -402,11 +416,15 @@ class SchedulingQueue:
     async def pop(self) -> QueuedPodInfo | None:
         """The next pod to try (None once closed). Waits while nothing is ready."""
         while True:
-            qpi = self.active.pop() or self.backoff.pop()
+            qpi = self.active.pop()
+            source = ACTIVE
+            if qpi is None:  # an idle scheduler takes a backing-off pod early (SchedulerPopFromBackoffQ)
+                qpi, source = self.backoff.pop(), BACKOFF
             if qpi is not None:
                 qpi.attempts += 1
                 self.in_flight.add(qpi)
-                self._trace.emit("queue.pop", pod=qpi.key, attempts=qpi.attempts)
+                if self._trace.enabled:
+                    self._trace.emit("queue.pop", pod=qpi.key, attempts=qpi.attempts, **{"from": source})
                 return qpi
             if self.closed:
                 return None

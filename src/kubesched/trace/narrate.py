@@ -14,7 +14,7 @@ def _move(d: Mapping[str, Any], node: str | None) -> str:
     why = f" ({d['plugin']} hint: {d['hint']})" if d.get("plugin") else ""
     if d.get("hint_fn") is False:
         why = f" ({d['plugin']}: Queue, registered with no hint function)"
-    until = f", backoff until t={d['until']:g}" if "until" in d else ""
+    until = f", backoff expiry in {d['wait']:g} s (truncated to its second)" if "wait" in d else ""
     return f"{d.get('from') or 'new'} → {d['to']} on {d['event']}{why}{until}"
 
 
@@ -37,7 +37,11 @@ def _chosen(d: Mapping[str, Any], node: str | None) -> str:
 
 SAY: dict[str, Callable[[Mapping[str, Any], str | None], str]] = {
     "queue.move": _move,
-    "queue.pop": lambda d, node: f"popped for attempt {d['attempts']}",
+    "queue.pop": lambda d, node: f"popped from {d.get('from', 'activeQ')} for attempt {d['attempts']}",
+    "queue.stayed": lambda d, node: (
+        f"stays in {d['in']} on {d['event']}"
+        + (f" ({d['plugin']} hint: {d['hint']})" if d.get("plugin") else " (no rejecting plugin registered for it)")
+    ),
     "cycle.start": lambda d, node: f"scheduling cycle {d['attempt']} begins (profile {d['profile']})",
     "cycle.filtered": lambda d, node: f"filtered: {d['feasible']} of {d['evaluated']} evaluated nodes fit",
     "cycle.scored": lambda d, node: f"scored {d['scored']} nodes: best total {d['best']}, {d['tied']} tied",

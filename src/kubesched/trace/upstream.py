@@ -166,6 +166,7 @@ EXTENSION_POINTS: dict[str, str] = {
 # Trace kinds and the sites that do the same upstream (queue.move depends on its event, below).
 TRACE_KINDS: dict[str, tuple[str, ...]] = {
     "queue.pop": ("Pop",),
+    "queue.stayed": ("isPodWorthRequeuing",),
     "cycle.start": ("ScheduleOne", "scheduleOnePod"),
     "cycle.filtered": ("findNodesThatFitPod", "RunFilterPlugins"),
     "cycle.scored": ("prioritizeNodes", "RunScorePlugins"),

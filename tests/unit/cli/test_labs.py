@@ -7,16 +7,34 @@ import json
 
 import pytest
 
-from kubesched.cli.lab import floor, gates, plugin_set, refusals, stale_cache
+from kubesched.cli.lab import (
+    artifact,
+    floor,
+    gates,
+    insufficient,
+    plugin_set,
+    queue_moves,
+    refusals,
+    stale_cache,
+    tour,
+)
 from kubesched.cli.lab.book import BOOK
 from kubesched.cli.main import main
 
 CHECKED = {
+    "5.1.1": tour.run_tour,
     "5.1.4": plugin_set.run,
     "5.1.6": refusals.run,
+    "5.2.1": stale_cache.run_memory,
+    "5.2.3": artifact.run,
     "5.2.5": stale_cache.run,
+    "5.3.1": tour.run_detail,
+    "5.3.4": insufficient.run,
     "5.3.5": floor.run_below_floor,
     "5.3.6": floor.run_above_floor,
+    "5.4.3": queue_moves.run_path,
+    "5.4.4": queue_moves.run_backoff,
+    "5.4.6": queue_moves.run_retries,
     "5.4.7": gates.run,
 }
 
@@ -41,6 +59,14 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
 @pytest.mark.parametrize(
     ("lab_id", "falsified"),
     [
+        ("5.1.1", {"nodes": 1}),  # one feasible node: nothing is scored
+        ("5.2.1", {"interval": 2.0}),  # the watch catches up between pods: nothing overcommitted
+        ("5.2.3", {"module": "kubesched.scheduler.scheduler"}),  # the framework scheduler is no artifact 1
+        ("5.3.1", {"strategy": "MostAllocated"}),  # the fullest node wins instead
+        ("5.3.4", {"resource": "memory"}),  # the messages name memory
+        ("5.4.3", {"free_at": 5.0}),  # freed after the backoff: straight to activeQ
+        ("5.4.4", {"initial": 2}),  # gaps of 2, 4, 8... s, not 1, 2, 4
+        ("5.4.6", {"taint": True}),  # a taint change retries it too (no hint function for it)
         (  # a profile without ImageLocality's score
             "5.1.4",
             {"profiles": [{"schedulerName": "x", "plugins": {"score": {"disabled": [{"name": "ImageLocality"}]}}}]},

@@ -50,8 +50,10 @@ def run(*, seed: int = 1, module: str = MODULE) -> LabResult:
     steps = [
         Step(
             0.0,
-            f"{module}: {lines} lines; imports {', '.join(m for m in imported if m.startswith('kubesched'))}",
+            f"{module}: {lines} lines; imports {', '.join(m for m in imported if m.startswith('kubesched'))}; "
+            "it stands in for ScheduleOne and all it calls",
             module,
+            (cite("ScheduleOne"),),
         ),
         *(
             Step(

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.cli.lab import artifact, floor, gates, insufficient, plugin_set, refusals, stale_cache, tour
+from kubesched.cli.lab import artifact, floor, gates, insufficient, plugin_set, queue_moves, refusals, stale_cache, tour
 from kubesched.cli.lab.result import LabResult
 
 MEMORY = "memory cluster, virtual time"
@@ -70,10 +70,10 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.3.6", "Above the floor at last: a hundred nodes that do not exist", MEMORY, floor.run_above_floor),
     Lab("5.4.1", "The archaeology case: the path that no longer exists", MEMORY),
     Lab("5.4.2", "The queue state machine, written before any code is opened", MEMORY),
-    Lab("5.4.3", "A pod moving between queues, timed", MEMORY),
-    Lab("5.4.4", "Attempt 1, 3 and 6: the gaps double until they stop", MEMORY),
+    Lab("5.4.3", queue_moves.PATH_TITLE, MEMORY, queue_moves.run_path),
+    Lab("5.4.4", queue_moves.BACKOFF_TITLE, MEMORY, queue_moves.run_backoff),
     Lab("5.4.5", "5.C1 — fifty pods that will not schedule", MEMORY, command="kubesched drill c1"),
-    Lab("5.4.6", "Ten cluster changes, one retry", MEMORY),
+    Lab("5.4.6", queue_moves.RETRY_TITLE, MEMORY, queue_moves.run_retries),
     Lab("5.4.7", gates.TITLE, MEMORY, gates.run),
     Lab("5.5.1", "The preemptor gets a claim, not the node", MEMORY),
     Lab("5.5.2", "A PDB that makes preemption fail, and says so", MEMORY),

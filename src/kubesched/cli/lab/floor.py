@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from kubesched.cli.lab.harness import lab_cluster
-from kubesched.cli.lab.result import Check, LabResult, Step, site_of
+from kubesched.cli.lab.result import Check, LabResult, site_of
 from kubesched.scheduler.fit_error import num_feasible_nodes_to_find
 from kubesched.sim import NodeTemplate
 from kubesched.trace import cite
+from kubesched.trace.narrate import Step
 from kubesched.workloads.runner import make_pod
 
 MIN_FEASIBLE_NODES = 100  # minFeasibleNodesToFind

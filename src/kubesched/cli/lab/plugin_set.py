@@ -7,13 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.cache import Snapshot
-from kubesched.cli.lab.result import Check, LabResult, Step, site_of
+from kubesched.cli.lab.result import Check, LabResult, site_of
 from kubesched.clock import RealClock
 from kubesched.config import default_config
 from kubesched.framework.handle import Services
 from kubesched.framework.interface import ExtensionPoint
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.profiles import build_frameworks
+from kubesched.trace.narrate import Step
 
 ID, TITLE = "5.1.4", "The default plugin set, mapped onto the points it fills"
 E = ExtensionPoint

@@ -8,9 +8,10 @@ from __future__ import annotations
 from lightkube.resources import core_v1
 
 from kubesched.cli.lab.harness import lab_cluster
-from kubesched.cli.lab.result import Check, LabResult, Step
+from kubesched.cli.lab.result import Check, LabResult
 from kubesched.sim import NodeTemplate
 from kubesched.trace import cite
+from kubesched.trace.narrate import Step
 from kubesched.workloads.runner import make_pod
 
 ID, TITLE = "5.1.6", "Three ways to make every node refuse"
