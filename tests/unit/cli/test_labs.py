@@ -9,10 +9,13 @@ import pytest
 
 from kubesched.cli.lab import (
     artifact,
+    cycles,
+    drills,
     floor,
     gates,
     insufficient,
     plugin_set,
+    preemption,
     queue_moves,
     refusals,
     stale_cache,
@@ -20,9 +23,18 @@ from kubesched.cli.lab import (
 )
 from kubesched.cli.lab.book import BOOK
 from kubesched.cli.main import main
+from kubesched.trace.upstream import is_ours_only
 
 CHECKED = {
     "5.1.1": tour.run_tour,
+    "5.1.3": cycles.run_cycles,
+    "5.2.4": drills.run_race,
+    "5.3.2": cycles.run_while_bound,
+    "5.4.5": drills.run_backlog,
+    "5.5.1": preemption.run_claim,
+    "5.5.2": preemption.run_budget,
+    "5.6.3": drills.run_victim,
+    "5.6.4": drills.run_spread,
     "5.1.4": plugin_set.run,
     "5.1.6": refusals.run,
     "5.2.1": stale_cache.run_memory,
@@ -60,6 +72,14 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
     ("lab_id", "falsified"),
     [
         ("5.1.1", {"nodes": 1}),  # one feasible node: nothing is scored
+        ("5.1.3", {"slow": False}),  # bindings end as they begin: none overlap
+        ("5.2.4", {"links": (0.0, 0.0)}),  # instant links: the from-scratch scheduler wins every race
+        ("5.3.2", {"slow": False}),  # a is bound before b's cycle begins
+        ("5.4.5", {"horizon": 200.0}),  # ended before the five-minute flush
+        ("5.5.1", {"spare_node": True}),  # room on a fourth node: bound at once, nothing nominated
+        ("5.5.2", {"pdb_blocks": False}),  # a candidate without violations exists and is chosen
+        ("5.6.3", {"pdb_blocks": True}),  # the victim is node-2's cache pod
+        ("5.6.4", {"taints_policy": "Honor"}),  # the tainted zone leaves the skew: all replicas schedule
         ("5.2.1", {"interval": 2.0}),  # the watch catches up between pods: nothing overcommitted
         ("5.2.3", {"module": "kubesched.scheduler.scheduler"}),  # the framework scheduler is no artifact 1
         ("5.3.1", {"strategy": "MostAllocated"}),  # the fullest node wins instead
@@ -85,7 +105,7 @@ def test_a_labs_check_holds_and_fails_once_its_claim_is_made_false(lab_id, falsi
     run = CHECKED[lab_id]
     held = run(seed=1)
     assert held.id == lab_id and held.check is not None and held.check.passed, held.check
-    assert held.steps and all(s.upstream for s in held.steps)  # every step cites upstream
+    assert held.steps and all(s.upstream or is_ours_only(s.kind) for s in held.steps)  # steps cite upstream
     broken = run(seed=1, **falsified)
     assert broken.check is not None and not broken.check.passed
 
@@ -126,7 +146,7 @@ def test_lab_check_all_passes_and_list_shows_every_lab(capsys):
     [
         (["lab", "run", "9.9"], "lab: no lab '9.9' (see `kubesched lab list`)"),
         (["lab", "run", "5.2.2"], "lab 5.2.2: not runnable as a lab yet"),
-        (["lab", "run", "5.4.5"], "lab 5.4.5: not runnable as a lab yet; run it with `kubesched drill c1`"),
+        (["lab", "run", "5.6.5"], "lab 5.6.5: not runnable as a lab yet; run it with `kubesched capstone`"),
         (["lab", "check"], "lab check: give a lab's id or --all"),
         (["lab", "check", "5.1.6", "--all"], "lab check: give a lab's id or --all, not both"),
     ],

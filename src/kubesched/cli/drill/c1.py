@@ -162,11 +162,12 @@ class BacklogStory:
         }
 
 
-def run_c1(*, seed: int = 1) -> BacklogStory:
+def run_c1(*, seed: int = 1, horizon: float = HORIZON) -> BacklogStory:
     """Five 4-CPU nodes: node-0 to node-3 plain, node-4 labelled and tainted dedicated=infra. The
     backlog: twenty `big` pods (8 CPUs), fifteen `infra` pods (selecting node-4, not tolerating its
     taint) and fifteen `nvme` pods (requiring a disk label no node has). At t+60 s the taint comes
-    off node-4; at t+90 s node-5 joins with disktype=nvme; the big pods wait for the flush."""
+    off node-4; at t+90 s node-5 joins with disktype=nvme; the big pods wait for the flush (the
+    story ends at `horizon` seconds)."""
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
     store = MemoryStore(clock=clock, seed=seed)
@@ -193,7 +194,7 @@ def run_c1(*, seed: int = 1) -> BacklogStory:
         await clock.sleep(NODE_ADDED_AT - UNTAINT_AT)
         nvme = NodeTemplate(capacity=capacity, zones=(), labels=NVME)
         await cluster.create(nvme.make("node-5", 5))
-        await clock.sleep(HORIZON - NODE_ADDED_AT)
+        await clock.sleep(max(horizon - NODE_ADDED_AT, 0.0))
 
     run_alongside(clock, [scheduler], main)
     firsts = {g.name: f"default/{pods[g.name][0]}" for g in GROUPS}

@@ -56,17 +56,18 @@ class PreemptionStory:
         }
 
 
-def run_c2(*, pdb_blocks: bool = False) -> PreemptionStory:
+def run_c2(*, pdb_blocks: bool = False, spare_node: bool = False) -> PreemptionStory:
     """Three full 4-CPU nodes, then `urgent` (priority 1000, 2 CPUs). node-0 runs two batch pods
     (priority 100), node-1 a report (priority 200), node-2 two cache pods (priority 100) under a
     PodDisruptionBudget that allows no disruption. With `pdb_blocks`, node-0 and node-1 run pods
-    as important as `urgent`, so node-2 is the only place preemption can make room."""
+    as important as `urgent`, so node-2 is the only place preemption can make room. With
+    `spare_node` an empty fourth node is there, so nothing needs preempting."""
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
     store = MemoryStore(clock=clock, seed=2, tracer=tracer)
     cluster = MemoryCluster(store)
     template = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
-    for i in range(3):
+    for i in range(4 if spare_node else 3):
         store.create(template.make(f"node-{i}", i))
     for name, value in (("batch", 100), ("reports", 200), ("critical", 1000)):
         store.create(scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name=name), value=value))

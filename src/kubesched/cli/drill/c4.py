@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -25,6 +26,7 @@ from kubesched.trace import Tracer, cite
 from kubesched.workloads.runner import make_pod
 
 CONTESTED = "contested"
+LINKS = (0.01, 0.004)  # the most a Binding takes to reach the API server: from kubesched, from minimal
 
 
 class SlowPreBind(PreBindPlugin):
@@ -40,6 +42,19 @@ class SlowPreBind(PreBindPlugin):
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         await self.clock.sleep(self.seconds)
         return None
+
+
+class SlowLink(MemoryCluster):
+    """The memory cluster seen over a network: each Binding takes a seeded random time to reach the
+    API server, so which of two schedulers binds a pod first varies from pod to pod."""
+
+    def __init__(self, store: MemoryStore, clock: VirtualClock, rng: random.Random, *, most: float) -> None:
+        super().__init__(store)
+        self._clock, self._rng, self._most = clock, rng, most
+
+    async def bind(self, binding: Any, *, namespace: str | None = None) -> None:
+        await self._clock.sleep(self._rng.uniform(0.0, self._most))
+        await super().bind(binding, namespace=namespace)
 
 
 @dataclass
@@ -111,10 +126,12 @@ def _outcome(store: MemoryStore, records: list[Any], pods: list[str], scheduler:
     )
 
 
-def run_c4(*, crash: bool = False) -> RaceOutcome:
+def run_c4(*, crash: bool = False, seed: int = 4, links: tuple[float, float] = LINKS) -> RaceOutcome:
     """Two fake 4-CPU nodes and eight 1-CPU pods. The race: kubesched's profile and the minimal
-    scheduler both answer to `schedulerName: contested`, so both try to bind every pod; the API
-    server accepts the first Binding of a pod and refuses the second (409). The crash variant:
+    scheduler both answer to `schedulerName: contested`, so both try to bind every pod, each over a
+    link of its own (a Binding takes up to `links` seconds from kubesched and from the minimal
+    scheduler, seeded by `seed`: with the default, each wins some races); the API server accepts
+    the first Binding of a pod and refuses the second (409). The crash variant:
     kubesched alone, killed while its first pods wait in a slow PreBind (assumed, not bound); a new
     kubesched process, with an empty cache, starts from what the API server says."""
     clock = VirtualClock()
@@ -131,8 +148,14 @@ def run_c4(*, crash: bool = False) -> RaceOutcome:
         profile["plugins"] = {"preBind": {"enabled": [{"name": SlowPreBind.name}]}}
     settings = default_config(registry, profiles=[profile])
     names = [f"pod-{i}" for i in range(8)]
-    first = Scheduler(cluster, clock, settings, registry, tracer=tracer, seed=4, identity="first")
-    rivals: list[Any] = [] if crash else [MinimalScheduler(cluster, clock, name=CONTESTED, tracer=tracer)]
+    rng = random.Random(seed)
+    link = cluster if crash else SlowLink(store, clock, rng, most=links[0])
+    first = Scheduler(link, clock, settings, registry, tracer=tracer, seed=4, identity="first")
+    rivals: list[Any] = (
+        []
+        if crash
+        else [MinimalScheduler(SlowLink(store, clock, rng, most=links[1]), clock, name=CONTESTED, tracer=tracer)]
+    )
     last = [first]  # the kubesched process alive at the end
 
     async def main() -> None:

@@ -8,7 +8,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.cli.lab import artifact, floor, gates, insufficient, plugin_set, queue_moves, refusals, stale_cache, tour
+from kubesched.cli.lab import (
+    artifact,
+    cycles,
+    drills,
+    floor,
+    gates,
+    insufficient,
+    plugin_set,
+    preemption,
+    queue_moves,
+    refusals,
+    stale_cache,
+    tour,
+)
 from kubesched.cli.lab.result import LabResult
 
 MEMORY = "memory cluster, virtual time"
@@ -53,17 +66,17 @@ class Lab:
 BOOK: tuple[Lab, ...] = (
     Lab("5.1.1", tour.TOUR_TITLE, MEMORY, tour.run_tour),
     Lab("5.1.2", "The extension points, and what an error at each one costs", MEMORY),
-    Lab("5.1.3", "Two cycles, one thread", MEMORY),
+    Lab("5.1.3", cycles.CYCLES_TITLE, MEMORY, cycles.run_cycles),
     Lab("5.1.4", plugin_set.TITLE, MEMORY, plugin_set.run),
     Lab("5.1.5", "A Filter plugin is two methods and a string", MEMORY),
     Lab("5.1.6", refusals.TITLE, MEMORY, refusals.run),
     Lab("5.2.1", stale_cache.MEMORY_BURST.title, MEMORY, stale_cache.run_memory),
     Lab("5.2.2", "Scheduling, minus the scheduler: one POST", LIVE),
     Lab("5.2.3", artifact.TITLE, MEMORY, artifact.run),
-    Lab("5.2.4", "5.C4 — two schedulers, one pod", MEMORY, command="kubesched drill c4"),
+    Lab("5.2.4", drills.RACE_TITLE, MEMORY, drills.run_race, command="kubesched drill c4"),
     Lab("5.2.5", stale_cache.CPU_BURST.title, MEMORY, stale_cache.run),
     Lab("5.3.1", tour.DETAIL_TITLE, MEMORY, tour.run_detail),
-    Lab("5.3.2", "Pod B is scheduled while pod A is still being bound", MEMORY),
+    Lab("5.3.2", cycles.WHILE_TITLE, MEMORY, cycles.run_while_bound),
     Lab("5.3.3", "Why a plugin cannot keep state in a package variable", MEMORY),
     Lab("5.3.4", insufficient.TITLE, MEMORY, insufficient.run),
     Lab("5.3.5", "The knob that cannot move here", MEMORY, floor.run_below_floor),
@@ -72,11 +85,11 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.4.2", "The queue state machine, written before any code is opened", MEMORY),
     Lab("5.4.3", queue_moves.PATH_TITLE, MEMORY, queue_moves.run_path),
     Lab("5.4.4", queue_moves.BACKOFF_TITLE, MEMORY, queue_moves.run_backoff),
-    Lab("5.4.5", "5.C1 — fifty pods that will not schedule", MEMORY, command="kubesched drill c1"),
+    Lab("5.4.5", drills.BACKLOG_TITLE, MEMORY, drills.run_backlog, command="kubesched drill c1"),
     Lab("5.4.6", queue_moves.RETRY_TITLE, MEMORY, queue_moves.run_retries),
     Lab("5.4.7", gates.TITLE, MEMORY, gates.run),
-    Lab("5.5.1", "The preemptor gets a claim, not the node", MEMORY),
-    Lab("5.5.2", "A PDB that makes preemption fail, and says so", MEMORY),
+    Lab("5.5.1", preemption.CLAIM_TITLE, MEMORY, preemption.run_claim),
+    Lab("5.5.2", preemption.BUDGET_TITLE, MEMORY, preemption.run_budget),
     Lab("5.5.3", "Why victim deletion left the scheduling thread", MEMORY),
     Lab("5.5.4", "Build artifact 2: a scoring plugin in a scheduler you own", MEMORY),
     Lab("5.5.5", "Failing after the decision costs more than failing before it", MEMORY),
@@ -85,8 +98,8 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.5.8", "Both artifacts, two replicas each, one lease", LIVE),
     Lab("5.6.1", "The revert", MEMORY),
     Lab("5.6.2", "The same workload, two profiles, two distributions", MEMORY),
-    Lab("5.6.3", "5.C2 — which pod died, on which node, and why that one", MEMORY, command="kubesched drill c2"),
-    Lab("5.6.4", "5.C3 — unschedulable for a reason that is not scarcity", MEMORY, command="kubesched drill c3"),
+    Lab("5.6.3", drills.VICTIM_TITLE, MEMORY, drills.run_victim, command="kubesched drill c2"),
+    Lab("5.6.4", drills.SPREAD_TITLE, MEMORY, drills.run_spread, command="kubesched drill c3"),
     Lab("5.6.5", "The capstone: a measurement and a story", MEMORY, command="kubesched capstone"),
 )
 LABS = {lab.id: lab for lab in BOOK}

@@ -57,16 +57,18 @@ def lab_cluster(
     seed: int,
     nodes: Iterable[Any],
     pods: Iterable[Any] = (),
+    objects: Iterable[Any] = (),
     plugins: Iterable[type[Any]] = (),
     **config: Any,
 ) -> LabCluster:
-    """`nodes` and `pods` (those with a `nodeName` already bound) stored, and a scheduler with
+    """`objects` (PriorityClasses, budgets...), `nodes` and `pods` (those with a `nodeName` already
+    bound) stored, and a scheduler with
     upstream's default configuration plus `config`'s top-level fields (`profiles`,
     `percentageOfNodesToScore`...), its registry holding `plugins` too."""
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
     store = MemoryStore(clock=clock, seed=seed, tracer=tracer)
-    for obj in (*nodes, *pods):
+    for obj in (*objects, *nodes, *pods):
         store.create(obj)
     registry = plugin_registry()
     for plugin in plugins:
