@@ -126,7 +126,8 @@ def add_plugin_option(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="MODULE:ATTR",
-        help="also load the plugins of this module (importable from the working directory; repeatable)",
+        help="also load the plugins of this module (importable from the working directory) or of a file "
+        "(path/to/file.py:attr); repeatable",
     )
 
 

@@ -10,11 +10,14 @@ a plugin class (its `name`), or a list of them. Every failure is a `PluginLoadEr
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from kubesched.framework.registry import PluginSpec, Registry, RegistryError
@@ -36,11 +39,11 @@ def _as_spec(obj: Any, where: str) -> PluginSpec:
 
 
 def _load(value: str, where: str) -> Any:
-    module_name, _, attr = value.partition(":")
+    module_name, _, attr = value.rpartition(":")
     if not module_name or not attr:
-        raise PluginLoadError(f"{where}: expected module:attr, got {value!r}")
+        raise PluginLoadError(f"{where}: expected module:attr or file.py:attr, got {value!r}")
     try:
-        module = importlib.import_module(module_name)
+        module = _from_file(module_name) if module_name.endswith(".py") else importlib.import_module(module_name)
     except Exception as e:
         raise PluginLoadError(f"{where}: cannot import {module_name}: {type(e).__name__}: {e}") from None
     try:
@@ -50,6 +53,24 @@ def _load(value: str, where: str) -> Any:
     except AttributeError:
         raise PluginLoadError(f"{where}: module {module_name} has no attribute {attr}") from None
     return obj
+
+
+def _from_file(path: str) -> ModuleType:
+    """The module a Python file holds, imported under its file name (`nosundays.py` → `nosundays`)."""
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"no such file {path}")
+    spec = importlib.util.spec_from_file_location(file.stem, file)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} is not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[file.stem] = module  # dataclasses and pickling look their module up by name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[file.stem]
+        raise
+    return module
 
 
 def _source(ep: metadata.EntryPoint) -> str:
@@ -73,7 +94,8 @@ def discovered(group: str = ENTRY_POINT_GROUP) -> Registry:
 
 
 def from_module(value: str) -> Registry:
-    """The plugins `--plugin module:attr` names (the working directory is importable)."""
+    """The plugins `--plugin module:attr` names (the working directory is importable), or
+    `--plugin path/to/file.py:attr` (the file imported as a module of its own name)."""
     where = f"--plugin {value}"
     cwd = os.getcwd()
     added = cwd not in sys.path

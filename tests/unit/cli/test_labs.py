@@ -16,6 +16,7 @@ from kubesched.cli.lab import (
     insufficient,
     plugin_set,
     preemption,
+    profiles,
     queue_moves,
     refusals,
     stale_cache,
@@ -28,6 +29,8 @@ from kubesched.trace.upstream import is_ours_only
 CHECKED = {
     "5.1.1": tour.run_tour,
     "5.1.3": cycles.run_cycles,
+    "5.1.5": profiles.run_filter,
+    "5.5.7": profiles.run_profiles,
     "5.2.4": drills.run_race,
     "5.3.2": cycles.run_while_bound,
     "5.4.5": drills.run_backlog,
@@ -73,6 +76,8 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
     [
         ("5.1.1", {"nodes": 1}),  # one feasible node: nothing is scored
         ("5.1.3", {"slow": False}),  # bindings end as they begin: none overlap
+        ("5.1.5", {"enabled": False}),  # the plugin loaded but not enabled: the Sunday node gets pods
+        ("5.5.7", {"packer": "LeastAllocated"}),  # the second profile spreads too
         ("5.2.4", {"links": (0.0, 0.0)}),  # instant links: the from-scratch scheduler wins every race
         ("5.3.2", {"slow": False}),  # a is bound before b's cycle begins
         ("5.4.5", {"horizon": 200.0}),  # ended before the five-minute flush

@@ -156,12 +156,21 @@ def test_a_module_in_the_working_directory_loads_with_plugin(module_in_cwd, caps
     assert listed["NoSundays"]["points"] == ["filter"]
 
 
+def test_a_file_anywhere_loads_with_plugin_by_its_path(module_in_cwd, capsys, monkeypatch, tmp_path_factory):
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # not importable from here
+    path = module_in_cwd / "sundays.py"
+    listed = plugins_json(capsys, "--plugin", f"{path}:plugins")
+    assert listed["NoSundays"]["source"] == f"--plugin {path}:plugins"
+    assert listed["NoSundays"]["points"] == ["filter"]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["--plugin", "sundays:nothing"], "--plugin sundays:nothing: module sundays has no attribute nothing"),
         (["--plugin", "nowhere:x"], "--plugin nowhere:x: cannot import nowhere: ModuleNotFoundError"),
-        (["--plugin", "sundays"], "--plugin sundays: expected module:attr, got 'sundays'"),
+        (["--plugin", "sundays"], "--plugin sundays: expected module:attr or file.py:attr, got 'sundays'"),
+        (["--plugin", "missing.py:x"], "--plugin missing.py:x: cannot import missing.py: FileNotFoundError"),
         (
             ["--plugin", "sundays:clash"],
             'a plugin named "NodeName" already exists (in-tree; again from --plugin sundays:clash)',

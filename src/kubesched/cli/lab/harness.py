@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,18 +59,20 @@ def lab_cluster(
     pods: Iterable[Any] = (),
     objects: Iterable[Any] = (),
     plugins: Iterable[type[Any]] = (),
+    modules: Sequence[str] = (),
     **config: Any,
 ) -> LabCluster:
     """`objects` (PriorityClasses, budgets...), `nodes` and `pods` (those with a `nodeName` already
     bound) stored, and a scheduler with
     upstream's default configuration plus `config`'s top-level fields (`profiles`,
-    `percentageOfNodesToScore`...), its registry holding `plugins` too."""
+    `percentageOfNodesToScore`...), its registry holding `plugins` and those `modules` name
+    (`--plugin`'s `module:attr` or `file.py:attr`) too."""
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
     store = MemoryStore(clock=clock, seed=seed, tracer=tracer)
     for obj in (*objects, *nodes, *pods):
         store.create(obj)
-    registry = plugin_registry()
+    registry = plugin_registry(modules)
     for plugin in plugins:
         registry.register(plugin.name, plugin)
     built = default_config(registry, **config)
