@@ -8,8 +8,10 @@ import json
 import pytest
 
 from kubesched.cli.lab import (
+    archaeology,
     artifact,
     cycles,
+    distributions,
     drills,
     floor,
     gates,
@@ -31,6 +33,8 @@ CHECKED = {
     "5.1.3": cycles.run_cycles,
     "5.1.5": profiles.run_filter,
     "5.5.7": profiles.run_profiles,
+    "5.4.1": archaeology.run,
+    "5.6.2": distributions.run,
     "5.2.4": drills.run_race,
     "5.3.2": cycles.run_while_bound,
     "5.4.5": drills.run_backlog,
@@ -78,6 +82,8 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
         ("5.1.3", {"slow": False}),  # bindings end as they begin: none overlap
         ("5.1.5", {"enabled": False}),  # the plugin loaded but not enabled: the Sunday node gets pods
         ("5.5.7", {"packer": "LeastAllocated"}),  # the second profile spreads too
+        ("5.4.1", {"layout": archaeology.as_articles_cite}),  # the layout articles cite: internal/queue/
+        ("5.6.2", {"second": "LeastAllocated"}),  # the same distribution twice
         ("5.2.4", {"links": (0.0, 0.0)}),  # instant links: the from-scratch scheduler wins every race
         ("5.3.2", {"slow": False}),  # a is bound before b's cycle begins
         ("5.4.5", {"horizon": 200.0}),  # ended before the five-minute flush

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.cli.lab import (
+    archaeology,
     artifact,
     cycles,
+    distributions,
     drills,
     floor,
     gates,
@@ -82,7 +84,7 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.3.4", insufficient.TITLE, MEMORY, insufficient.run),
     Lab("5.3.5", "The knob that cannot move here", MEMORY, floor.run_below_floor),
     Lab("5.3.6", "Above the floor at last: a hundred nodes that do not exist", MEMORY, floor.run_above_floor),
-    Lab("5.4.1", "The archaeology case: the path that no longer exists", MEMORY),
+    Lab("5.4.1", archaeology.TITLE, MEMORY, archaeology.run),
     Lab("5.4.2", "The queue state machine, written before any code is opened", MEMORY),
     Lab("5.4.3", queue_moves.PATH_TITLE, MEMORY, queue_moves.run_path),
     Lab("5.4.4", queue_moves.BACKOFF_TITLE, MEMORY, queue_moves.run_backoff),
@@ -98,7 +100,7 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.5.7", profiles.PROFILES_TITLE, MEMORY, profiles.run_profiles),
     Lab("5.5.8", "Both artifacts, two replicas each, one lease", LIVE),
     Lab("5.6.1", "The revert", MEMORY),
-    Lab("5.6.2", "The same workload, two profiles, two distributions", MEMORY),
+    Lab("5.6.2", distributions.TITLE, MEMORY, distributions.run),
     Lab("5.6.3", drills.VICTIM_TITLE, MEMORY, drills.run_victim, command="kubesched drill c2"),
     Lab("5.6.4", drills.SPREAD_TITLE, MEMORY, drills.run_spread, command="kubesched drill c3"),
     Lab("5.6.5", "The capstone: a measurement and a story", MEMORY, command="kubesched capstone"),
