@@ -1,7 +1,7 @@
 """5.4.1 — the archaeology case: the path that no longer exists. Articles and older books cite the
-queue at `pkg/scheduler/internal/queue/`, as v1.31 and earlier had it; it now lives under `pkg/scheduler/backend/queue/`.
-Every queue citation kubesched prints (the trace's, from the site table) resolves under the
-current path, none under the stale one."""
+queue at `pkg/scheduler/internal/queue/`, as v1.31 and earlier had it; it now lives under
+`pkg/scheduler/backend/queue/`. Every queue citation kubesched prints (the trace's, from the site
+table) resolves under the current path, none under the stale one."""
 
 from __future__ import annotations
 
