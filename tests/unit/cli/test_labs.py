@@ -17,6 +17,7 @@ from kubesched.cli.lab import (
     gates,
     insufficient,
     plugin_set,
+    points,
     preemption,
     profiles,
     queue_moves,
@@ -30,6 +31,7 @@ from kubesched.trace.upstream import is_ours_only
 
 CHECKED = {
     "5.1.1": tour.run_tour,
+    "5.1.2": points.run,
     "5.1.3": cycles.run_cycles,
     "5.1.5": profiles.run_filter,
     "5.5.7": profiles.run_profiles,
@@ -79,6 +81,8 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
     ("lab_id", "falsified"),
     [
         ("5.1.1", {"nodes": 1}),  # one feasible node: nothing is scored
+        # the common misreading: a rejection at PreScore waits in unschedulablePods like one at Filter
+        ("5.1.2", {"answers": {("PreScore", "Unschedulable"): ("unschedulablePods", False)}}),
         ("5.1.3", {"slow": False}),  # bindings end as they begin: none overlap
         ("5.1.5", {"enabled": False}),  # the plugin loaded but not enabled: the Sunday node gets pods
         ("5.5.7", {"packer": "LeastAllocated"}),  # the second profile spreads too

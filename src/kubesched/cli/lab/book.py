@@ -18,6 +18,7 @@ from kubesched.cli.lab import (
     gates,
     insufficient,
     plugin_set,
+    points,
     preemption,
     profiles,
     queue_moves,
@@ -68,7 +69,7 @@ class Lab:
 
 BOOK: tuple[Lab, ...] = (
     Lab("5.1.1", tour.TOUR_TITLE, MEMORY, tour.run_tour),
-    Lab("5.1.2", "The extension points, and what an error at each one costs", MEMORY),
+    Lab("5.1.2", points.TITLE, MEMORY, points.run),
     Lab("5.1.3", cycles.CYCLES_TITLE, MEMORY, cycles.run_cycles),
     Lab("5.1.4", plugin_set.TITLE, MEMORY, plugin_set.run),
     Lab("5.1.5", profiles.FILTER_TITLE, MEMORY, profiles.run_filter),

@@ -13,6 +13,7 @@ from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
+from kubesched.plugin import PluginSpec
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.sim import FakeKubelets
@@ -58,7 +59,7 @@ def lab_cluster(
     nodes: Iterable[Any],
     pods: Iterable[Any] = (),
     objects: Iterable[Any] = (),
-    plugins: Iterable[type[Any]] = (),
+    plugins: Iterable[type[Any] | PluginSpec] = (),
     modules: Sequence[str] = (),
     **config: Any,
 ) -> LabCluster:
@@ -74,7 +75,10 @@ def lab_cluster(
         store.create(obj)
     registry = plugin_registry(modules)
     for plugin in plugins:
-        registry.register(plugin.name, plugin)
+        if isinstance(plugin, PluginSpec):
+            registry.register(plugin.name, plugin.factory, plugin.args_type)
+        else:
+            registry.register(plugin.name, plugin)
     built = default_config(registry, **config)
     cluster = MemoryCluster(store)
     scheduler = Scheduler(cluster, clock, built, registry, tracer=tracer, seed=seed, identity="lab")
