@@ -23,6 +23,7 @@ from kubesched.cli.lab import (
     profiles,
     queue_moves,
     refusals,
+    shared_state,
     stale_cache,
     tour,
 )
@@ -81,7 +82,7 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.2.5", stale_cache.CPU_BURST.title, MEMORY, stale_cache.run),
     Lab("5.3.1", tour.DETAIL_TITLE, MEMORY, tour.run_detail),
     Lab("5.3.2", cycles.WHILE_TITLE, MEMORY, cycles.run_while_bound),
-    Lab("5.3.3", "Why a plugin cannot keep state in a package variable", MEMORY),
+    Lab("5.3.3", shared_state.TITLE, MEMORY, shared_state.run),
     Lab("5.3.4", insufficient.TITLE, MEMORY, insufficient.run),
     Lab("5.3.5", "The knob that cannot move here", MEMORY, floor.run_below_floor),
     Lab("5.3.6", "Above the floor at last: a hundred nodes that do not exist", MEMORY, floor.run_above_floor),
