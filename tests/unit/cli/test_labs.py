@@ -16,6 +16,7 @@ from kubesched.cli.lab import (
     floor,
     gates,
     insufficient,
+    late_failure,
     plugin_set,
     points,
     preemption,
@@ -37,6 +38,7 @@ CHECKED = {
     "5.1.5": profiles.run_filter,
     "5.5.7": profiles.run_profiles,
     "5.3.3": shared_state.run,
+    "5.5.5": late_failure.run,
     "5.4.1": archaeology.run,
     "5.6.2": distributions.run,
     "5.2.4": drills.run_race,
@@ -88,6 +90,7 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
         ("5.1.3", {"slow": False}),  # bindings end as they begin: none overlap
         ("5.1.5", {"enabled": False}),  # the plugin loaded but not enabled: the Sunday node gets pods
         ("5.5.7", {"packer": "LeastAllocated"}),  # the second profile spreads too
+        ("5.5.5", {"late": "Filter"}),  # the same refusal twice: the same cost
         ("5.3.3", {"slow": False}),  # no binding cycle still open: the package variable happens to be right
         ("5.4.1", {"layout": archaeology.as_articles_cite}),  # the layout articles cite: internal/queue/
         ("5.6.2", {"second": "LeastAllocated"}),  # the same distribution twice
