@@ -155,6 +155,12 @@ def test_lab_run_json_is_the_same_for_the_same_seed(capsys):
     assert json.loads(outputs[0])["check"]["passed"] is True
 
 
+@pytest.mark.parametrize("lab_id", sorted(CHECKED))
+def test_every_lab_reports_the_same_for_the_same_seed(lab_id):
+    first, second = (json.dumps(CHECKED[lab_id](seed=3).to_json(), sort_keys=True) for _ in range(2))
+    assert first == second
+
+
 def test_lab_check_all_passes_and_list_shows_every_lab(capsys):
     assert main(["lab", "check", "--all"]) == 0
     assert capsys.readouterr().out.count("PASS") == len(CHECKED)
