@@ -17,6 +17,7 @@ from kubesched.cli.lab import (
     gates,
     insufficient,
     late_failure,
+    measured,
     plugin_set,
     points,
     preemption,
@@ -39,6 +40,7 @@ CHECKED = {
     "5.5.7": profiles.run_profiles,
     "5.3.3": shared_state.run,
     "5.5.5": late_failure.run,
+    "5.6.5": measured.run,
     "5.4.1": archaeology.run,
     "5.6.2": distributions.run,
     "5.2.4": drills.run_race,
@@ -131,6 +133,15 @@ def test_a_labs_check_holds_and_fails_once_its_claim_is_made_false(lab_id, falsi
     assert broken.check is not None and not broken.check.passed
 
 
+def test_the_capstone_lab_fails_when_the_measured_profile_is_the_default(tmp_path):
+    held = measured.run()
+    assert held.check.passed and held.check.evidence["outOfTree"], held.check
+    default = tmp_path / "default.yaml"
+    default.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    broken = measured.run(config=default)
+    assert not broken.check.passed and broken.check.evidence["outOfTree"] == []
+
+
 def test_three_refusals_carry_upstreams_messages():
     evidence = refusals.run().check.evidence
     assert evidence["messages"]["intolerant"] == (
@@ -173,7 +184,7 @@ def test_lab_check_all_passes_and_list_shows_every_lab(capsys):
     [
         (["lab", "run", "9.9"], "lab: no lab '9.9' (see `kubesched lab list`)"),
         (["lab", "run", "5.2.2"], "lab 5.2.2: not runnable as a lab yet"),
-        (["lab", "run", "5.6.5"], "lab 5.6.5: not runnable as a lab yet; run it with `kubesched capstone`"),
+        (["lab", "run", "5.6.1"], "lab 5.6.1: not runnable as a lab yet"),
         (["lab", "check"], "lab check: give a lab's id or --all"),
         (["lab", "check", "5.1.6", "--all"], "lab check: give a lab's id or --all, not both"),
     ],

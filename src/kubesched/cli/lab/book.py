@@ -18,6 +18,7 @@ from kubesched.cli.lab import (
     gates,
     insufficient,
     late_failure,
+    measured,
     plugin_set,
     points,
     preemption,
@@ -106,6 +107,6 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.6.2", distributions.TITLE, MEMORY, distributions.run),
     Lab("5.6.3", drills.VICTIM_TITLE, MEMORY, drills.run_victim, command="kubesched drill c2"),
     Lab("5.6.4", drills.SPREAD_TITLE, MEMORY, drills.run_spread, command="kubesched drill c3"),
-    Lab("5.6.5", "The capstone: a measurement and a story", MEMORY, command="kubesched capstone"),
+    Lab("5.6.5", measured.TITLE, MEMORY, measured.run, command="kubesched capstone"),
 )
 LABS = {lab.id: lab for lab in BOOK}
