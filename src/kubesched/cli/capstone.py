@@ -115,9 +115,9 @@ def _out_of_tree(registry: Any, config: SchedulerConfig) -> list[OutOfTree]:
 def _findings(reports: list[Report]) -> list[str]:
     base, *others = reports
     out = []
-    mine = {pod for node in base.nodes for pod in node.pods}
+    mine = base.bound
     for r in others:
-        theirs = {pod for node in r.nodes for pod in node.pods}
+        theirs = r.bound
         out.append(
             f"Each configuration ran on an identical fake cluster, the pods asking for its scheduler by "
             f"schedulerName ({base.scheduler_name}, then {r.scheduler_name}, the second scheduler). "

@@ -122,6 +122,11 @@ class Report:
     attempts: int = 0
 
     @property
+    def bound(self) -> set[str]:
+        """The pods bound to some node."""
+        return {pod for node in self.nodes for pod in node.pods}
+
+    @property
     def nodes_used(self) -> int:
         return sum(1 for n in self.nodes if n.pods)
 

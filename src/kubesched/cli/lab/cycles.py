@@ -11,16 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kubesched.cli.drill.c4 import SlowPreBind
-from kubesched.cli.lab.harness import LabCluster, lab_cluster
+from kubesched.cli.lab.harness import NODE, LabCluster, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult
 from kubesched.scheduler.explain import explain_pod
-from kubesched.sim import NodeTemplate
+from kubesched.sim import make_nodes
 from kubesched.trace.narrate import Step
 from kubesched.workloads.runner import make_pod
 
 CYCLES_ID, CYCLES_TITLE = "5.1.3", "Two cycles, one thread"
 WHILE_ID, WHILE_TITLE = "5.3.2", "Pod B is scheduled while pod A is still being bound"
-NODE = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
 CYCLE_KINDS = ("cycle.start", "cycle.permitted", "cycle.failed", "bind.started", "bind.prebound", "bind.done")
 
 
@@ -38,8 +37,7 @@ def _lab(seed: int, *, nodes: int, slow: bool) -> LabCluster:
     profile: dict[str, object] = {"schedulerName": "default-scheduler"}
     if slow:
         profile["plugins"] = {"preBind": {"enabled": [{"name": SlowPreBind.name}]}}
-    made = [NODE.make(f"node-{i}", i) for i in range(nodes)]
-    return lab_cluster(seed=seed, nodes=made, plugins=[SlowPreBind], profiles=[profile])
+    return lab_cluster(seed=seed, nodes=make_nodes(nodes, NODE), plugins=[SlowPreBind], profiles=[profile])
 
 
 def _intervals(lab: LabCluster, begin: str, end: str, *, by_order: bool = False) -> list[Interval]:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from kubesched.cli.lab.harness import lab_cluster
+from kubesched.cli.lab.harness import NODE, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult, site_of
 from kubesched.scheduler.fit_error import num_feasible_nodes_to_find
-from kubesched.sim import NodeTemplate
+from kubesched.sim import make_nodes
 from kubesched.trace import cite
 from kubesched.trace.narrate import Step
 from kubesched.workloads.runner import make_pod
@@ -32,10 +32,7 @@ def upstream_count(nodes: int, percentage: int) -> int:
 def _found(nodes: int, percentage: int, *, seed: int) -> tuple[int, int]:
     """Schedule one pod on `nodes` empty nodes with `percentage`; the nodes its cycle evaluated
     and found feasible."""
-    template = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
-    lab = lab_cluster(
-        seed=seed, nodes=[template.make(f"node-{i}", i) for i in range(nodes)], percentageOfNodesToScore=percentage
-    )
+    lab = lab_cluster(seed=seed, nodes=make_nodes(nodes, NODE), percentageOfNodesToScore=percentage)
 
     async def body() -> None:
         await lab.cluster.create(make_pod("probe", {"cpu": "100m"}))

@@ -4,14 +4,11 @@ once the last gate is removed the update moves it to activeQ and it is scheduled
 
 from __future__ import annotations
 
-from typing import Any
-
 from lightkube.resources import core_v1
 
-from kubesched.cli.lab.harness import lab_cluster
+from kubesched.cli.lab.harness import NODE, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult
-from kubesched.sim import NodeTemplate
-from kubesched.trace.narrate import steps
+from kubesched.sim import make_nodes
 from kubesched.workloads.runner import make_pod
 
 ID, TITLE = "5.4.7", "SchedulingGated — a pod the scheduler declines to look at"
@@ -23,16 +20,14 @@ NARRATED = ("queue.move", "queue.pop", "cycle.start", "cycle.selected", "bind.do
 def run(*, seed: int = 1, gated: bool = True) -> LabResult:
     """One node; a pod created with a gate (none when `gated` is False, which makes the claim
     false), the gate removed after a minute."""
-    template = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
-    lab = lab_cluster(seed=seed, nodes=[template.make("node-0", 0)])
+    lab = lab_cluster(seed=seed, nodes=make_nodes(1, NODE))
     gates = [{"name": GATE}] if gated else []
-    start = lab.clock.now()
     seen: dict[str, object] = {}
 
     async def body() -> None:
         await lab.cluster.create(make_pod("held", {"cpu": "100m"}, schedulingGates=gates))
         await lab.clock.sleep(GATED_SECONDS)
-        pod: Any = lab.store.get(core_v1.Pod, "held", namespace="default")
+        pod = lab.pod("held")
         condition = next((c for c in (pod.status.conditions or []) if c.type == "PodScheduled"), None)
         seen["reason"] = condition.reason if condition else None
         seen["attemptsWhileGated"] = len(lab.records("cycle.start", pod="default/held"))
@@ -40,9 +35,8 @@ def run(*, seed: int = 1, gated: bool = True) -> LabResult:
         await lab.clock.sleep(5.0)
 
     lab.run(body)
-    told = steps(lab.tracer.records, since=start, kinds=NARRATED, pods={"default/held"})
-    held: Any = lab.store.get(core_v1.Pod, "held", namespace="default")
-    node = held.spec.nodeName
+    told = lab.told("held", kinds=NARRATED)
+    node = lab.pod("held").spec.nodeName
     evidence = {**seen, "nodeAfterUngating": node}
     check = Check(
         claim="while gated the pod is never attempted and shows SchedulingGated; without the gate it is scheduled",

@@ -16,9 +16,11 @@ from kubesched.config import default_config
 from kubesched.plugin import PluginSpec
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
-from kubesched.sim import FakeKubelets
+from kubesched.sim import FakeKubelets, NodeTemplate
 from kubesched.trace import Record, Tracer
 from kubesched.trace.narrate import Step, steps
+
+NODE = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())  # the labs' usual node
 
 
 @dataclass
@@ -64,10 +66,9 @@ def lab_cluster(
     **config: Any,
 ) -> LabCluster:
     """`objects` (PriorityClasses, budgets...), `nodes` and `pods` (those with a `nodeName` already
-    bound) stored, and a scheduler with
-    upstream's default configuration plus `config`'s top-level fields (`profiles`,
-    `percentageOfNodesToScore`...), its registry holding `plugins` and those `modules` name
-    (`--plugin`'s `module:attr` or `file.py:attr`) too."""
+    bound) stored, and a scheduler with upstream's default configuration plus `config`'s top-level
+    fields (`profiles`, `percentageOfNodesToScore`...), its registry holding `plugins` and those
+    `modules` name (`--plugin`'s `module:attr` or `file.py:attr`) too."""
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
     store = MemoryStore(clock=clock, seed=seed, tracer=tracer)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import inspect
 
-from kubesched.cli.lab.harness import lab_cluster
+from kubesched.cli.lab.harness import NODE, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult
 from kubesched.plugins import noderesources_fit
-from kubesched.sim import NodeTemplate
+from kubesched.sim import make_nodes
 from kubesched.trace import cite
 from kubesched.trace.narrate import Step
 from kubesched.workloads.runner import make_pod
@@ -39,8 +39,7 @@ def run(*, seed: int = 1, resource: str = "cpu") -> LabResult:
     """Three 4-CPU, 16 GiB nodes, each running a pod of 3 CPUs and 12 GiB. `crowded` asks for 2 of
     `resource`'s units beyond what is left; `too-big` for more than a node has. With `resource`
     memory the messages say `Insufficient memory`, which makes the claim about cpu false."""
-    template = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
-    nodes = [template.make(f"node-{i}", i) for i in range(NODES)]
+    nodes = make_nodes(NODES, NODE)
     running = [make_pod(f"running-{i}", {"cpu": "3", "memory": "12Gi"}, nodeName=f"node-{i}") for i in range(NODES)]
     asks = {"cpu": ({"cpu": "2"}, {"cpu": "8"}), "memory": ({"memory": "8Gi"}, {"memory": "32Gi"})}[resource]
     lab = lab_cluster(seed=seed, nodes=nodes, pods=running)

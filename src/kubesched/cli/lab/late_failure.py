@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, ClassVar
 
-from kubesched.cli.lab.harness import LabCluster, lab_cluster
+from kubesched.cli.lab.harness import NODE, LabCluster, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult
 from kubesched.plugin import CycleState, FilterPlugin, NodeInfo, PluginSpec, PodInfo, ReservePlugin, Status
-from kubesched.sim import NodeTemplate
 from kubesched.trace import extension_point
 from kubesched.trace.narrate import Step
 from kubesched.workloads.runner import make_pod
@@ -83,10 +82,9 @@ def _noting(fn: Callable[..., Any], name: str, writes: list[str]) -> Callable[..
 def _cost(at: str, *, seed: int, preempt: bool = False) -> Cost:
     refuser = Refuser(at)
     points = {"filter": {"enabled": [{"name": Refuser.name}]}, "reserve": {"enabled": [{"name": Refuser.name}]}}
-    template = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
     lab: LabCluster = lab_cluster(
         seed=seed,
-        nodes=[template.make(f"node-{i:02d}", i) for i in range(NODES)],
+        nodes=[NODE.make(f"node-{i:02d}", i) for i in range(NODES)],
         plugins=[PluginSpec(lambda args, handle: refuser, name=Refuser.name)],
         profiles=[{"schedulerName": "default-scheduler", "plugins": points}],
     )

@@ -22,9 +22,7 @@ def run(*, seed: int = 1, config: str | Path | None = None) -> LabResult:
     workload, package_config = default_inputs()
     cap = build(workload_path=workload, config_path=config or package_config, registry=plugin_registry(), seed=seed)
     base, measured = cap.reports[0], cap.reports[-1]
-    mine = {pod for node in base.nodes for pod in node.pods}
-    theirs = {pod for node in measured.nodes for pod in node.pods}
-    changed = len(mine ^ theirs) + sum(
+    changed = len(base.bound ^ measured.bound) + sum(
         1
         for g in set(base.groups) | set(measured.groups)
         if base.groups.get(g, {}).get("state") != measured.groups.get(g, {}).get("state")

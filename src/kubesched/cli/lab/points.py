@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from kubesched.cli.lab.harness import lab_cluster
+from kubesched.cli.lab.harness import NODE, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult
 from kubesched.plugin import (
     BindPlugin,
@@ -29,7 +29,7 @@ from kubesched.plugin import (
     Status,
     StatusError,
 )
-from kubesched.sim import NodeTemplate
+from kubesched.sim import make_nodes
 from kubesched.trace import extension_point
 from kubesched.trace.narrate import Step
 from kubesched.workloads.runner import make_pod
@@ -182,10 +182,9 @@ def _row(failing: type[Failing], code: Code, seed: int) -> Row:
         PluginSpec(lambda args, handle: failing(code), name=failing.name),
         PluginSpec(lambda args, handle: watcher, name=Watcher.name),
     ]
-    template = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
     lab = lab_cluster(
         seed=seed,
-        nodes=[template.make(f"node-{i}", i) for i in range(2)],
+        nodes=make_nodes(2, NODE),
         plugins=specs,
         profiles=[{"schedulerName": "default-scheduler", "plugins": enabled}],
     )

@@ -15,9 +15,9 @@ from lightkube.models import meta_v1
 from lightkube.resources import scheduling_v1
 
 from kubesched.cli.drill.c2 import run_c2
-from kubesched.cli.lab.harness import lab_cluster
+from kubesched.cli.lab.harness import NODE, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult
-from kubesched.sim import NodeTemplate
+from kubesched.sim import make_nodes
 from kubesched.workloads.runner import make_pod
 
 CLAIM_ID, CLAIM_TITLE = "5.5.1", "The preemptor gets a claim, not the node"
@@ -67,9 +67,8 @@ def run_budget(*, seed: int = 1, pdb_blocks: bool = True) -> LabResult:
     violated = entry is not None and int(entry[2]) > 0
 
     classes = [scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name="critical"), value=1000)]
-    node = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
     full = [make_pod(f"peer-{i}", {"cpu": "3"}, priorityClassName="critical", nodeName=f"node-{i}") for i in range(2)]
-    lab = lab_cluster(seed=seed, nodes=[node.make(f"node-{i}", i) for i in range(2)], pods=full, objects=classes)
+    lab = lab_cluster(seed=seed, nodes=make_nodes(2, NODE), pods=full, objects=classes)
 
     async def body() -> None:
         await lab.cluster.create(make_pod("late", {"cpu": "2"}, priorityClassName="critical"))

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import tempfile
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kubesched.cli.lab.harness import LabCluster, lab_cluster
+from kubesched.cli.lab.harness import NODE, LabCluster, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult, site_of
 from kubesched.scheduler.discovery import from_module
-from kubesched.sim import NodeTemplate
+from kubesched.sim import make_nodes
 from kubesched.trace import extension_point
 from kubesched.trace.narrate import Step
 from kubesched.workloads.runner import make_pod
 
 FILTER_ID, FILTER_TITLE = "5.1.5", "A Filter plugin is two methods and a string"
 PROFILES_ID, PROFILES_TITLE = "5.5.7", "Stage 2, shape two: one process, two scheduler names"
-NODE = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
 # The plugin of docs/plugins.md, as a learner writes it in a file of their own.
 NOSUNDAYS = """\
 from typing import ClassVar
@@ -67,10 +67,7 @@ def run_filter(*, seed: int = 1, enabled: bool = True) -> LabResult:
     NoSundays enabled at Filter (loaded from a file). With `enabled` False the second profile does
     not enable it, which makes the claim false."""
     names = [f"pod-{i}" for i in range(6)]
-    nodes = [
-        NodeTemplate(capacity=NODE.capacity, zones=(), labels={"day": "sunday"} if i == 1 else {}).make(f"node-{i}", i)
-        for i in range(3)
-    ]
+    nodes = [replace(NODE, labels={"day": "sunday"} if i == 1 else {}).make(f"node-{i}", i) for i in range(3)]
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "nosundays.py"
         path.write_text(NOSUNDAYS)
@@ -129,7 +126,7 @@ def run_profiles(*, seed: int = 1, packer: str = "MostAllocated") -> LabResult:
         {"schedulerName": "default-scheduler"},
         {"schedulerName": "packer", "pluginConfig": [{"name": "NodeResourcesFit", "args": fit}]},
     ]
-    lab = lab_cluster(seed=seed, nodes=[NODE.make(f"node-{i}", i) for i in range(4)], profiles=profiles)
+    lab = lab_cluster(seed=seed, nodes=make_nodes(4, NODE), profiles=profiles)
     names = {"default-scheduler": [f"spread-{i}" for i in range(4)], "packer": [f"packed-{i}" for i in range(4)]}
 
     async def body() -> None:

@@ -17,13 +17,12 @@ from typing import Any, ClassVar
 
 from lightkube.resources import core_v1
 
-from kubesched.cli.lab.harness import LabCluster, lab_cluster
+from kubesched.cli.lab.harness import NODE, LabCluster, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult
 from kubesched.plugin import CycleState, Handle, PodInfo, PreBindPlugin, Status
-from kubesched.sim import NodeTemplate
+from kubesched.sim import NodeTemplate, make_nodes
 from kubesched.workloads.runner import make_pod
 
-NODE = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
 QUEUE_KINDS = ("queue.move", "queue.stayed", "queue.pop", "cycle.failed", "bind.done", "bind.failed")
 
 # -- 5.4.3 ---------------------------------------------------------------------------------------
@@ -131,7 +130,7 @@ def run_retries(*, seed: int = 1, taint: bool = False) -> LabResult:
     the ninth change taints node-1 instead of labelling it: NodeAffinity registered Node/Add, so the
     scheduler adds Node/UpdateNodeTaint for it with no hint function, which means Queue — a second
     retry that makes the claim false."""
-    lab = lab_cluster(seed=seed, nodes=[NODE.make(f"node-{i}", i) for i in range(2)])
+    lab = lab_cluster(seed=seed, nodes=make_nodes(2, NODE))
     changes = _changes(taint=taint)
     at: list[float] = []
     affinity = {

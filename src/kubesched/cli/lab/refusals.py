@@ -9,7 +9,7 @@ from lightkube.resources import core_v1
 
 from kubesched.cli.lab.harness import lab_cluster
 from kubesched.cli.lab.result import Check, LabResult
-from kubesched.sim import NodeTemplate
+from kubesched.sim import NodeTemplate, make_nodes
 from kubesched.trace import cite
 from kubesched.trace.narrate import Step
 from kubesched.workloads.runner import make_pod
@@ -40,7 +40,7 @@ def run(*, seed: int = 1, node_cpu: str = "4") -> LabResult:
     """Three 4-CPU nodes, all tainted except when a pod tolerates it; `node_cpu` other than "4"
     changes the nodes (a way to make the claim false)."""
     template = NodeTemplate(capacity={"cpu": node_cpu, "memory": "16Gi", "pods": "110"}, zones=(), taints=[TAINT])
-    lab = lab_cluster(seed=seed, nodes=[template.make(f"node-{i}", i) for i in range(NODES)])
+    lab = lab_cluster(seed=seed, nodes=make_nodes(NODES, template))
     toleration = [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
     pods = {
         "too-big": make_pod("too-big", {"cpu": "8"}, tolerations=toleration),
@@ -49,8 +49,6 @@ def run(*, seed: int = 1, node_cpu: str = "4") -> LabResult:
             "misdirected", {"cpu": "100m"}, tolerations=toleration, nodeSelector={"disktype": "nvme"}
         ),
     }
-
-    start = lab.clock.now()
 
     async def body() -> None:
         for pod in pods.values():
@@ -65,7 +63,7 @@ def run(*, seed: int = 1, node_cpu: str = "4") -> LabResult:
         first = failed[0] if failed else None
         steps.append(
             Step(
-                round(first.time - start, 3) if first else 0.0,
+                round(first.time - lab.start, 3) if first else 0.0,
                 f"{name} {why}: {plugin} rejects every node — {seen.get(name, 'no FailedScheduling event')}",
                 first.site if first else "",
                 first.upstream if first else (cite("schedulePod"),),

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from kubesched.cli.lab.harness import lab_cluster
+from kubesched.cli.lab.harness import NODE, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult
 from kubesched.plugin import CycleState, Handle, PluginSpec, PodInfo, PreBindPlugin, ReservePlugin, Status
-from kubesched.sim import NodeTemplate
+from kubesched.sim import make_nodes
 from kubesched.trace import extension_point
 from kubesched.trace.narrate import Step
 from kubesched.workloads.runner import make_pod
@@ -84,10 +84,9 @@ def _run(plugin: type[Reservation], *, seed: int, slow: bool) -> tuple[int, list
     nodes; the binding refusals the plugin made."""
     NOTED.clear()
     points = {"reserve": {"enabled": [{"name": plugin.name}]}, "preBind": {"enabled": [{"name": plugin.name}]}}
-    node = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
     lab = lab_cluster(
         seed=seed,
-        nodes=[node.make(f"node-{i}", i) for i in range(3)],
+        nodes=make_nodes(3, NODE),
         plugins=[PluginSpec(lambda args, handle: plugin(args, handle, slow=slow), name=plugin.name)],
         profiles=[{"schedulerName": name, "plugins": points} for name in ("a", "b")],
     )

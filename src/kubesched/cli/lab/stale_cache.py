@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kubesched.api.quantity import format_bytes, int_value, milli_value
+from kubesched.cli.lab.harness import NODE
 from kubesched.cli.lab.result import Check, LabResult
 from kubesched.cli.scenario import Placement, run_minimal
 from kubesched.sim import NodeTemplate
@@ -51,7 +52,7 @@ CPU_BURST = Burst(
     10,
     "1",
     "128Mi",
-    NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=()),
+    NODE,
     "cpu",
 )
 MEMORY_BURST = Burst(

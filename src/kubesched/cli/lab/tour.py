@@ -4,13 +4,13 @@ kube-scheduler logs at -v=10: the Filter verdict of every node, the score table,
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from kubesched.cli.lab.harness import LabCluster, lab_cluster
+from kubesched.cli.lab.harness import NODE, LabCluster, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult, site_of
 from kubesched.scheduler.algorithm import Algorithm
 from kubesched.scheduler.explain import explain_pod
-from kubesched.sim import NodeTemplate
 from kubesched.trace.narrate import Step
 from kubesched.trace.upstream import cite
 from kubesched.workloads.runner import make_pod
@@ -40,9 +40,8 @@ TAINT = {"key": "dedicated", "value": "infra", "effect": "NoSchedule"}
 def _cluster(seed: int, nodes: int, strategy: str) -> LabCluster:
     """`nodes` 4-CPU nodes, node-0 tainted (so Filter has something to say); node-1 half full, so
     the scores differ; NodeResourcesFit scoring with `strategy`."""
-    plain = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
-    tainted = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=(), taints=[TAINT])
-    made = [(tainted if i == 0 else plain).make(f"node-{i}", i) for i in range(nodes)]
+    tainted = replace(NODE, taints=[TAINT])
+    made = [(tainted if i == 0 else NODE).make(f"node-{i}", i) for i in range(nodes)]
     busy = [make_pod("busy", {"cpu": "2", "memory": "8Gi"}, nodeName="node-1")] if nodes > 1 else []
     fit_args = {"scoringStrategy": {"type": strategy, "resources": [{"name": "cpu", "weight": 1}]}}
     profile = {"schedulerName": "default-scheduler", "pluginConfig": [{"name": "NodeResourcesFit", "args": fit_args}]}
@@ -68,9 +67,8 @@ def run_tour(*, seed: int = 1, nodes: int = 3) -> LabResult:
     for s in told:
         first.setdefault(s.kind, s)
     what = dict(TOUR)
-    narrated = [
-        Step(s.time, f"{s.text} — {what[s.kind]}", s.site, s.upstream, s.pod, s.kind)
-        for s in sorted(first.values(), key=lambda s: told.index(s))
+    narrated = [  # each kind's first step, in the order the trace has them
+        Step(s.time, f"{s.text} — {what[s.kind]}", s.site, s.upstream, s.pod, s.kind) for s in first.values()
     ]
     seen = [s.kind for s in narrated]
     check = Check(
