@@ -153,14 +153,8 @@ def _moments(story: PreemptionStory, preemptor: str) -> list[Moment]:
     return [m for m in wanted if m is not None]
 
 
-def _preemption(story: PreemptionStory) -> dict[str, Any] | None:
-    """The recorded preemption of the story's preemptor (from the attempt that preempted)."""
-    attempt = next((a for a in story.explained["attempts"] if a.get("preemption")), None)
-    return attempt["preemption"] if attempt is not None else None
-
-
 def _why(story: PreemptionStory) -> list[str]:
-    p = _preemption(story)
+    p = story.preemption
     if p is None:
         return []
     candidates = "; ".join(
@@ -193,7 +187,7 @@ def build(
     story = run_c2()
     preemptor = "default/urgent"
     moments = _moments(story, preemptor)
-    victim = next(iter((_preemption(story) or {}).get("victims", ())), "?")
+    victim = next(iter((story.preemption or {}).get("victims", ())), "?")
     citations = [
         *(
             Citation(f"{p.name} implements {point} (the extension point's interface)", extension_point(point))

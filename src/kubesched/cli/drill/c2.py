@@ -47,6 +47,13 @@ class PreemptionStory:
     events: list[EventSeen]  # urgent's and the victims', as kubectl describe lists them
     explained: dict[str, Any]  # `kubesched explain default/urgent`: its attempts
 
+    @property
+    def preemption(self) -> dict[str, Any] | None:
+        """The recorded preemption of the preemptor (from the attempt that preempted), as
+        `kubesched explain` shows it: candidates, nominated node, victims, why."""
+        attempt = next((a for a in self.explained["attempts"] if a.get("preemption")), None)
+        return attempt["preemption"] if attempt is not None else None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "placements": self.placements,

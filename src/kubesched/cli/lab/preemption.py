@@ -9,8 +9,6 @@ and the FailedScheduling message says so."""
 
 from __future__ import annotations
 
-import re
-
 from lightkube.models import meta_v1
 from lightkube.resources import scheduling_v1
 
@@ -22,7 +20,6 @@ from kubesched.workloads.runner import make_pod
 
 CLAIM_ID, CLAIM_TITLE = "5.5.1", "The preemptor gets a claim, not the node"
 BUDGET_ID, BUDGET_TITLE = "5.5.2", "A PDB that makes preemption fail, and says so"
-PDB_COUNT = r"preempts on (\S+): .*\[.*\1: \d+ victim\(s\), (\d+) PDB violation"
 ORDER = ("nomination.set", "preemption.victim", "bind.done")
 NO_VICTIMS = (
     "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are "
@@ -36,7 +33,7 @@ def run_claim(*, seed: int = 1, spare_node: bool = False) -> LabResult:
     story = run_c2(spare_node=spare_node)
     mine = [s for s in story.lines if s.pod == "default/urgent" or s.kind == "preemption.victim"]
     firsts = {kind: next((i for i, s in enumerate(mine) if s.kind == kind), None) for kind in ORDER}
-    nominated = next((s.text.split(" = ")[1].split(":")[0] for s in mine if s.kind == "nomination.set"), None)
+    nominated = (story.preemption or {}).get("nominatedNode")
     node = story.placements.get("urgent")
     positions = [firsts[k] for k in ORDER]
     in_order = all(p is not None for p in positions) and positions == sorted(p for p in positions if p is not None)
@@ -62,9 +59,10 @@ def run_budget(*, seed: int = 1, pdb_blocks: bool = True) -> LabResult:
     story = run_c2(pdb_blocks=pdb_blocks)
     chosen = next((s for s in story.lines if s.kind == "preemption.chosen"), None)
     victims = [s.pod for s in story.lines if s.kind == "preemption.victim"]
-    # the chosen candidate's own entry among the candidates, as `preemption.chosen` tells them
-    entry = re.search(PDB_COUNT, chosen.text) if chosen else None
-    violated = entry is not None and int(entry[2]) > 0
+    preempted = story.preemption or {}
+    violated = any(
+        c["node"] == preempted.get("nominatedNode") and c["pdbViolations"] > 0 for c in preempted.get("candidates", ())
+    )
 
     classes = [scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name="critical"), value=1000)]
     full = [make_pod(f"peer-{i}", {"cpu": "3"}, priorityClassName="critical", nodeName=f"node-{i}") for i in range(2)]

@@ -21,6 +21,7 @@ from kubesched.cli.lab.harness import NODE, LabCluster, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult
 from kubesched.plugin import CycleState, Handle, PodInfo, PreBindPlugin, Status
 from kubesched.sim import NodeTemplate, make_nodes
+from kubesched.trace.narrate import say
 from kubesched.workloads.runner import make_pod
 
 QUEUE_KINDS = ("queue.move", "queue.stayed", "queue.pop", "cycle.failed", "bind.done", "bind.failed")
@@ -152,30 +153,14 @@ def run_retries(*, seed: int = 1, taint: bool = False) -> LabResult:
 
     lab.run(body)
     pod = "default/waiter"
-    verdicts: dict[str, str] = {}
+    verdicts: dict[str, str] = {}  # each change, and what the queue made of it, told by the narrator
     for change, t in zip(changes, at, strict=True):
         seen = [
             r
             for r in lab.tracer.records
             if r.pod == pod and r.kind in ("queue.move", "queue.stayed") and t <= r.time < t + 1.0
         ]
-        if not seen:
-            verdicts[change.what] = "not looked at: no plugin of the profile registered the event"
-        elif seen[0].kind == "queue.stayed":
-            d = seen[0].details
-            verdicts[change.what] = (
-                f"stayed ({d['plugin']} hint: {d['hint']})"
-                if d.get("plugin")
-                else "stayed (NodeAffinity registered nothing for it)"
-            )
-        else:
-            d = seen[0].details
-            hint = (
-                f"{d['plugin']} hint: {d['hint']}"
-                if d.get("hint_fn", True)
-                else f"{d['plugin']}: registered with no hint function"
-            )
-            verdicts[change.what] = f"moved to {d['to']} ({hint})"
+        verdicts[change.what] = say(seen[0]) if seen else "not looked at: no plugin of the profile registered it"
     attempts = len(lab.records("cycle.start", pod=pod))
     told = lab.told("waiter", kinds=QUEUE_KINDS)
     node = lab.pod("waiter").spec.nodeName
