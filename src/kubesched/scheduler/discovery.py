@@ -55,21 +55,30 @@ def _load(value: str, where: str) -> Any:
     return obj
 
 
+_FROM_FILES: set[str] = set()  # module names this process imported from files (they may be reloaded)
+
+
 def _from_file(path: str) -> ModuleType:
-    """The module a Python file holds, imported under its file name (`nosundays.py` → `nosundays`)."""
+    """The module a Python file holds, imported under its file name (`nosundays.py` → `nosundays`);
+    never over a module of that name imported otherwise (`--plugin ./json.py:x` does not replace
+    the standard library's `json`)."""
     file = Path(path)
     if not file.is_file():
         raise FileNotFoundError(f"no such file {path}")
+    loaded = sys.modules.get(file.stem)
+    if loaded is not None and file.stem not in _FROM_FILES:
+        raise ImportError(f"a module named {file.stem} is already imported ({getattr(loaded, '__file__', None)})")
     spec = importlib.util.spec_from_file_location(file.stem, file)
     if spec is None or spec.loader is None:
         raise ImportError(f"{path} is not a Python module")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[file.stem] = module  # dataclasses and pickling look their module up by name
+    sys.modules[file.stem] = module  # dataclasses and type hints look their module up by name
     try:
         spec.loader.exec_module(module)
     except BaseException:
         del sys.modules[file.stem]
         raise
+    _FROM_FILES.add(file.stem)
     return module
 
 

@@ -156,9 +156,23 @@ def test_a_module_in_the_working_directory_loads_with_plugin(module_in_cwd, caps
     assert listed["NoSundays"]["points"] == ["filter"]
 
 
+def test_a_file_never_replaces_a_module_already_imported(module_in_cwd, capsys):
+    (module_in_cwd / "json.py").write_text(MODULE)
+    assert main(["plugins", "--plugin", "json.py:plugins"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "--plugin json.py:plugins: cannot import json.py: ImportError: a module named json is already imported" in err
+    )
+    assert "Traceback" not in err
+    import json
+
+    assert json.dumps({}) == "{}"  # the standard library's, untouched
+
+
 def test_a_file_anywhere_loads_with_plugin_by_its_path(module_in_cwd, capsys, monkeypatch, tmp_path_factory):
     monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # not importable from here
-    path = module_in_cwd / "sundays.py"
+    path = module_in_cwd / "weekdays.py"  # a name no test imports as a module
+    path.write_text((module_in_cwd / "sundays.py").read_text())
     listed = plugins_json(capsys, "--plugin", f"{path}:plugins")
     assert listed["NoSundays"]["source"] == f"--plugin {path}:plugins"
     assert listed["NoSundays"]["points"] == ["filter"]
