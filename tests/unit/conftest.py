@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -10,8 +11,10 @@ from lightkube.resources import core_v1
 
 from builders import make_node
 from kubesched.clock import VirtualClock
+from kubesched.cluster import Cluster
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import load_data
+from kubesched.framework.features import Features
 from kubesched.framework.registry import Registry
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
@@ -27,7 +30,11 @@ class Harness:
         extra: Registry | None = None,
         tracer: Tracer | None = None,
         event_ttl: float | None = None,
+        features: Features | None = None,
+        link: Callable[[MemoryStore, VirtualClock], Cluster] | None = None,
     ):
+        """`link`: the cluster the scheduler talks to, made from the store (a slow network);
+        `cluster` stays the direct one."""
         self.clock = clock
         self.store = MemoryStore(clock=clock, watch_latency=0.001, event_ttl=event_ttl)
         self.cluster = MemoryCluster(self.store)
@@ -36,7 +43,8 @@ class Harness:
             self.registry.merge(extra)
         raw = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **(config or {})}
         config_ = load_data(raw, self.registry)
-        self.scheduler = Scheduler(self.cluster, clock, config_, self.registry, seed=1, tracer=tracer)
+        scheduling = link(self.store, clock) if link is not None else self.cluster
+        self.scheduler = Scheduler(scheduling, clock, config_, self.registry, seed=1, tracer=tracer, features=features)
         self._task: asyncio.Task[None] | None = None
 
     def node(self, name: str, *, labels: dict[str, str] | None = None, **capacity: Any) -> None:

@@ -150,6 +150,12 @@ def _parser() -> argparse.ArgumentParser:
         help="where /healthz, /readyz, /metrics and /debug/queue are served, over plain HTTP without "
         "authentication (default 127.0.0.1:10259, this machine only; in a pod, its own address to be probed)",
     )
+    run.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="GATE=BOOL,...",
+        help="as kube-scheduler's: SchedulerAsyncPreemption=false removes victims on the scheduling thread",
+    )
     options.add_results_options(run)
     options.add_plugin_option(run)
 

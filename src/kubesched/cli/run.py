@@ -23,6 +23,7 @@ from kubesched.cluster.kube import ConfigError as KubeConfigError
 from kubesched.cluster.kube import KubeCluster
 from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.config.duration import parse_duration
+from kubesched.framework.features import FeatureGateError, Features
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import FrameworkError
 from kubesched.minimal import MinimalScheduler
@@ -46,6 +47,7 @@ class RunOptions:
     port: int = DEFAULT_PORT
     identity: str = ""
     results: ResultStore | None = field(default_factory=ResultStore)  # None: record no attempts
+    features: Features = field(default_factory=Features)
 
 
 def identity() -> str:
@@ -108,7 +110,15 @@ async def serve(
     if not isinstance(clients, Clients):
         clients = Clients.shared(clients)
     holder = options.identity or identity()
-    scheduler = Scheduler(clients.scheduling, clock, config, registry, identity=holder, events_cluster=clients.events)
+    scheduler = Scheduler(
+        clients.scheduling,
+        clock,
+        config,
+        registry,
+        identity=holder,
+        events_cluster=clients.events,
+        features=options.features,
+    )
     scheduler.results = options.results
     server = SchedulerServer(scheduler, options.host, options.port)
     try:
@@ -192,6 +202,13 @@ def connect(kubeconfig: str | None, config: SchedulerConfig) -> Clients:
     return Clients.of(cluster, renew_deadline=renew_deadline)
 
 
+def _features(text: str) -> Features:
+    try:
+        return Features.parse(text)
+    except FeatureGateError as e:
+        raise options_.UsageError(f"--feature-gates: {e}") from None
+
+
 def run_command(console: Console, args: argparse.Namespace) -> int:
     """`kubesched run`: until SIGTERM/SIGINT (0), a lost lease or a fatal error (1); bad options 2."""
     try:
@@ -207,6 +224,7 @@ def run_command(console: Console, args: argparse.Namespace) -> int:
             host=host or "0.0.0.0",
             port=int(port),
             results=options_.result_store(args),
+            features=_features(args.feature_gates),
         )
         clients = connect(args.kubeconfig, config)
     except (ConfigError, FrameworkError, KubeConfigError, OSError, ValueError, options_.UsageError) as e:

@@ -22,6 +22,7 @@ from kubesched.cache import NodeInfo, PodInfo, Snapshot
 from kubesched.clock import Clock
 from kubesched.cluster import Cluster
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.features import Features
 from kubesched.framework.status import Status
 from kubesched.framework.waiting import WaitingPod
 from kubesched.trace import Tracer
@@ -244,6 +245,8 @@ class Services:
     events: Callable[[str], EventRecorder] = lambda profile: _NoEvents()
     spawn: Callable[[Coroutine[Any, Any, None]], None] = _run_now
     activate: Callable[[Sequence[PodInfo]], None] = lambda pods: None
+    block: Callable[[Coroutine[Any, Any, None]], None] = _run_now
+    features: Features = field(default_factory=Features)
     seed: int = 0
 
 
@@ -305,6 +308,16 @@ class Handle:
     def run_in_background(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run `coro` as a task of the scheduler (awaited when it drains or stops)."""
         self._services.spawn(coro)
+
+    def run_blocking(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run `coro` and let the scheduler take no other pod from its queue until it has
+        finished: what a Go plugin does by blocking the scheduling goroutine on API calls."""
+        self._services.block(coro)
+
+    @property
+    def features(self) -> Features:
+        """The feature gates the scheduler runs with."""
+        return self._services.features
 
     def activate(self, pods: Sequence[PodInfo]) -> None:
         """Move these pods, if pending, to activeQ now (without waiting for an event)."""

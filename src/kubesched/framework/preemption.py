@@ -15,9 +15,12 @@ node, how many candidates to look for); the `Evaluator` does the rest with the p
    already being deleted are skipped; if any remain, the preemptor is marked as preempting and a
    background task clears the nominations of lower-priority pods nominated to the node, preempts
    every victim but the last concurrently, then the last one (unless one failed), then unmarks
-   the preemptor; on an API error the preemptor is activated. Per victim: a pod waiting at Permit
-   is preempted in memory (it fails with an Error); any other gets `DisruptionTarget=True`
-   (reason `PreemptionByScheduler`) and is deleted gracefully; then the `Preempted` event.
+   the preemptor; on an API error the preemptor is activated. With SchedulerAsyncPreemption off
+   (`handle.features`), upstream's synchronous mode: every victim preempted at once, then the
+   nominations cleared, while the scheduler takes no other pod (`handle.run_blocking`).
+   Per victim: a pod waiting at Permit is preempted in memory (it fails with an Error); any other
+   gets `DisruptionTarget=True` (reason `PreemptionByScheduler`) and is deleted gracefully; then
+   the `Preempted` event.
 
 Success returns `PostFilterResult(node)` and writes the `Decision` to the cycle state
 (`decision(state)`). Failure returns Unschedulable with the reason, which the plugin prefixes
@@ -237,10 +240,15 @@ class PreemptionPolicy(Protocol):
 class Evaluator:
     """Runs preemption for one plugin with its handle and its policy."""
 
-    def __init__(self, plugin_name: str, handle: Handle, policy: PreemptionPolicy) -> None:
+    def __init__(
+        self, plugin_name: str, handle: Handle, policy: PreemptionPolicy, *, asynchronous: bool | None = None
+    ) -> None:
+        """`asynchronous`: whether victims are removed off the scheduling thread (None: as the
+        SchedulerAsyncPreemption gate of `handle.features` says)."""
         self.plugin_name = plugin_name
         self.handle = handle
         self.policy = policy
+        self.asynchronous = handle.features.async_preemption if asynchronous is None else asynchronous
         # Preemptors whose victims are being removed -> whether their last victim is still there
         # (None until the last victim's turn).
         self._preempting: dict[str, Callable[[], bool] | None] = {}
@@ -324,10 +332,32 @@ class Evaluator:
         )
         handle.metrics.preemption(len(chosen.candidate.victims))
         victims = [v for v in chosen.candidate.victims if v.pod.metadata.deletionTimestamp is None]
+        if not self.asynchronous:
+            handle.run_blocking(self._preempt_victims_in_cycle(chosen, victims))
+            return
         if not victims:
             return
         self._preempting[chosen.preemptor.uid] = None
         handle.run_in_background(self._preempt_victims(chosen, victims))
+
+    async def _preempt_victims_in_cycle(self, chosen: Decision, victims: list[PodInfo]) -> None:
+        """SchedulerAsyncPreemption off: every victim preempted at once, then the lower-priority
+        nominations to the node cleared, while the scheduler takes no other pod. On an API error
+        the preemptor is activated."""
+        preemptor, node = chosen.preemptor, chosen.candidate.node
+        results = await asyncio.gather(*(self._preempt(preemptor, v, node) for v in victims), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, ApiError):
+                raise result
+        failed = any(isinstance(r, ApiError) for r in results)
+        for nominated in self.handle.nominator.pods_for_node(node):
+            if nominated.priority < preemptor.priority:
+                try:
+                    await self._clear_nomination(nominated)
+                except ApiError:
+                    failed = True
+        if failed:
+            self.handle.activate([preemptor])
 
     async def _preempt_victims(self, chosen: Decision, victims: list[PodInfo]) -> None:
         preemptor, node = chosen.preemptor, chosen.candidate.node

@@ -44,6 +44,7 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
     QueueingHint,
 )
+from kubesched.framework.features import Features
 from kubesched.framework.handle import Handle, Informer, InformerHandler, Listers, Workloads
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
@@ -114,6 +115,7 @@ __all__ = [
     "ExtensionPoint",
     "Factory",
     "FailureSignatures",
+    "Features",
     "FilterBatchPlugin",
     "FilterPlugin",
     "Handle",

@@ -27,7 +27,8 @@ Deviations: nodes are dry-run one at a time (upstream runs them in parallel and 
 before it stops); remaining ties go to the first candidate in dry-run order (upstream: Go map
 order); victims of equal priority and start time keep the node's pod order; the preemptor is not
 re-read from the informer; extenders are not modelled, so `no candidate node for preemption` never
-occurs; only the asynchronous mode exists (SchedulerAsyncPreemption is on by default).
+occurs. With SchedulerAsyncPreemption off (`handle.features`) the Evaluator's synchronous mode
+holds the scheduler until the victims are removed; the nomination is recorded before that.
 """
 
 from __future__ import annotations

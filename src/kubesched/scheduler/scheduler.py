@@ -17,6 +17,7 @@ from kubesched.config import SchedulerConfig
 from kubesched.framework import preemption
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ASSIGNED_POD, ActionType, ClusterEvent
+from kubesched.framework.features import Features
 from kubesched.framework.handle import Listers, Services
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
@@ -60,13 +61,15 @@ class Scheduler:
         attempt_seconds: float = 0.0,
         events_cluster: Cluster | None = None,
         record_results: bool = True,
+        features: Features | None = None,
     ) -> None:
         """`events_cluster`: where Events are posted (default `cluster`; kube-scheduler gives them
         a client of their own, so they never wait behind bindings). `attempt_seconds`: the clock
         time each scheduling attempt takes (for simulations on the virtual clock, where attempts
         otherwise take none: plugins that requeue pods at once, as Coscheduling's sibling
         activation does, then still let time pass). `record_results`: keep every attempt's
-        per-node, per-plugin results in `results` (a `ResultStore`, its budget settable)."""
+        per-node, per-plugin results in `results` (a `ResultStore`, its budget settable).
+        `features`: the feature gates (v1.36.2's defaults when None)."""
         self.attempt_seconds = attempt_seconds
         self.cluster = cluster
         self.clock = clock
@@ -86,7 +89,9 @@ class Scheduler:
         }
         self.metrics = SchedulerMetrics(self)
         self._bindings: set[asyncio.Future[None]] = set()
+        self._blocking: list[asyncio.Future[None]] = []  # work the next attempt waits for
         self._draining = False
+        self.features = features or Features()
         services = Services(
             snapshot=self.snapshot,
             clock=clock,
@@ -99,6 +104,8 @@ class Scheduler:
             events=self.recorders.__getitem__,
             spawn=self._spawn,
             activate=self._activate,
+            block=self._block,
+            features=self.features,
             seed=seed,
         )
         self.profiles: dict[str, Framework] = build_frameworks(config, registry, services)
@@ -187,6 +194,9 @@ class Scheduler:
                         raise SchedulerFailure(self.informers.failure)
                     return
                 self.schedule_one(qpi)
+                if self._blocking:  # a plugin's blocking work: the loop waits, as upstream's goroutine does
+                    blocking, self._blocking = self._blocking, []
+                    await asyncio.gather(*blocking, return_exceptions=True)
                 if self.attempt_seconds:
                     await self.clock.sleep(self.attempt_seconds)
                 else:
@@ -420,9 +430,16 @@ class Scheduler:
             self.queue.move_all_to_active_or_backoff(freed, assumed.pod, None, pre_check=lambda q: q.uid != assumed.uid)
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        self._task(coro)
+
+    def _task(self, coro: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
         task = asyncio.ensure_future(coro)
         self._bindings.add(task)
         task.add_done_callback(self._bindings.discard)
+        return task
+
+    def _block(self, coro: Coroutine[Any, Any, None]) -> None:
+        self._blocking.append(self._task(coro))
 
 
 def _outcome(status: Status | None) -> dict[str, str]:

@@ -202,6 +202,39 @@ class FakeKubelets:
         self._trace.emit("kubelet.admitted", pod=key, node=node_name)
         self._spawn(self._start(pod))
 
+    async def restart(self, node_name: str) -> list[str]:
+        """The kubelet of `node_name` restarts. As a kubelet does on start, it admits every pod bound
+        to the node anew, oldest first, against the allocatable the node has now, so a pod that ran
+        before is rejected (Failed, `OutOf…`) when what is older no longer leaves it room. The
+        rejected pods' `namespace/name`, in that order; KeyError for a node it does not serve."""
+        node = self.nodes[node_name]
+        listed = await self._cluster.list(core_v1.Pod, field_selector=f"spec.nodeName={node_name}")
+        alive = [
+            p
+            for p in listed.items
+            if (p.status.phase if p.status else None) not in ("Succeeded", "Failed")
+            and p.metadata.deletionTimestamp is None
+        ]
+        alive.sort(key=lambda p: (p.metadata.creationTimestamp, p.metadata.name))
+        node.admitted.clear()
+        self._trace.emit("kubelet.restarted", node=node_name, pods=len(alive))
+        rejected = []
+        for pod in alive:
+            key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+            requests = pod_requests(pod)
+            failure = admission_failure(node, requests)
+            if failure is None:
+                node.admitted[pod.metadata.uid] = requests
+                if (pod.status.phase if pod.status else None) == "Pending":
+                    self._trace.emit("kubelet.admitted", pod=key, node=node_name)
+                    self._spawn(self._start(pod))
+                continue
+            reason, message = failure
+            self._trace.emit("kubelet.rejected", pod=key, node=node_name, reason=reason, message=message)
+            await self._reject(pod, reason, message)
+            rejected.append(key)
+        return rejected
+
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)

@@ -59,6 +59,9 @@ SAY: dict[str, Callable[[Mapping[str, Any], str | None], str]] = {
     "preemption.chosen": _chosen,
     "preemption.victim": lambda d, node: f"victim of {d['preemptor']}: DisruptionTarget condition, deleted gracefully",
     "kubelet.admitted": lambda d, node: f"the kubelet on {node} admitted it",
+    "kubelet.restarted": lambda d, node: (
+        f"the kubelet on {node} restarted and admits its {d['pods']} pods anew, oldest first"
+    ),
     "kubelet.rejected": lambda d, node: f"the kubelet on {node} rejected it: {d['reason']}: {d['message']}",
     "kubelet.running": lambda d, node: f"running on {node}",
     "kubelet.killed": lambda d, node: f"the kubelet on {node} stopped it (grace {d['grace']} s)",

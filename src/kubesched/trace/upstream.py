@@ -200,6 +200,7 @@ OURS_ONLY: dict[str, str] = {
     "kubelet.running": "fake kubelets stand in for the kubelet",
     "kubelet.killed": "fake kubelets stand in for the kubelet",
     "kubelet.exited": "fake kubelets stand in for the kubelet",
+    "kubelet.restarted": "fake kubelets stand in for the kubelet",
     "disruption.status": "the disruption controller runs in kube-controller-manager",
     "minimal.invalid": "the from-scratch scheduler is kubesched's own",
     "minimal.unschedulable": "the from-scratch scheduler is kubesched's own",

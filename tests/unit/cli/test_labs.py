@@ -18,15 +18,18 @@ from kubesched.cli.lab import (
     insufficient,
     late_failure,
     measured,
+    owned,
     plugin_set,
     points,
     preemption,
     profiles,
     queue_moves,
     refusals,
+    revert,
     shared_state,
     stale_cache,
     tour,
+    victim_deletion,
 )
 from kubesched.cli.lab.book import BOOK
 from kubesched.cli.main import main
@@ -63,6 +66,9 @@ CHECKED = {
     "5.4.4": queue_moves.run_backoff,
     "5.4.6": queue_moves.run_retries,
     "5.4.7": gates.run,
+    "5.5.4": owned.run,
+    "5.6.1": revert.run,
+    "5.5.3": victim_deletion.run,
 }
 
 
@@ -114,14 +120,14 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
             "5.1.4",
             {"profiles": [{"schedulerName": "x", "plugins": {"score": {"disabled": [{"name": "ImageLocality"}]}}}]},
         ),
-        ("5.1.6", {"node_cpu": "16"}),
-        (
-            "5.2.5",
-            {"interval": 2.0},
-        ),  # one pod every 2 s: the watch catches up between them  # the big pod fits: one refusal fewer
+        ("5.1.6", {"node_cpu": "16"}),  # the big pod fits: one refusal fewer
+        ("5.2.5", {"interval": 2.0}),  # one pod every 2 s: the watch catches up between them
         ("5.3.5", {"nodes": 150}),  # above the floor the knob moves
         ("5.3.6", {"sizes": (50,)}),  # below the floor every node is evaluated, not 100
         ("5.4.7", {"gated": False}),  # no gate: the pod is attempted at once
+        ("5.5.4", {"mode": "Most"}),  # the plugin prefers the largest nodes, as the default's scores do
+        ("5.6.1", {"revert_to": "2560Mi"}),  # nothing shrinks: the late pod is bound, nobody is rejected
+        ("5.5.3", {"latency": 0.0}),  # the API answers at once: waiting for it costs the thread nothing
     ],
 )
 def test_a_labs_check_holds_and_fails_once_its_claim_is_made_false(lab_id, falsified):
@@ -184,7 +190,7 @@ def test_lab_check_all_passes_and_list_shows_every_lab(capsys):
     [
         (["lab", "run", "9.9"], "lab: no lab '9.9' (see `kubesched lab list`)"),
         (["lab", "run", "5.2.2"], "lab 5.2.2: not runnable as a lab yet"),
-        (["lab", "run", "5.6.1"], "lab 5.6.1: not runnable as a lab yet"),
+        (["lab", "run", "5.5.6"], "lab 5.5.6: not runnable as a lab yet"),
         (["lab", "check"], "lab check: give a lab's id or --all"),
         (["lab", "check", "5.1.6", "--all"], "lab check: give a lab's id or --all, not both"),
     ],

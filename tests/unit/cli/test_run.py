@@ -218,6 +218,10 @@ def test_bad_run_options_are_clear_errors_before_anything_starts(tmp_path, capsy
 
     assert main(["run", "--metrics-bind", "abc"]) == 2
     assert "--metrics-bind: expected HOST:PORT, got 'abc'" in capsys.readouterr().err
+    assert main(["run", "--feature-gates", "SchedulerAsyncPreemption=maybe"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "--feature-gates: invalid value of SchedulerAsyncPreemption=maybe: want true or false"
+    )
     assert main(["run", "--kubeconfig", str(tmp_path / "missing")]) == 2
     assert "missing" in capsys.readouterr().err
 

@@ -1,5 +1,6 @@
 """The memory store behaves as a Kubernetes API server does for the scheduler's purposes."""
 
+import asyncio
 import random
 import re
 
@@ -256,6 +257,23 @@ class TestWatch:
         assert watch.drain() == []
         clock.advance(0.001)
         assert [e.object.metadata.name for e in watch.drain()] == ["a"]
+
+    def test_delivery_due_a_hair_after_the_clock_ends(self, clock):
+        # epoch seconds carry about 2e-7 s: a timer due just before the watch's makes the loop run
+        # the watch's timer early, within its resolution; what was due is delivered then (it was
+        # rescheduled at once instead, waking its reader each time: time stood still)
+        store = MemoryStore(clock=clock, watch_latency=0.005)
+        watch = store.watch(core_v1.Pod, resource_version=str(store.resource_version))
+
+        async def main():
+            reader = asyncio.ensure_future(anext(watch))
+            store.create(make_pod("a").obj)
+            await asyncio.sleep(0.005 - 2.5e-7)
+            event = await reader
+            watch.stop()
+            return event.object.metadata.name
+
+        assert clock.run(main()) == "a"
 
     def test_async_iteration(self, clock):
         store = MemoryStore(clock=clock)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1, scheduling_v1
 
 from builders import binding, make_pod
+from kubesched.cli.lab.victim_deletion import SlowPodCalls
+from kubesched.framework.features import Features
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate
+from kubesched.trace import Tracer
 
 
 def _classes(h):
@@ -101,3 +105,36 @@ def test_other_pods_keep_being_scheduled_while_victims_terminate_slowly(harness,
     assert h.pod("urgent").spec.nodeName is None  # its victim still holds n0 for its grace period
     clock.advance(60)
     assert h.pod("urgent").spec.nodeName == "n0"
+
+
+@pytest.mark.parametrize(
+    ("asynchronous", "other_starts_after"),
+    [
+        (True, 0.0),  # v1.36's default: the victims go in the background, the next pod at once
+        (False, 2.0),  # synchronous: the thread waits for the condition patch and the deletion, 1 s each
+    ],
+)
+def test_without_async_preemption_the_next_pod_waits_for_the_victims_api_calls(
+    harness, clock, asynchronous, other_starts_after
+):
+    tracer = Tracer(clock.now, keep=True)
+    h = harness(
+        features=Features(async_preemption=asynchronous),
+        tracer=tracer,
+        link=lambda store, clock: SlowPodCalls(store, clock, latency=1.0),
+    )
+    h.node("n0", cpu=2)
+    h.node("n1", cpu=1)
+    _classes(h)
+    _running(h, "victim", "n0", "2")
+    h.start()
+    for name, cpu, cls in (("urgent", "2", "high"), ("other", "250m", "high")):
+        pod = make_pod(name).req(cpu=cpu).obj
+        pod.spec.priorityClassName = cls
+        h.store.create(pod)
+    clock.advance(5)
+    started = {r.pod: r.time for r in reversed(tracer.records) if r.kind == "cycle.start"}
+    victim = next(r.time for r in tracer.records if r.kind == "preemption.victim")
+    assert started["default/other"] - victim == pytest.approx(other_starts_after, abs=0.05)
+    assert h.pod("other").spec.nodeName == "n1"
+    assert h.pod("victim").metadata.deletionTimestamp is not None

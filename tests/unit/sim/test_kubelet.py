@@ -140,3 +140,34 @@ def test_pods_on_other_nodes_are_ignored(clock):
     place(store, "elsewhere", "real-node", cpu="100m")
     clock.advance(5)
     assert pod(store, "elsewhere").status.phase == "Pending"
+
+
+@pytest.mark.parametrize(
+    ("allocatable", "restart", "running", "rejected"),
+    [
+        ("2", True, ["a", "b", "c"], []),  # nothing shrank: each pod admitted again
+        ("1300m", False, ["a", "b", "c"], []),  # shrunk under running pods: admission happened once
+        ("1300m", True, ["a", "b"], ["c"]),  # admitted anew, oldest first: the newest no longer fits
+        ("500m", True, [], ["a", "b", "c"]),
+    ],
+)
+def test_a_restarted_kubelet_admits_its_pods_anew_oldest_first(clock, allocatable, restart, running, rejected):
+    store = MemoryStore(clock=clock)
+    store.create(NodeTemplate(capacity={"cpu": "2", "memory": "4Gi", "pods": "110"}).make("node-0", 0))
+    kubelets = FakeKubelets(MemoryCluster(store), clock)
+    clock.loop.create_task(kubelets.run())
+    clock.advance(0.1)
+    for name in "abc":
+        place(store, name, "node-0", cpu="600m")
+        clock.advance(1.5)
+    status = {"capacity": {"cpu": allocatable}, "allocatable": {"cpu": allocatable}}
+    store.patch(core_v1.Node, "node-0", {"status": status}, subresource="status")
+    clock.advance(0.1)
+    said = []
+    if restart:
+        task = clock.loop.create_task(kubelets.restart("node-0"))
+        clock.advance(0.1)
+        said = task.result()
+    assert said == [f"default/{n}" for n in rejected]
+    assert [n for n in "abc" if pod(store, n).status.phase == "Running"] == running
+    assert {pod(store, n).status.reason for n in rejected} <= {"OutOfcpu"}

@@ -19,8 +19,9 @@ finished. A pod's request is the sum of its containers' requests, at least each 
 plus the pod overhead. `min` or `max` absent: 0 and no limit (for cpu, memory and
 ephemeral-storage); a resource absent from a given `max` has a max of 0.
 
-Deviation: victims are removed in the background (the asynchronous mode), where upstream's plugin
-removes them before PostFilter returns.
+Victims are removed before the scheduler takes another pod (the Evaluator's synchronous mode,
+whatever the SchedulerAsyncPreemption gate says), as upstream's plugin removes them before
+PostFilter returns.
 """
 
 from __future__ import annotations
@@ -336,7 +337,8 @@ class CapacityScheduling(PreFilterExtensions, PostFilterPlugin, ReservePlugin, E
     def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
-        return Evaluator(NAME, self.handle, _QuotaPreemption(self)).preempt(state, pod, statuses)
+        evaluator = Evaluator(NAME, self.handle, _QuotaPreemption(self), asynchronous=False)
+        return evaluator.preempt(state, pod, statuses)
 
     # -- Reserve ------------------------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lightkube.resources import core_v1
@@ -11,8 +11,11 @@ from lightkube.resources import core_v1
 from kubesched.cli.drill.story import failed_scheduling
 from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
+from kubesched.cluster import Cluster
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
+from kubesched.framework.features import Features
+from kubesched.framework.registry import Registry
 from kubesched.plugin import PluginSpec
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
@@ -30,12 +33,25 @@ class LabCluster:
     store: MemoryStore
     cluster: MemoryCluster
     scheduler: Scheduler
+    registry: Registry
     start: float  # the virtual time the lab began at
+    seed: int = 1
+    others: list[Scheduler] = field(default_factory=list)  # schedulers of their own, run alongside
 
-    def run(self, body: Callable[[], Awaitable[None]], *, kubelets: bool = False) -> None:
-        """Run `body` while the scheduler runs (and, with `kubelets`, a fake kubelet per node), on
-        the virtual clock."""
-        actors: list[Any] = [self.scheduler]
+    def second_scheduler(self, *, identity: str, **config: Any) -> Scheduler:
+        """Another scheduler over the same cluster — a process of its own in a real one — with the
+        same registry and `config`'s top-level fields; `run` runs it too."""
+        built = default_config(self.registry, **config)
+        other = Scheduler(
+            self.cluster, self.clock, built, self.registry, tracer=self.tracer, seed=self.seed + 1, identity=identity
+        )
+        self.others.append(other)
+        return other
+
+    def run(self, body: Callable[[], Awaitable[None]], *, kubelets: bool = False, actors: Sequence[Any] = ()) -> None:
+        """Run `body` while the schedulers run (and, with `kubelets`, a fake kubelet per node, and
+        `actors` of the lab's own, such as kubelets it restarts), on the virtual clock."""
+        actors = [self.scheduler, *self.others, *actors]
         if kubelets:
             actors.append(FakeKubelets(self.cluster, self.clock, tracer=self.tracer))
         run_alongside(self.clock, actors, body)
@@ -63,12 +79,17 @@ def lab_cluster(
     objects: Iterable[Any] = (),
     plugins: Iterable[type[Any] | PluginSpec] = (),
     modules: Sequence[str] = (),
+    features: Features | None = None,
+    attempt_seconds: float = 0.0,
+    link: Callable[[MemoryStore, VirtualClock], Cluster] | None = None,
     **config: Any,
 ) -> LabCluster:
     """`objects` (PriorityClasses, budgets...), `nodes` and `pods` (those with a `nodeName` already
     bound) stored, and a scheduler with upstream's default configuration plus `config`'s top-level
     fields (`profiles`, `percentageOfNodesToScore`...), its registry holding `plugins` and those
-    `modules` name (`--plugin`'s `module:attr` or `file.py:attr`) too."""
+    `modules` name (`--plugin`'s `module:attr` or `file.py:attr`) too. `features`, `attempt_seconds`:
+    the scheduler's (`Scheduler`'s arguments); `link`: the cluster the scheduler talks to, made from
+    the store and the clock (a slow network), where the lab's own calls and the kubelets go direct."""
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
     store = MemoryStore(clock=clock, seed=seed, tracer=tracer)
@@ -82,5 +103,15 @@ def lab_cluster(
             registry.register(plugin.name, plugin)
     built = default_config(registry, **config)
     cluster = MemoryCluster(store)
-    scheduler = Scheduler(cluster, clock, built, registry, tracer=tracer, seed=seed, identity="lab")
-    return LabCluster(clock, tracer, store, cluster, scheduler, clock.now())
+    scheduler = Scheduler(
+        link(store, clock) if link is not None else cluster,
+        clock,
+        built,
+        registry,
+        tracer=tracer,
+        seed=seed,
+        identity="lab",
+        features=features,
+        attempt_seconds=attempt_seconds,
+    )
+    return LabCluster(clock, tracer, store, cluster, scheduler, registry, clock.now(), seed)

@@ -69,15 +69,21 @@ class MemoryWatch:
             return
         self._pending.append((self._clock.now() + self._latency, event))
         if self._timer is None:
-            self._timer = self._clock.call_at(self._pending[0][0], self._deliver)
+            self._schedule()
 
-    def _deliver(self) -> None:
+    def _schedule(self) -> None:
+        due = self._pending[0][0]
+        self._timer = self._clock.call_at(due, self._deliver, due)
+
+    def _deliver(self, due: float) -> None:
+        # A loop runs a timer up to its clock resolution early: what was due when it fired is
+        # delivered even when the clock reads a hair before it, else it would fire again forever.
         self._timer = None
-        now = self._clock.now()
-        while self._pending and self._pending[0][0] <= now + 1e-9:
+        until = max(self._clock.now(), due) + 1e-9
+        while self._pending and self._pending[0][0] <= until:
             self._ready.append(self._pending.popleft()[1])
         if self._pending:
-            self._timer = self._clock.call_at(self._pending[0][0], self._deliver)
+            self._schedule()
         self._wake()
 
     def _wake(self) -> None:
