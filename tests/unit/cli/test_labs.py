@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from kubesched.cli.lab import (
     archaeology,
@@ -28,11 +29,13 @@ from kubesched.cli.lab import (
     revert,
     shared_state,
     stale_cache,
+    state_machine,
     tour,
     victim_deletion,
 )
 from kubesched.cli.lab.book import BOOK
 from kubesched.cli.main import main
+from kubesched.queue.machine import MACHINE
 from kubesched.trace.upstream import is_ours_only
 
 CHECKED = {
@@ -69,6 +72,7 @@ CHECKED = {
     "5.5.4": owned.run,
     "5.6.1": revert.run,
     "5.5.3": victim_deletion.run,
+    "5.4.2": state_machine.run,
 }
 
 
@@ -127,7 +131,11 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
         ("5.4.7", {"gated": False}),  # no gate: the pod is attempted at once
         ("5.5.4", {"mode": "Most"}),  # the plugin prefers the largest nodes, as the default's scores do
         ("5.6.1", {"revert_to": "2560Mi"}),  # nothing shrinks: the late pod is bound, nobody is rejected
-        ("5.5.3", {"latency": 0.0}),  # the API answers at once: waiting for it costs the thread nothing
+        ("5.5.3", {"latency": 0.0}),
+        (
+            "5.4.2",
+            {"machine": tuple(t for t in MACHINE if t.trigger != "backoffCompleted")},
+        ),  # a move left out  # the API answers at once: waiting for it costs the thread nothing
     ],
 )
 def test_a_labs_check_holds_and_fails_once_its_claim_is_made_false(lab_id, falsified):
@@ -191,6 +199,8 @@ def test_lab_check_all_passes_and_list_shows_every_lab(capsys):
         (["lab", "run", "9.9"], "lab: no lab '9.9' (see `kubesched lab list`)"),
         (["lab", "run", "5.2.2"], "lab 5.2.2: not runnable as a lab yet"),
         (["lab", "run", "5.5.6"], "lab 5.5.6: not runnable as a lab yet"),
+        (["lab", "check", "5.1.1", "--answer", "a.yaml"], "--answer: only lab 5.4.2 takes an answer file, not 5.1.1"),
+        (["lab", "check", "--all", "--answer", "a.yaml"], "--answer: only lab 5.4.2 takes an answer file, not --all"),
         (["lab", "check"], "lab check: give a lab's id or --all"),
         (["lab", "check", "5.1.6", "--all"], "lab check: give a lab's id or --all, not both"),
     ],
@@ -198,3 +208,36 @@ def test_lab_check_all_passes_and_list_shows_every_lab(capsys):
 def test_a_lab_that_cannot_run_is_one_clear_line_and_exit_2(capsys, argv, message):
     assert main(argv) == 2
     assert capsys.readouterr().err.strip() == message
+
+
+@pytest.mark.parametrize(
+    ("edit", "passed", "missing", "extra"),
+    [
+        (lambda ts: ts, True, [], []),  # the queue's machine, every transition
+        (lambda ts: ts[1:], False, ["new activeQ add"], []),  # one left out
+        (lambda ts: [*ts, {"from": "gated", "to": "inFlight", "trigger": "pop"}], False, [], ["gated inFlight pop"]),
+    ],
+)
+def test_an_answer_file_is_compared_transition_by_transition(tmp_path, capsys, edit, passed, missing, extra):
+    path = tmp_path / "queue.yaml"
+    path.write_text(yaml.safe_dump({"transitions": edit(state_machine.machine_yaml()["transitions"])}))
+    result = state_machine.run(answer=path)
+    assert result.check.passed is passed
+    assert (result.check.evidence["missing"], result.check.evidence["notInTheQueue"]) == (missing, extra)
+    assert main(["lab", "check", "5.4.2", "--answer", str(path)]) == (0 if passed else 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("transitions: [{from: new, to: limbo, trigger: add}]", "transitions[0].to: unknown 'limbo' (one of new, "),
+        ("transitions: [{from: new, to: activeQ}]", "Object missing required field `trigger`"),
+        ("transitions: [", "not YAML"),
+    ],
+)
+def test_a_bad_answer_file_is_one_line_naming_the_field(tmp_path, capsys, text, message):
+    path = tmp_path / "queue.yaml"
+    path.write_text(text)
+    assert main(["lab", "check", "5.4.2", "--answer", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"--answer {path}: ") and message in err and "\n" not in err

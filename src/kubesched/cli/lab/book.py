@@ -29,6 +29,7 @@ from kubesched.cli.lab import (
     revert,
     shared_state,
     stale_cache,
+    state_machine,
     tour,
     victim_deletion,
 )
@@ -92,7 +93,7 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.3.5", "The knob that cannot move here", MEMORY, floor.run_below_floor),
     Lab("5.3.6", "Above the floor at last: a hundred nodes that do not exist", MEMORY, floor.run_above_floor),
     Lab("5.4.1", archaeology.TITLE, MEMORY, archaeology.run),
-    Lab("5.4.2", "The queue state machine, written before any code is opened", MEMORY),
+    Lab("5.4.2", state_machine.TITLE, MEMORY, state_machine.run),
     Lab("5.4.3", queue_moves.PATH_TITLE, MEMORY, queue_moves.run_path),
     Lab("5.4.4", queue_moves.BACKOFF_TITLE, MEMORY, queue_moves.run_backoff),
     Lab("5.4.5", drills.BACKLOG_TITLE, MEMORY, drills.run_backlog, command="kubesched drill c1"),

@@ -15,6 +15,9 @@ from kubesched.cli import options
 from kubesched.cli.lab.book import BOOK, LABS, Lab
 from kubesched.cli.lab.result import LabResult
 
+ANSWERED = "5.4.2"  # the lab that takes an answer file
+ANSWER_HELP = f"lab {ANSWERED}: your queue state machine (YAML) to compare with the queue's"
+
 
 def add_parser(sub: Any) -> None:
     lab = sub.add_parser("lab", help="the curriculum's 37 labs: list them, run one narrated, or check their claims")
@@ -27,10 +30,12 @@ def add_parser(sub: Any) -> None:
     run.add_argument(
         "--output", choices=("table", "json", "md"), default="table", help="table (default), json or md: the lab told"
     )
+    run.add_argument("--answer", metavar="FILE", help=ANSWER_HELP)
     check = verbs.add_parser("check", help="run only the checks; exit 1 when a claim does not hold")
     check.add_argument("id", nargs="?", help="a lab's id")
     check.add_argument("--all", action="store_true", help="every lab kubesched runs")
     check.add_argument("--seed", type=int, default=1, help="the store's and the scheduler's seed (default 1)")
+    check.add_argument("--answer", metavar="FILE", help=ANSWER_HELP)
 
 
 def lab_command(console: Console, args: argparse.Namespace) -> int:
@@ -39,16 +44,20 @@ def lab_command(console: Console, args: argparse.Namespace) -> int:
     if args.verb == "check" and args.all:
         if args.id:
             raise options.UsageError("lab check: give a lab's id or --all, not both")
+        if args.answer:
+            raise options.UsageError(f"--answer: only lab {ANSWERED} takes an answer file, not --all")
         labs = [lab for lab in BOOK if lab.runnable]
     else:
         if not args.id:
             raise options.UsageError("lab check: give a lab's id or --all")
         labs = [_runnable(args.id)]
+        if args.answer and args.id != ANSWERED:
+            raise options.UsageError(f"--answer: only lab {ANSWERED} takes an answer file, not {args.id}")
     if args.verb == "run":
-        return _run(console, labs[0], seed=args.seed, output=args.output)
+        return _run(console, labs[0], seed=args.seed, output=args.output, answer=args.answer)
     failed = 0
     for lab in labs:
-        result = _perform(lab, seed=args.seed)
+        result = _perform(lab, seed=args.seed, answer=args.answer)
         passed = result.check is not None and result.check.passed
         failed += not passed
         mark = "[green]PASS[/green]" if passed else "[red]FAIL[/red]"
@@ -66,9 +75,9 @@ def _runnable(lab_id: str) -> Lab:
     return lab
 
 
-def _perform(lab: Lab, *, seed: int) -> LabResult:
+def _perform(lab: Lab, *, seed: int, answer: str | None = None) -> LabResult:
     assert lab.run is not None
-    return lab.run(seed=seed)
+    return lab.run(seed=seed, answer=answer) if answer else lab.run(seed=seed)
 
 
 def _list(console: Console, *, as_json: bool) -> int:
@@ -84,8 +93,8 @@ def _list(console: Console, *, as_json: bool) -> int:
     return 0
 
 
-def _run(console: Console, lab: Lab, *, seed: int, output: str) -> int:
-    result = _perform(lab, seed=seed)
+def _run(console: Console, lab: Lab, *, seed: int, output: str, answer: str | None) -> int:
+    result = _perform(lab, seed=seed, answer=answer)
     if output == "json":
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
