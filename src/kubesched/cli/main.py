@@ -24,7 +24,7 @@ from kubesched.cli.lab import command as lab_command
 from kubesched.cli.plugins import plugins_command
 from kubesched.cli.queue import queue_command
 from kubesched.cli.report import print_minimal_report
-from kubesched.cli.run import controllers_command, minimal_command, run_command
+from kubesched.cli.run import controllers_command, minimal_command, minimal_lease, run_command
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import KUBESCHED, run_minimal, run_scenario
 from kubesched.controllers import CONTROLLERS
@@ -53,6 +53,18 @@ def _parser() -> argparse.ArgumentParser:
     mini.add_argument("--trace", metavar="FILE", help="write every trace record to FILE as JSON lines")
     mini.add_argument("--kubeconfig", metavar="K", help="instead: schedule for this cluster until interrupted")
     mini.add_argument("--scheduler-name", default=MINIMAL_NAME, help=f"with --kubeconfig (default {MINIMAL_NAME})")
+    mini.add_argument(
+        "--leader-elect", action="store_true", help="with --kubeconfig: schedule only while holding --lease"
+    )
+    mini.add_argument(
+        "--lease", default="", metavar="NAMESPACE/NAME", help="the Lease to hold (default kube-system/SCHEDULER-NAME)"
+    )
+    mini.add_argument(
+        "--lease-timings",
+        default="15,10,2",
+        metavar="DURATION,RENEW,RETRY",
+        help="lease duration, renew deadline and retry period in seconds (default upstream's 15,10,2)",
+    )
 
     cluster = sub.add_parser("cluster", help="the embedded cluster")
     cluster_sub = cluster.add_subparsers(dest="cluster_command", required=True)
@@ -256,7 +268,13 @@ def _main(argv: Sequence[str] | None) -> int:
             if args.command == "lab":
                 return lab_command.lab_command(console, args)
             if args.kubeconfig:
-                return minimal_command(console, args.kubeconfig, args.scheduler_name, sinks)
+                return minimal_command(
+                    console,
+                    args.kubeconfig,
+                    args.scheduler_name,
+                    sinks,
+                    lease=minimal_lease(args) if args.leader_elect else None,
+                )
             result = run_minimal(
                 nodes=options.at_least("--nodes", args.nodes, 1),
                 pods=options.at_least("--pods", args.pods, 0),

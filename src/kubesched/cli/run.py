@@ -247,8 +247,30 @@ def run_command(console: Console, args: argparse.Namespace) -> int:
     return asyncio.run(main())
 
 
-def minimal_command(console: Console, kubeconfig: str, name: str, sinks: Sequence[Sink] = ()) -> int:
-    """`kubesched minimal --kubeconfig K`: the from-scratch scheduler for a real cluster, until SIGINT/SIGTERM."""
+def minimal_lease(args: argparse.Namespace) -> LeaseSettings:
+    """`kubesched minimal --leader-elect`'s Lease: `--lease` and `--lease-timings`, a new identity."""
+    namespace, _, name = (args.lease or f"kube-system/{args.scheduler_name}").rpartition("/")
+    if not namespace or not name:
+        raise options_.UsageError(f"--lease: expected NAMESPACE/NAME, got {args.lease!r}")
+    try:
+        duration, renew, retry = (float(x) for x in args.lease_timings.split(","))
+    except ValueError:
+        raise options_.UsageError(
+            f"--lease-timings: expected DURATION,RENEW,RETRY in seconds, got {args.lease_timings!r}"
+        ) from None
+    if not duration > renew > retry > 0:
+        raise options_.UsageError(
+            f"--lease-timings: the lease duration must exceed the renew deadline, which must exceed the retry "
+            f"period, above 0 (got {args.lease_timings})"
+        )
+    return LeaseSettings(name, namespace, identity(), duration, renew, retry)
+
+
+def minimal_command(
+    console: Console, kubeconfig: str, name: str, sinks: Sequence[Sink] = (), *, lease: LeaseSettings | None = None
+) -> int:
+    """`kubesched minimal --kubeconfig K`: the from-scratch scheduler for a real cluster, until
+    SIGINT/SIGTERM (0) or, with `lease`, until the lease is lost (LEASE_LOST)."""
     try:
         cluster = KubeCluster.from_kubeconfig(kubeconfig)
     except (KubeConfigError, OSError) as e:
@@ -259,18 +281,37 @@ def minimal_command(console: Console, kubeconfig: str, name: str, sinks: Sequenc
     for sink in sinks:
         tracer.add_sink(sink)
 
+    async def schedule() -> None:
+        await MinimalScheduler(cluster, clock, name=name, tracer=tracer).run()
+
     async def main() -> int:
-        task = asyncio.ensure_future(MinimalScheduler(cluster, clock, name=name, tracer=tracer).run())
+        elector, elections = None, None
+        if lease is None:
+            task = asyncio.ensure_future(schedule())
+            console.print(f"the from-scratch scheduler is binding pods with schedulerName {name}", soft_wrap=True)
+        else:
+            elections = cluster.client("leader-election", timeout=lease.renew_deadline)
+            elector = LeaderElector(elections, clock, lease)
+            task = asyncio.ensure_future(elector.run(schedule))
+            console.print(
+                f"the from-scratch scheduler for schedulerName {name} campaigns for Lease "
+                f"{lease.namespace}/{lease.name} as {lease.identity}",
+                soft_wrap=True,
+            )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, task.cancel)
-        console.print(f"the from-scratch scheduler is binding pods with schedulerName {name}", soft_wrap=True)
         try:
             await task
         except asyncio.CancelledError:
             pass
         finally:
             await cluster.close()
+            if elections is not None:
+                await elections.close()
+        if elector is not None and elector.lost is not None:
+            options_.print_error(console, elector.lost.describe(elector.settings))
+            return LEASE_LOST
         return 0
 
     return asyncio.run(main())

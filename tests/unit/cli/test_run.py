@@ -218,6 +218,19 @@ def test_bad_run_options_are_clear_errors_before_anything_starts(tmp_path, capsy
 
     assert main(["run", "--metrics-bind", "abc"]) == 2
     assert "--metrics-bind: expected HOST:PORT, got 'abc'" in capsys.readouterr().err
+    for lease, timings, message in (
+        ("minimal", "15,10,2", "--lease: expected NAMESPACE/NAME, got 'minimal'"),
+        ("default/m", "15,x,2", "--lease-timings: expected DURATION,RENEW,RETRY in seconds, got '15,x,2'"),
+        (
+            "default/m",
+            "5,10,2",
+            "--lease-timings: the lease duration must exceed the renew deadline, which must "
+            "exceed the retry period, above 0 (got 5,10,2)",
+        ),
+    ):
+        argv = ["minimal", "--kubeconfig", str(tmp_path / "k"), "--leader-elect", "--lease", lease]
+        assert main([*argv, "--lease-timings", timings]) == 2
+        assert capsys.readouterr().err.strip() == message
     assert main(["run", "--feature-gates", "SchedulerAsyncPreemption=maybe"]) == 2
     assert capsys.readouterr().err.strip() == (
         "--feature-gates: invalid value of SchedulerAsyncPreemption=maybe: want true or false"

@@ -18,7 +18,9 @@ from kubesched.cli.lab import (
     gates,
     insufficient,
     late_failure,
+    leases,
     measured,
+    one_post,
     owned,
     plugin_set,
     points,
@@ -60,6 +62,11 @@ class Lab:
         return self.id.rsplit(".", 1)[0]
 
     @property
+    def live(self) -> bool:
+        """Whether it runs against a live cluster (`--kubeconfig`) rather than the memory one."""
+        return self.needs == LIVE
+
+    @property
     def runnable(self) -> bool:
         return self.run is not None
 
@@ -70,7 +77,8 @@ class Lab:
             "module": f"{self.module} {MODULES[self.module]}",
             "needs": self.needs,
             "runnable": self.runnable,
-            "command": self.command or (f"kubesched lab run {self.id}" if self.runnable else ""),
+            "command": self.command
+            or (f"kubesched lab run {self.id}" + (" --kubeconfig K" if self.live else "") if self.runnable else ""),
         }
 
 
@@ -82,7 +90,7 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.1.5", profiles.FILTER_TITLE, MEMORY, profiles.run_filter),
     Lab("5.1.6", refusals.TITLE, MEMORY, refusals.run),
     Lab("5.2.1", stale_cache.MEMORY_BURST.title, MEMORY, stale_cache.run_memory),
-    Lab("5.2.2", "Scheduling, minus the scheduler: one POST", LIVE),
+    Lab("5.2.2", one_post.TITLE, LIVE, one_post.run),
     Lab("5.2.3", artifact.TITLE, MEMORY, artifact.run),
     Lab("5.2.4", drills.RACE_TITLE, MEMORY, drills.run_race, command="kubesched drill c4"),
     Lab("5.2.5", stale_cache.CPU_BURST.title, MEMORY, stale_cache.run),
@@ -106,7 +114,7 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.5.5", late_failure.TITLE, MEMORY, late_failure.run),
     Lab("5.5.6", "Stage 2, shape one: a Deployment nobody privileged", LIVE),
     Lab("5.5.7", profiles.PROFILES_TITLE, MEMORY, profiles.run_profiles),
-    Lab("5.5.8", "Both artifacts, two replicas each, one lease", LIVE),
+    Lab("5.5.8", leases.TITLE, LIVE, leases.run),
     Lab("5.6.1", revert.TITLE, MEMORY, revert.run),
     Lab("5.6.2", distributions.TITLE, MEMORY, distributions.run),
     Lab("5.6.3", drills.VICTIM_TITLE, MEMORY, drills.run_victim, command="kubesched drill c2"),

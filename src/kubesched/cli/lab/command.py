@@ -17,6 +17,7 @@ from kubesched.cli.lab.result import LabResult
 
 ANSWERED = "5.4.2"  # the lab that takes an answer file
 ANSWER_HELP = f"lab {ANSWERED}: your queue state machine (YAML) to compare with the queue's"
+KUBECONFIG_HELP = "the live cluster of the labs that need one (kubesched cluster up writes a kubeconfig)"
 
 
 def add_parser(sub: Any) -> None:
@@ -31,11 +32,13 @@ def add_parser(sub: Any) -> None:
         "--output", choices=("table", "json", "md"), default="table", help="table (default), json or md: the lab told"
     )
     run.add_argument("--answer", metavar="FILE", help=ANSWER_HELP)
+    run.add_argument("--kubeconfig", metavar="K", help=KUBECONFIG_HELP)
     check = verbs.add_parser("check", help="run only the checks; exit 1 when a claim does not hold")
     check.add_argument("id", nargs="?", help="a lab's id")
     check.add_argument("--all", action="store_true", help="every lab kubesched runs")
     check.add_argument("--seed", type=int, default=1, help="the store's and the scheduler's seed (default 1)")
     check.add_argument("--answer", metavar="FILE", help=ANSWER_HELP)
+    check.add_argument("--kubeconfig", metavar="K", help=KUBECONFIG_HELP)
 
 
 def lab_command(console: Console, args: argparse.Namespace) -> int:
@@ -54,10 +57,17 @@ def lab_command(console: Console, args: argparse.Namespace) -> int:
         if args.answer and args.id != ANSWERED:
             raise options.UsageError(f"--answer: only lab {ANSWERED} takes an answer file, not {args.id}")
     if args.verb == "run":
-        return _run(console, labs[0], seed=args.seed, output=args.output, answer=args.answer)
+        return _run(
+            console, labs[0], seed=args.seed, output=args.output, answer=args.answer, kubeconfig=args.kubeconfig
+        )
     failed = 0
     for lab in labs:
-        result = _perform(lab, seed=args.seed, answer=args.answer)
+        if lab.live and not args.kubeconfig:
+            if not args.all:
+                raise options.UsageError(_needs_cluster(lab))
+            console.print(f"[yellow]SKIP[/yellow] {lab.id} {escape(lab.title)} (needs --kubeconfig)", highlight=False)
+            continue
+        result = _perform(lab, seed=args.seed, answer=args.answer, kubeconfig=args.kubeconfig)
         passed = result.check is not None and result.check.passed
         failed += not passed
         mark = "[green]PASS[/green]" if passed else "[red]FAIL[/red]"
@@ -75,9 +85,20 @@ def _runnable(lab_id: str) -> Lab:
     return lab
 
 
-def _perform(lab: Lab, *, seed: int, answer: str | None = None) -> LabResult:
+def _needs_cluster(lab: Lab) -> str:
+    return f"lab {lab.id} runs against a live cluster: give --kubeconfig (kubesched cluster up starts one)"
+
+
+def _perform(lab: Lab, *, seed: int, answer: str | None = None, kubeconfig: str | None = None) -> LabResult:
     assert lab.run is not None
-    return lab.run(seed=seed, answer=answer) if answer else lab.run(seed=seed)
+    given: dict[str, Any] = {"seed": seed}
+    if answer:
+        given["answer"] = answer
+    if lab.live:
+        if not kubeconfig:
+            raise options.UsageError(_needs_cluster(lab))
+        given["kubeconfig"] = kubeconfig
+    return lab.run(**given)
 
 
 def _list(console: Console, *, as_json: bool) -> int:
@@ -93,8 +114,8 @@ def _list(console: Console, *, as_json: bool) -> int:
     return 0
 
 
-def _run(console: Console, lab: Lab, *, seed: int, output: str, answer: str | None) -> int:
-    result = _perform(lab, seed=seed, answer=answer)
+def _run(console: Console, lab: Lab, *, seed: int, output: str, answer: str | None, kubeconfig: str | None) -> int:
+    result = _perform(lab, seed=seed, answer=answer, kubeconfig=kubeconfig)
     if output == "json":
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
