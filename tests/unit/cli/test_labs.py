@@ -128,6 +128,7 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
         ("5.2.5", {"interval": 2.0}),  # one pod every 2 s: the watch catches up between them
         ("5.3.5", {"nodes": 150}),  # above the floor the knob moves
         ("5.3.6", {"sizes": (50,)}),  # below the floor every node is evaluated, not 100
+        ("5.3.6", {"empty": 5}),  # room on five nodes only: a sample of a tenth of the cluster misses them
         ("5.4.7", {"gated": False}),  # no gate: the pod is attempted at once
         ("5.5.4", {"mode": "Most"}),  # the plugin prefers the largest nodes, as the default's scores do
         ("5.6.1", {"revert_to": "2560Mi"}),  # nothing shrinks: the late pod is bound, nobody is rejected

@@ -70,7 +70,9 @@ async def _perform(cluster: KubeCluster, *, node: str | None, running_within: fl
         while (pod.status.phase if pod.status else None) != "Running" and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
             pod = await cluster.get(core_v1.Pod, name, namespace="default")
-        seen.update(node=pod.spec.nodeName if pod.spec else None, phase=pod.status.phase if pod.status else None, target=first)
+        seen.update(
+            node=pod.spec.nodeName if pod.spec else None, phase=pod.status.phase if pod.status else None, target=first
+        )
     finally:
         await cluster.delete(core_v1.Pod, name, namespace="default", grace_period_seconds=0)
     return seen
