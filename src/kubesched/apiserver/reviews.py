@@ -1,18 +1,21 @@
 """The review APIs clients ask before they act: access reviews (`kubectl auth can-i`, with
 `--list` the rules review) and the self-subject review (`kubectl auth whoami`).
 
-The embedded cluster authorizes every request (authorization stays off, as with kube-apiserver's
-AlwaysAllow), so every access review is allowed and the rules review grants everything. Reviews are
-create-only and stored nowhere: each POST is answered with the review and its status.
+Access reviews are decided by the server's authorizer: with AlwaysAllow (the default) every one is
+allowed and the rules review grants everything; with RBAC they say what RBAC would decide for the
+user asked about, and the rules review lists the user's rules. Reviews are create-only and stored
+nowhere: each POST is answered with the review and its status.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kubesched.api.errors import FieldError
+from kubesched.apiserver.authn import User
+from kubesched.apiserver.rbac import Attributes
 from kubesched.cluster.errors import BadRequest, Invalid
 
 Json = dict[str, Any]
@@ -21,15 +24,19 @@ AUTHORIZATION = "authorization.k8s.io"
 AUTHENTICATION = "authentication.k8s.io"
 VERSION = "v1"
 
-# Who a request is: the holder of the cluster's token, or, with no token set, anyone.
-TOKEN_USER: Json = {"username": "kubesched-admin", "groups": ["system:masters", "system:authenticated"]}
-ANONYMOUS_USER: Json = {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
-
 _ALL_RULES: Json = {
     "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
     "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
     "incomplete": False,
 }
+
+
+class Policy(Protocol):
+    """What the server's authorizer decides; `rules` None: everything is allowed."""
+
+    def allows(self, user: User, attrs: Attributes) -> bool: ...
+
+    def rules(self, user: User, namespace: str) -> list[Any] | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,15 +45,15 @@ class Review:
     plural: str
     kind: str
     namespaced: bool
-    status: Callable[[Json, Json], Json]  # (spec, user) -> status
+    status: Callable[[Json, User, Policy], Json]  # (spec, the requesting user, the policy) -> status
 
     @property
     def api_version(self) -> str:
         return f"{self.group}/{VERSION}"
 
 
-def _access_status(spec: Json, user: Json) -> Json:
-    """Allowed, once the spec names exactly one kind of attributes."""
+def _attributes(spec: Json) -> Attributes:
+    """The attributes an access review asks about, once it names exactly one kind of them."""
     resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
     if resource is not None and non_resource is not None:
         raise _Refused(
@@ -62,21 +69,51 @@ def _access_status(spec: Json, user: Json) -> Json:
                 "exactly one of nonResourceAttributes or resourceAttributes must be specified",
             )
         )
-    return {"allowed": True}
+    if non_resource is not None:
+        return Attributes(
+            str(non_resource.get("verb", "")), resource_request=False, path=str(non_resource.get("path", ""))
+        )
+    assert resource is not None
+    return Attributes(
+        str(resource.get("verb", "")),
+        api_group=str(resource.get("group", "")),
+        resource=str(resource.get("resource", "")),
+        subresource=str(resource.get("subresource", "")),
+        namespace=str(resource.get("namespace", "")),
+        name=str(resource.get("name", "")),
+    )
 
 
-def _subject_access_status(spec: Json, user: Json) -> Json:
+def _access_status(spec: Json, user: User, policy: Policy) -> Json:
+    return {"allowed": policy.allows(user, _attributes(spec))}
+
+
+def _subject_access_status(spec: Json, user: User, policy: Policy) -> Json:
     if not (spec.get("user") or spec.get("groups")):
         raise _Refused(FieldError("spec.user", "", "at least one of user or group must be specified"))
-    return _access_status(spec, user)
+    subject = User(str(spec.get("user", "")), tuple(spec.get("groups") or ()), str(spec.get("uid", "")))
+    return {"allowed": policy.allows(subject, _attributes(spec))}
 
 
-def _rules_status(spec: Json, user: Json) -> Json:
-    return dict(_ALL_RULES)
+def _rules_status(spec: Json, user: User, policy: Policy) -> Json:
+    rules = policy.rules(user, str(spec.get("namespace", "")))
+    if rules is None:
+        return dict(_ALL_RULES)
+    resource_rules, non_resource_rules = [], []
+    for rule in rules:
+        if rule.nonResourceURLs:
+            non_resource_rules.append({"verbs": list(rule.verbs), "nonResourceURLs": list(rule.nonResourceURLs)})
+        else:
+            entry: Json = {"verbs": list(rule.verbs), "apiGroups": list(rule.apiGroups or ())}
+            entry["resources"] = list(rule.resources or ())
+            if rule.resourceNames:
+                entry["resourceNames"] = list(rule.resourceNames)
+            resource_rules.append(entry)
+    return {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": False}
 
 
-def _whoami_status(spec: Json, user: Json) -> Json:
-    return {"userInfo": dict(user)}
+def _whoami_status(spec: Json, user: User, policy: Policy) -> Json:
+    return {"userInfo": user.to_json()}
 
 
 REVIEWS: dict[tuple[str, str], Review] = {
@@ -113,7 +150,7 @@ def route(path: str) -> tuple[Review, str | None] | None:
     return review, namespace
 
 
-def answer(review: Review, body: Any, *, namespace: str | None, user: Json) -> Json:
+def answer(review: Review, body: Any, *, namespace: str | None, user: User, policy: Policy) -> Json:
     """The review as posted, with its status (BadRequest or 422 for a malformed one)."""
     if not isinstance(body, dict):
         raise BadRequest(f"{review.kind} in version {VERSION!r} cannot be handled: the body must be an object")
@@ -130,7 +167,7 @@ def answer(review: Review, body: Any, *, namespace: str | None, user: Json) -> J
             )
             raise Invalid(f"{review.kind}.{review.group}", "", [error], group=review.group)
     try:
-        status = review.status(spec, user)
+        status = review.status(spec, user, policy)
     except _Refused as refused:
         raise Invalid(f"{review.kind}.{review.group}", "", [refused.error], group=review.group) from None
     metadata = dict(body.get("metadata") or {})

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 import logging
+from collections import Counter
 from contextvars import ContextVar
 from typing import Any
 
@@ -21,7 +21,8 @@ from lightkube.models import policy_v1 as policy_models
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import FieldError
-from kubesched.apiserver import discovery, negotiation, openapi, reviews, scale, tables
+from kubesched.apiserver import discovery, negotiation, openapi, rbac, reviews, scale, tables
+from kubesched.apiserver.authn import DEFAULT_TOKEN_SECONDS, MIN_TOKEN_SECONDS, Authenticator, User
 from kubesched.apiserver.codec import (
     checked_unknown_fields,
     decode_json,
@@ -32,6 +33,7 @@ from kubesched.apiserver.codec import (
 )
 from kubesched.apiserver.routing import Routes, Target
 from kubesched.apiserver.watchstream import stream_watch
+from kubesched.clock.base import rfc3339
 from kubesched.cluster.codec import encode
 from kubesched.cluster.errors import (
     ApiError,
@@ -41,7 +43,6 @@ from kubesched.cluster.errors import (
     MethodNotAllowed,
     NotFound,
     RequestEntityTooLarge,
-    Unauthorized,
     UnsupportedMediaType,
 )
 from kubesched.cluster.fields.managers import MAX_MANAGER_LENGTH, manager_from_user_agent
@@ -150,20 +151,55 @@ def _int(query: Any, key: str) -> int | None:
         raise BadRequest(f"invalid value for {key}: {raw!r}") from None
 
 
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
+
+
+def _attributes(request: web.Request, target: Target) -> rbac.Attributes:
+    """The request as the authorizer sees it: its verb, resource and namespace."""
+    method = request.method
+    if target.watch_path or (method == "GET" and _bool(request.query.get("watch"))):
+        verb = "watch"
+    elif method == "GET":
+        verb = "get" if target.name is not None else "list"
+    elif method == "DELETE":
+        verb = "delete" if target.name is not None else "deletecollection"
+    else:
+        verb = _VERBS.get(method, method.lower())
+    return rbac.Attributes(
+        verb,
+        api_group=target.kind.group,
+        resource=target.kind.plural,
+        subresource=target.subresource or "",
+        namespace=target.namespace or "",
+        name=target.name or "",
+    )
+
+
 class ApiServer:
-    """The HTTP API. `token`, when set, is required as a bearer token on every request."""
+    """The HTTP API. `token`, when set, is required as a bearer token on every request (or a
+    ServiceAccount's, from the TokenRequest API). `authorization`: AlwaysAllow, or RBAC (which
+    needs a token: without one nobody is signed in)."""
 
     def __init__(
         self,
         store: MemoryStore,
         *,
         token: str | None = None,
+        authorization: str = rbac.ALWAYS_ALLOW,
         bookmark_interval: float = 5.0,
         max_body: int = MAX_BODY_BYTES,
     ) -> None:
+        if authorization not in rbac.MODES:
+            raise ValueError(f"authorization: {authorization!r} is not one of {', '.join(rbac.MODES)}")
         self.store = store
         self._routes_cache: tuple[int, Routes] | None = None
         self.token = token
+        self.authn = Authenticator(token, now=store.clock.now, service_account_uid=self._service_account_uid)
+        self.authorizer: rbac.RbacAuthorizer | rbac.AlwaysAllow = (
+            rbac.RbacAuthorizer(store) if authorization == rbac.RBAC else rbac.AlwaysAllow()
+        )
+        # with RBAC, what each user was allowed: (user, verb, group, resource[/subresource]) -> requests
+        self.granted: Counter[tuple[str, str, str, str]] = Counter()
         self.bookmark_interval = bookmark_interval
         self.address = "127.0.0.1:0"
         self.app = web.Application(client_max_size=max_body)
@@ -173,12 +209,8 @@ class ApiServer:
         """Authenticate, dispatch, and turn any failure into its `Status` reply."""
         _PROTOBUF_ANSWERS.set(negotiation.wants_protobuf(request.headers.get("Accept")))
         try:
-            if self.token is not None:
-                header = request.headers.get("Authorization", "")
-                scheme, _, given = header.partition(" ")
-                if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token.encode()):
-                    raise Unauthorized("Unauthorized")
-            return await self._dispatch(request)
+            user = self.authn.authenticate(request.headers.get("Authorization", ""))
+            return await self._dispatch(request, user)
         except ApiError as e:
             return status_response(e)
         except web.HTTPRequestEntityTooLarge:
@@ -191,19 +223,44 @@ class ApiServer:
 
     # -- dispatch ----------------------------------------------------------------------------
 
-    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+    def _service_account_uid(self, namespace: str, name: str) -> str | None:
+        try:
+            account = self.store.get(core_v1.ServiceAccount, name, namespace=namespace)
+        except NotFound:
+            return None
+        return account.metadata.uid if account.metadata else None
+
+    def _authorize(self, user: User, attrs: rbac.Attributes) -> None:
+        if not self.authorizer.allows(user, attrs):
+            raise rbac.forbidden(user, attrs)
+        if isinstance(self.authorizer, rbac.RbacAuthorizer) and attrs.resource_request:
+            resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
+            self.granted[(user.name, attrs.verb, attrs.api_group, resource)] += 1
+
+    async def _dispatch(self, request: web.Request, user: User) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
-        if request.method == "GET":
+        if request.method == "GET" and self._is_fixed(path):
+            self._authorize(user, rbac.Attributes("get", resource_request=False, path=request.path))
             fixed = self._fixed(request, path)
             if fixed is not None:
                 return fixed
         if request.method == "POST" and (review := reviews.route(path)) is not None:
+            kind, namespace = review
+            self._authorize(
+                user, rbac.Attributes("create", api_group=kind.group, resource=kind.plural, namespace=namespace or "")
+            )
             body = parse_body(await request.read(), request.headers.get("Content-Type", ""))
-            user = reviews.TOKEN_USER if self.token is not None else reviews.ANONYMOUS_USER
-            return respond(reviews.answer(review[0], body, namespace=review[1], user=user), 201)
+            answered = reviews.answer(kind, body, namespace=namespace, user=user, policy=self.authorizer)
+            return respond(answered, 201)
         target = self._routes().parse(path)
         if target is None:
+            self._authorize(user, rbac.Attributes(request.method.lower(), resource_request=False, path=request.path))
             raise NotFound("the server could not find the requested resource", name=path)
+        self._authorize(user, _attributes(request, target))
+        if target.kind.plural == "serviceaccounts" and target.subresource == "token":
+            if request.method != "POST":
+                raise MethodNotAllowed("the server does not allow this method on the requested resource")
+            return await self._token(request, target)
         if target.watch_path:
             if request.method != "GET":
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -253,6 +310,38 @@ class ApiServer:
         if self._routes_cache is None or self._routes_cache[0] != generation:
             self._routes_cache = (generation, Routes(self.store.kinds()))
         return self._routes_cache[1]
+
+    @staticmethod
+    def _is_fixed(path: str) -> bool:
+        parts = [p for p in path.split("/") if p]
+        return (
+            path in ("/", "/version", "/healthz", "/livez", "/readyz", "/api", "/apis")
+            or parts == ["api", "v1"]
+            or (parts[:1] == ["apis"] and len(parts) in (2, 3))
+            or parts[:1] == ["openapi"]
+        )
+
+    async def _token(self, request: web.Request, target: Target) -> web.Response:
+        """TokenRequest (`kubectl create token`): a token for the ServiceAccount, 201."""
+        assert target.name is not None and target.namespace is not None
+        uid = self._service_account_uid(target.namespace, target.name)
+        if uid is None:
+            raise NotFound(f'serviceaccounts "{target.name}" not found', kind="serviceaccounts", name=target.name)
+        body = parse_body(await request.read(), request.headers.get("Content-Type", ""))
+        spec = (body.get("spec") if isinstance(body, dict) else None) or {}
+        seconds = spec.get("expirationSeconds") or DEFAULT_TOKEN_SECONDS
+        if not isinstance(seconds, int) or seconds < MIN_TOKEN_SECONDS:
+            error = FieldError("spec.expirationSeconds", seconds, "may not specify a duration less than 10 minutes")
+            raise Invalid("TokenRequest.authentication.k8s.io", target.name, [error], group="authentication.k8s.io")
+        token, expires = self.authn.issue(target.namespace, target.name, uid, seconds)
+        answer = {
+            "kind": "TokenRequest",
+            "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"name": target.name, "namespace": target.namespace},
+            "spec": {**spec, "audiences": spec.get("audiences") or [], "expirationSeconds": seconds},
+            "status": {"token": token, "expirationTimestamp": rfc3339(expires)},
+        }
+        return respond(answer, 201)
 
     def _fixed(self, request: web.Request, path: str) -> web.Response | None:
         """Discovery, version, health and OpenAPI documents."""

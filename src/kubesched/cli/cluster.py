@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from lightkube import codecs
 from lightkube.models import meta_v1
 from lightkube.resources import scheduling_v1
 
+from kubesched.apiserver.rbac import ALWAYS_ALLOW, BOOTSTRAP, RBAC
 from kubesched.apiserver.server import ApiServer
 from kubesched.apiserver.tls import self_signed, server_context
 from kubesched.clock import RealClock
@@ -37,6 +39,7 @@ class ClusterSpec:
     port: int = 6443
     token: str | None = None
     tls: bool | None = None  # None: TLS exactly when a token is required (clients send tokens only over TLS)
+    authorization: str = ALWAYS_ALLOW  # or RBAC (then a token is required: nobody is signed in otherwise)
     kubelet: KubeletConfig = field(default_factory=KubeletConfig)
     kubelets: bool = True  # False: bound pods stay as bound (scheduler_perf's nodes run no kubelet)
     bookmark_interval: float = 5.0
@@ -76,7 +79,11 @@ class EmbeddedCluster:
         self.spec = spec
         self.clock = RealClock()
         self.store = self.new_store()
-        self.server = ApiServer(self.store, token=spec.token, bookmark_interval=spec.bookmark_interval)
+        if spec.authorization == RBAC and spec.token is None:
+            raise ValueError("RBAC authorization needs a token: without one nobody is signed in")
+        self.server = ApiServer(
+            self.store, token=spec.token, authorization=spec.authorization, bookmark_interval=spec.bookmark_interval
+        )
         self.url = ""
         self.ca_pem: bytes | None = None
         for node in make_nodes(spec.nodes, spec.template):
@@ -115,6 +122,9 @@ class EmbeddedCluster:
                     preemptionPolicy="PreemptLowerPriority",
                 )
             )
+        if self.spec.authorization == RBAC:  # the policy kube-apiserver creates at start
+            for policy in BOOTSTRAP:
+                store.create(codecs.from_dict(policy))
         return store
 
     async def start(self) -> str:

@@ -12,6 +12,7 @@ import signal
 from rich.console import Console
 
 from kubesched.apiserver.kubeconfig import write_kubeconfig
+from kubesched.apiserver.rbac import RBAC
 from kubesched.cli import options
 from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
 from kubesched.config import SchedulerConfig
@@ -32,7 +33,7 @@ def _access(args: argparse.Namespace) -> tuple[str | None, bool]:
     generated. An address other than loopback serves an open API only when asked to."""
     token = options.token(args.token_file)
     generated = False
-    if token is None and args.tls:
+    if token is None and (args.tls or args.authorization == RBAC):
         token, generated = secrets.token_urlsafe(32), True
     if token is None and not args.allow_unauthenticated and not options.is_loopback(args.host):
         raise options.UsageError(
@@ -55,6 +56,7 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         event_ttl=args.event_ttl,
         results=options.result_store(args),
         tls=True if args.tls else None,
+        authorization=args.authorization,
         kubelets=args.kubelets,
         builtin_controllers=options.controllers(args.controllers),
         scheduler=args.scheduler,
@@ -70,6 +72,12 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         console.print(f"kubesched cluster is up at [bold]{cluster.url}[/bold] with {args.nodes} fake nodes.")
         if generated:
             console.print("  every request needs the generated token written into the kubeconfig")
+        if args.authorization == RBAC:
+            console.print(
+                "  RBAC decides every request; the kubeconfig's token is in system:masters, and "
+                "`kubectl create token SERVICEACCOUNT` signs a ServiceAccount in",
+                soft_wrap=True,
+            )
         console.print(f"  export KUBECONFIG={path}")
         console.print("  kubectl get nodes")
         if cluster.scheduler_url:

@@ -57,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
         "--leader-elect", action="store_true", help="with --kubeconfig: schedule only while holding --lease"
     )
     mini.add_argument(
-        "--lease", default="", metavar="NAMESPACE/NAME", help="the Lease to hold (default kube-system/SCHEDULER-NAME)"
+        "--lease", default=None, metavar="NAMESPACE/NAME", help="the Lease to hold (default kube-system/SCHEDULER-NAME)"
     )
     mini.add_argument(
         "--lease-timings",
@@ -84,6 +84,14 @@ def _parser() -> argparse.ArgumentParser:
         help="where to write the kubeconfig, mode 0600 (default .kubesched/kubeconfig)",
     )
     up.add_argument("--token-file", metavar="F", help="require the bearer token in F on every request (serves HTTPS)")
+    up.add_argument(
+        "--authorization",
+        type=options.authorization_mode,
+        default="AlwaysAllow",
+        metavar="MODE",
+        help="AlwaysAllow (default) or RBAC: Roles and bindings decide every request, as kube-apiserver's "
+        "--authorization-mode RBAC (a token is then generated unless --token-file gives one)",
+    )
     up.add_argument(
         "--tls",
         action="store_true",
@@ -166,7 +174,8 @@ def _parser() -> argparse.ArgumentParser:
         "--feature-gates",
         default="",
         metavar="GATE=BOOL,...",
-        help="as kube-scheduler's: SchedulerAsyncPreemption=false removes victims on the scheduling thread",
+        help="as kube-scheduler's (default: v1.36.2's): SchedulerAsyncPreemption=false removes victims on the "
+        "scheduling thread",
     )
     options.add_results_options(run)
     options.add_plugin_option(run)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from kubesched.apiserver.rbac import MODES
 from kubesched.config import ConfigError, SchedulerConfig, default_config, load_file
 from kubesched.config.duration import parse_duration
 from kubesched.controllers import parse_controllers
@@ -161,3 +162,11 @@ def result_store(args: argparse.Namespace) -> ResultStore | None:
     if args.results_budget == 0:
         return None
     return ResultStore(budget=args.results_budget * 2**20, per_pod=args.results_per_pod)
+
+
+def authorization_mode(text: str) -> str:
+    """`--authorization`'s value, in kube-apiserver's spelling whatever the case given."""
+    for mode in MODES:
+        if text.lower() == mode.lower():
+            return mode
+    raise argparse.ArgumentTypeError(f"expected one of {', '.join(MODES)}, got {text!r}")

@@ -175,7 +175,7 @@ KINDS: dict[type[Any], Kind] = {
         _make(apiextensions_v1.CustomResourceDefinition, short=("crd", "crds")),
         _make(core_v1.ConfigMap, short=("cm",)),
         _make(core_v1.Secret),
-        _make(core_v1.ServiceAccount, short=("sa",)),
+        _make(core_v1.ServiceAccount, short=("sa",), subresources=("token",)),
         _make(rbac_authorization_v1.Role),
         _make(rbac_authorization_v1.ClusterRole),
         _make(rbac_authorization_v1.RoleBinding),

@@ -192,7 +192,7 @@ def test_lab_check_all_passes_and_list_shows_every_lab(capsys):
     out = capsys.readouterr().out
     assert out.count("PASS") == len(CHECKED)
     assert (
-        out.count("SKIP") == 2 and "SKIP 5.5.8 Both artifacts, two replicas each, one lease (needs --kubeconfig)" in out
+        out.count("SKIP") == 3 and "SKIP 5.5.8 Both artifacts, two replicas each, one lease (needs --kubeconfig)" in out
     )
     assert main(["lab", "list", "--output", "json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 37
@@ -202,10 +202,14 @@ def test_lab_check_all_passes_and_list_shows_every_lab(capsys):
     ("argv", "message"),
     [
         (["lab", "run", "9.9"], "lab: no lab '9.9' (see `kubesched lab list`)"),
-        (["lab", "run", "5.5.6"], "lab 5.5.6: not runnable as a lab yet"),
+        (
+            ["lab", "run", "5.5.6"],
+            "lab 5.5.6 runs against a live cluster deciding by RBAC (cluster up --authorization rbac): "
+            "give --kubeconfig",
+        ),
         (
             ["lab", "run", "5.2.2"],
-            "lab 5.2.2 runs against a live cluster: give --kubeconfig (kubesched cluster up starts one)",
+            "lab 5.2.2 runs against a live cluster (cluster up): give --kubeconfig",
         ),
         (["lab", "check", "5.1.1", "--answer", "a.yaml"], "--answer: only lab 5.4.2 takes an answer file, not 5.1.1"),
         (["lab", "check", "--all", "--answer", "a.yaml"], "--answer: only lab 5.4.2 takes an answer file, not --all"),

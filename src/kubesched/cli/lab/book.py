@@ -33,12 +33,14 @@ from kubesched.cli.lab import (
     stale_cache,
     state_machine,
     tour,
+    unprivileged,
     victim_deletion,
 )
 from kubesched.cli.lab.result import LabResult
 
 MEMORY = "memory cluster, virtual time"
 LIVE = "a live cluster (cluster up)"
+LIVE_RBAC = "a live cluster deciding by RBAC (cluster up --authorization rbac)"
 MODULES = {
     "5.1": "The framework as a table of contents",
     "5.2": "Build artifact 1: the from-scratch scheduler",
@@ -64,7 +66,7 @@ class Lab:
     @property
     def live(self) -> bool:
         """Whether it runs against a live cluster (`--kubeconfig`) rather than the memory one."""
-        return self.needs == LIVE
+        return self.needs in (LIVE, LIVE_RBAC)
 
     @property
     def runnable(self) -> bool:
@@ -112,7 +114,7 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.5.3", victim_deletion.TITLE, MEMORY, victim_deletion.run),
     Lab("5.5.4", owned.TITLE, MEMORY, owned.run),
     Lab("5.5.5", late_failure.TITLE, MEMORY, late_failure.run),
-    Lab("5.5.6", "Stage 2, shape one: a Deployment nobody privileged", LIVE),
+    Lab("5.5.6", unprivileged.TITLE, LIVE_RBAC, unprivileged.run),
     Lab("5.5.7", profiles.PROFILES_TITLE, MEMORY, profiles.run_profiles),
     Lab("5.5.8", leases.TITLE, LIVE, leases.run),
     Lab("5.6.1", revert.TITLE, MEMORY, revert.run),

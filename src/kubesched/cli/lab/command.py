@@ -86,7 +86,7 @@ def _runnable(lab_id: str) -> Lab:
 
 
 def _needs_cluster(lab: Lab) -> str:
-    return f"lab {lab.id} runs against a live cluster: give --kubeconfig (kubesched cluster up starts one)"
+    return f"lab {lab.id} runs against {lab.needs}: give --kubeconfig"
 
 
 def _perform(lab: Lab, *, seed: int, answer: str | None = None, kubeconfig: str | None = None) -> LabResult:

@@ -16,6 +16,7 @@ from lightkube.models import apps_v1 as apps
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import apps_v1, batch_v1, core_v1, policy_v1
+from lightkube.resources import rbac_authorization_v1 as rbac_v1
 
 from kubesched.api.errors import REQUIRED, FieldError
 from kubesched.cluster.codec import copy_object
@@ -429,7 +430,15 @@ class CustomResourceStrategy(GenerationStrategy):
         return errors
 
 
+class RbacStrategy(Strategy):
+    """Roles and bindings: a name need only be a path segment (`system:discovery`)."""
+
+    def validate(self, obj: Any) -> list[FieldError]:
+        return meta_errors(obj.metadata, path_segment=True)
+
+
 DEFAULT_STRATEGY = Strategy()
+_RBAC = RbacStrategy()
 _GENERATION = GenerationStrategy()
 STRATEGIES: dict[type[Any], Strategy] = {
     core_v1.Pod: PodStrategy(POD_SPECS),
@@ -443,6 +452,10 @@ STRATEGIES: dict[type[Any], Strategy] = {
     apps_v1.StatefulSet: StatefulSetStrategy(),
     apps_v1.DaemonSet: DaemonSetStrategy(),
     batch_v1.Job: JobStrategy(),
+    rbac_v1.Role: _RBAC,
+    rbac_v1.ClusterRole: _RBAC,
+    rbac_v1.RoleBinding: _RBAC,
+    rbac_v1.ClusterRoleBinding: _RBAC,
 }
 
 

@@ -80,11 +80,19 @@ def _label_pair_errors(key: str, value: str, field: str) -> tuple[FieldError, ..
     return tuple(errors)
 
 
-def meta_errors(meta: Any, *, namespace_name: bool = False) -> list[FieldError]:
-    """Name and label checks shared by every kind (namespaces use the stricter label rule)."""
+def path_segment_errors(value: str, field: str) -> list[FieldError]:
+    """A name that only has to be one URL path segment (RBAC's: `system:discovery` is one)."""
+    if value in (".", ".."):
+        return [FieldError(field, value, f"may not be '{value}'")]
+    return [FieldError(field, value, f"may not contain '{c}'") for c in ("/", "%") if c in value]
+
+
+def meta_errors(meta: Any, *, namespace_name: bool = False, path_segment: bool = False) -> list[FieldError]:
+    """Name and label checks shared by every kind (namespaces use the stricter label rule, RBAC
+    objects the looser path-segment one)."""
     if not meta.name:
         return [FieldError("metadata.name", None, "name or generateName is required", kind="Required value")]
-    check = dns_label_errors if namespace_name else subdomain_errors
+    check = dns_label_errors if namespace_name else path_segment_errors if path_segment else subdomain_errors
     return check(meta.name, "metadata.name") + label_errors(meta.labels, "metadata.labels")
 
 
