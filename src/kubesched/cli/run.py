@@ -30,7 +30,7 @@ from kubesched.minimal import MinimalScheduler
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import PluginLoadError
 from kubesched.scheduler.discovery import controllers as discovered_controllers
-from kubesched.scheduler.leader import LeaderElector, LeaseSettings
+from kubesched.scheduler.leader import JITTER, LeaderElector, LeaseSettings
 from kubesched.scheduler.results import ResultStore
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
 from kubesched.trace import Sink, Tracer
@@ -258,10 +258,10 @@ def minimal_lease(args: argparse.Namespace) -> LeaseSettings:
         raise options_.UsageError(
             f"--lease-timings: expected DURATION,RENEW,RETRY in seconds, got {args.lease_timings!r}"
         ) from None
-    if not duration > renew > retry > 0:
+    if not (duration > renew > JITTER * retry and retry > 0):
         raise options_.UsageError(
-            f"--lease-timings: the lease duration must exceed the renew deadline, which must exceed the retry "
-            f"period, above 0 (got {args.lease_timings})"
+            f"--lease-timings: the lease duration must exceed the renew deadline, which must exceed {JITTER:g} times "
+            f"the retry period, above 0 (got {args.lease_timings})"
         )
     return LeaseSettings(name, namespace, identity(), duration, renew, retry)
 

@@ -30,6 +30,7 @@ from kubesched.cli.lab.result import Check, LabResult
 from kubesched.cluster import ApiError, NotFound
 from kubesched.cluster.kube import KubeCluster
 from kubesched.scheduler.discovery import plugin_registry
+from kubesched.trace import cite
 from kubesched.trace.narrate import Step
 from kubesched.workloads.runner import make_pod
 
@@ -213,7 +214,13 @@ def run(*, seed: int = 1, kubeconfig: str, replicas: int = 2) -> LabResult:
             if after is not None
             else f"nobody took it over within {TAKEOVER_WITHIN:g} s"
         )
-        steps.append(Step(0.0, f"Lease default/{lease}: {before} led and was killed (SIGKILL); {took}"))
+        steps.append(
+            Step(
+                0.0,
+                f"Lease default/{lease}: {before} led and was killed (SIGKILL); {took}",
+                upstream=(cite("LeaderElector"),),
+            )
+        )
     twice = sorted(n for n, count in seen.get("scheduledEvents", {}).items() if count > 1)
     duration = TIMINGS[0]
     check = Check(

@@ -96,10 +96,18 @@ def run(
     seen = asyncio.run(main())
     (code1, message1), (code2, message2) = seen["first"], seen["second"]
     steps = [
-        Step(0.0, f"created {seen['pod']} with schedulerName: {NOBODY}: no scheduler will look at it"),
+        Step(
+            0.0,
+            f"created {seen['pod']} with schedulerName: {NOBODY}: no scheduler will look at it",
+            upstream=(cite("ScheduleOne"),),
+        ),
         Step(0.0, f"POST {seen['path']} (a Binding to {seen['target']}): {code1} {message1}", upstream=(cite("bind"),)),
         Step(0.0, f"POST it again, to another node: {code2} {message2}", upstream=(cite("bind"),)),
-        Step(0.0, f"the pod is {seen['phase']} on {seen['node']}, and no scheduler was involved"),
+        Step(
+            0.0,
+            f"the pod is {seen['phase']} on {seen['node']}, and no scheduler was involved",
+            upstream=(cite("bind"),),
+        ),
     ]
     check = Check(
         claim="one POST of a Binding binds the pod (201) and its kubelet runs it; a second is refused (409)",
