@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 
@@ -144,11 +145,16 @@ def test_a_scheduler_killed_in_a_burst_and_restarted_binds_every_pod_once(cluste
     first = start(cluster, tmp_path, elect=False, name="burst-a")
     endpoint(first)
     names = [f"burst-{i}" for i in range(200)]
-    for name in names:
-        api.create(make_pod(name, cpu="100m", scheduler="kubesched"))
-    eventually(lambda: sum(1 for n in names if api.get(Pod, n).spec.nodeName) >= 20)
+    creating = threading.Thread(
+        target=lambda: [api.create(make_pod(n, cpu="100m", scheduler="kubesched")) for n in names]
+    )
+    creating.start()  # the burst goes on while the first scheduler dies
+    bound = lambda: sum(1 for p in api.list(Pod) if p.metadata.name.startswith("burst-") and p.spec.nodeName)  # noqa: E731
+    eventually(lambda: bound() >= 20)
     first.kill()  # kill -9 in the middle of the burst: assumed pods die with it
     first.wait(10)
+    creating.join()
+    assert bound() < len(names)  # some are left for the second one
     second = start(cluster, tmp_path, elect=False, name="burst-b")
     try:
         url = endpoint(second)

@@ -21,7 +21,7 @@ def test_the_live_labs_are_these():
     [
         # bound to a node nobody serves: the API server takes the Binding, no kubelet runs the pod
         ("5.2.2", {"node": "no-such-node", "running_within": 2.0}),
-        ("5.5.8", {"replicas": 1}),  # no standby: nobody takes the Lease over
+        ("5.5.8", {"replicas": 1, "takeover_within": 4.0}),  # no standby: nobody takes the Lease over
     ],
 )
 def test_a_live_labs_check_holds_and_fails_once_its_claim_is_made_false(cluster, lab_id, falsified):

@@ -93,7 +93,7 @@ def test_deploys_rbac_is_sufficient_and_least(secured):
 
 
 def test_without_a_rule_the_scheduler_cannot_do_its_work(secured):
-    broken = unprivileged.run(kubeconfig=str(secured.kubeconfig), drop="pods/binding")
+    broken = unprivileged.run(kubeconfig=str(secured.kubeconfig), drop="pods/binding", wait=5.0)
     assert broken.check is not None and not broken.check.passed
     assert broken.check.evidence["fits"] is None  # nothing could bind
     assert broken.check.evidence["outside"]["code"] == 403

@@ -223,9 +223,9 @@ def test_bad_run_options_are_clear_errors_before_anything_starts(tmp_path, capsy
         ("default/m", "15,x,2", "--lease-timings: expected DURATION,RENEW,RETRY in seconds, got '15,x,2'"),
         (
             "default/m",
-            "5,10,2",
+            "15,2,2",
             "--lease-timings: the lease duration must exceed the renew deadline, which must "
-            "exceed the retry period, above 0 (got 5,10,2)",
+            "exceed 1.2 times the retry period, above 0 (got 15,2,2)",
         ),
     ):
         argv = ["minimal", "--kubeconfig", str(tmp_path / "k"), "--leader-elect", "--lease", lease]

@@ -85,6 +85,9 @@ def _start(kubeconfig: str, config: Path, *, each: int) -> list[Replica]:
         line = r.process.stdout.readline()  # each says who it is first
         found = re.search(r" as (\S+?);?(?: |$)", line.strip())
         if found is None:
+            for other in replicas:  # none is left running
+                other.process.kill()
+                other.process.wait(timeout=10)
             raise options.UsageError(f"lab {ID}: a replica did not start: {line.strip() or 'no output'}")
         r.identity = found.group(1).rstrip(";")
     return replicas
@@ -131,7 +134,9 @@ async def _scheduled_events(cluster: KubeCluster, names: list[str]) -> dict[str,
     return counts
 
 
-async def _perform(cluster: KubeCluster, replicas: list[Replica], tag: str) -> dict[str, Any]:
+async def _perform(
+    cluster: KubeCluster, replicas: list[Replica], tag: str, *, takeover_within: float
+) -> dict[str, Any]:
     seen: dict[str, Any] = {"takeover": {}, "holders": {}, "pods": []}
     names: list[str] = seen["pods"]
 
@@ -157,16 +162,19 @@ async def _perform(cluster: KubeCluster, replicas: list[Replica], tag: str) -> d
             leader = next(r for r in replicas if r.artifact == lease and r.identity == holder)
             leader.process.send_signal(signal.SIGKILL)
             killed[lease] = time.monotonic()
-        for lease in (OWNED, MINIMAL):
+
+        async def taken_over(lease: str) -> None:
             old = seen["holders"][lease][0][0]
 
-            async def changed(lease: str = lease, old: str = old) -> tuple[str, int] | None:
+            async def changed() -> tuple[str, int] | None:
                 now = await _holder(cluster, lease)
                 return now if now is not None and now[0] != old else None
 
-            took = await _eventually(changed, "", within=TAKEOVER_WITHIN, required=False)
+            took = await _eventually(changed, "", within=takeover_within, required=False)
             seen["holders"][lease].append(took or (None, seen["holders"][lease][0][1]))
             seen["takeover"][lease] = round(time.monotonic() - killed[lease], 1) if took else None
+
+        await asyncio.gather(*(taken_over(lease) for lease in (OWNED, MINIMAL)))
         if None not in seen["takeover"].values():  # else nothing binds the next pods
             second = await create(2)
             await _eventually(lambda: _all_bound(cluster, second), "the pods after the takeover were not all bound")
@@ -178,9 +186,10 @@ async def _perform(cluster: KubeCluster, replicas: list[Replica], tag: str) -> d
     return seen
 
 
-def run(*, seed: int = 1, kubeconfig: str, replicas: int = 2) -> LabResult:
-    """`replicas` of each artifact against the cluster of `kubeconfig`; with one each there is no
-    standby to take over, which makes the claim false. UsageError when the plugin package is not
+def run(*, seed: int = 1, kubeconfig: str, replicas: int = 2, takeover_within: float = TAKEOVER_WITHIN) -> LabResult:
+    """`replicas` of each artifact against the cluster of `kubeconfig`, a standby given
+    `takeover_within` seconds to take a Lease over; with one each there is no standby to take
+    over, which makes the claim false. UsageError when the plugin package is not
     installed or the first pods are not bound in time. `seed` is unused."""
     if plugin_registry().get(PLUGIN) is None:
         raise options.UsageError(
@@ -193,7 +202,7 @@ def run(*, seed: int = 1, kubeconfig: str, replicas: int = 2) -> LabResult:
         async def main() -> dict[str, Any]:
             cluster = connect(kubeconfig)
             try:
-                return await _perform(cluster, started, tag)
+                return await _perform(cluster, started, tag, takeover_within=takeover_within)
             finally:
                 for lease in (OWNED, MINIMAL):
                     with contextlib.suppress(ApiError):
@@ -212,7 +221,7 @@ def run(*, seed: int = 1, kubeconfig: str, replicas: int = 2) -> LabResult:
         took = (
             f"{after} took over in {seen['takeover'][lease]} s (leaseTransitions {n0} -> {n1})"
             if after is not None
-            else f"nobody took it over within {TAKEOVER_WITHIN:g} s"
+            else f"nobody took it over within {takeover_within:g} s"
         )
         steps.append(
             Step(

@@ -91,14 +91,14 @@ def _kubeconfig_as(admin_kubeconfig: str, token: str, path: Path) -> Path:
     return path
 
 
-async def _eventually(probe: Any) -> Any:
-    deadline = time.monotonic() + WAIT
+async def _eventually(probe: Any, wait: float) -> Any:
+    deadline = time.monotonic() + wait
     while not (found := await probe()) and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
     return found
 
 
-async def _scenario(admin: KubeCluster) -> dict[str, Any]:
+async def _scenario(admin: KubeCluster, *, wait: float) -> dict[str, Any]:
     """A pod that fits, one that fits nowhere, and one that must preempt a pod on a node of its own."""
     nodes = (await admin.list(core_v1.Node)).items
     if not nodes:
@@ -129,12 +129,12 @@ async def _scenario(admin: KubeCluster) -> dict[str, Any]:
             "",
         )
 
-    return {
-        "fits": await _eventually(lambda: node_of("lab-fits")),
-        "urgent": await _eventually(lambda: node_of("lab-urgent")),
-        "nowhere": await _eventually(refused),
-        "node": node.metadata.name,
-    }
+    fits, urgent, nowhere = await asyncio.gather(
+        _eventually(lambda: node_of("lab-fits"), wait),
+        _eventually(lambda: node_of("lab-urgent"), wait),
+        _eventually(refused, wait),
+    )
+    return {"fits": fits, "urgent": urgent, "nowhere": nowhere, "node": node.metadata.name}
 
 
 def _priority_class() -> dict[str, Any]:
@@ -160,10 +160,11 @@ async def _clean(admin: KubeCluster) -> None:
         await admin.delete(scheduling_v1.PriorityClass, HIGH)
 
 
-def run(*, seed: int = 1, kubeconfig: str, drop: str = "") -> LabResult:
+def run(*, seed: int = 1, kubeconfig: str, drop: str = "", wait: float = WAIT) -> LabResult:
     """deploy/ against the RBAC cluster of `kubeconfig` (its admin's), and kubesched run as the
-    ServiceAccount. With `drop` naming a resource (`pods/binding`), the ClusterRole loses the rules
-    that grant it, which makes the claim false. `seed` is unused."""
+    ServiceAccount, given `wait` seconds to do each thing. With `drop` naming a resource
+    (`pods/binding`), the ClusterRole loses the rules that grant it, which makes the claim false.
+    `seed` is unused."""
     deploy = deploy_dir()
     docs = [*_documents(deploy / "00-namespace.yaml"), *_documents(deploy / "10-rbac.yaml")]
     config = next(d for d in _documents(deploy / "20-config.yaml") if d["kind"] == "ConfigMap")["data"]["config.yaml"]
@@ -188,7 +189,7 @@ def run(*, seed: int = 1, kubeconfig: str, drop: str = "") -> LabResult:
         async def perform() -> dict[str, Any]:
             admin, account = connect(kubeconfig), connect(str(as_account))
             try:
-                seen = await _scenario(admin)
+                seen = await _scenario(admin, wait=wait)
                 seen["denied"] = await _denied(account)
                 return seen
             finally:
