@@ -36,3 +36,14 @@ def test_lab_check_runs_a_live_lab_with_a_kubeconfig_and_skips_it_without(cluste
     assert "PASS 5.2.2" in capsys.readouterr().out
     assert main(["lab", "check", "5.2.2"]) == 2
     assert capsys.readouterr().err.strip() == ("lab 5.2.2 runs against a live cluster (cluster up): give --kubeconfig")
+
+
+def test_a_cluster_that_cannot_be_reached_is_one_line(tmp_path, capsys):
+    dead = tmp_path / "kubeconfig"
+    dead.write_text(
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+    )
+    assert main(["lab", "run", "5.2.2", "--kubeconfig", str(dead)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("lab 5.2.2: GET http://127.0.0.1:1/api/v1/nodes: ") and "\n" not in err

@@ -196,7 +196,7 @@ class Scheduler:
                 self.schedule_one(qpi)
                 if self._blocking:  # a plugin's blocking work: the loop waits, as upstream's goroutine does
                     blocking, self._blocking = self._blocking, []
-                    await asyncio.gather(*blocking, return_exceptions=True)
+                    await asyncio.gather(*blocking)  # what it raises stops the scheduler, never silently
                 if self.attempt_seconds:
                     await self.clock.sleep(self.attempt_seconds)
                 else:

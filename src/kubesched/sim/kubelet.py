@@ -221,7 +221,12 @@ class FakeKubelets:
         rejected = []
         for pod in alive:
             key = f"{pod.metadata.namespace}/{pod.metadata.name}"
-            requests = pod_requests(pod)
+            try:
+                requests = pod_requests(pod)
+            except FieldError as e:
+                await self._reject(pod, "UnexpectedAdmissionError", str(e))
+                rejected.append(key)
+                continue
             failure = admission_failure(node, requests)
             if failure is None:
                 node.admitted[pod.metadata.uid] = requests

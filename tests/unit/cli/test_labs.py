@@ -213,6 +213,10 @@ def test_lab_check_all_passes_and_list_shows_every_lab(capsys):
         ),
         (["lab", "check", "5.1.1", "--answer", "a.yaml"], "--answer: only lab 5.4.2 takes an answer file, not 5.1.1"),
         (["lab", "check", "--all", "--answer", "a.yaml"], "--answer: only lab 5.4.2 takes an answer file, not --all"),
+        (
+            ["lab", "run", "5.1.1", "--kubeconfig", "k"],
+            "--kubeconfig: lab 5.1.1 runs on the memory cluster, not against one",
+        ),
         (["lab", "check"], "lab check: give a lab's id or --all"),
         (["lab", "check", "5.1.6", "--all"], "lab check: give a lab's id or --all, not both"),
     ],

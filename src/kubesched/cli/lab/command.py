@@ -14,6 +14,7 @@ from rich.table import Table
 from kubesched.cli import options
 from kubesched.cli.lab.book import BOOK, LABS, Lab
 from kubesched.cli.lab.result import LabResult
+from kubesched.cluster import ApiError
 
 ANSWERED = "5.4.2"  # the lab that takes an answer file
 ANSWER_HELP = f"lab {ANSWERED}: your queue state machine (YAML) to compare with the queue's"
@@ -56,6 +57,8 @@ def lab_command(console: Console, args: argparse.Namespace) -> int:
         labs = [_runnable(args.id)]
         if args.answer and args.id != ANSWERED:
             raise options.UsageError(f"--answer: only lab {ANSWERED} takes an answer file, not {args.id}")
+        if args.kubeconfig and not labs[0].live:
+            raise options.UsageError(f"--kubeconfig: lab {args.id} runs on the memory cluster, not against one")
     if args.verb == "run":
         return _run(
             console, labs[0], seed=args.seed, output=args.output, answer=args.answer, kubeconfig=args.kubeconfig
@@ -94,11 +97,14 @@ def _perform(lab: Lab, *, seed: int, answer: str | None = None, kubeconfig: str 
     given: dict[str, Any] = {"seed": seed}
     if answer:
         given["answer"] = answer
-    if lab.live:
-        if not kubeconfig:
-            raise options.UsageError(_needs_cluster(lab))
-        given["kubeconfig"] = kubeconfig
-    return lab.run(**given)
+    if not lab.live:
+        return lab.run(**given)
+    if not kubeconfig:
+        raise options.UsageError(_needs_cluster(lab))
+    try:
+        return lab.run(**given, kubeconfig=kubeconfig)
+    except ApiError as e:  # the cluster refused or could not be reached
+        raise options.UsageError(f"lab {lab.id}: {e}") from None
 
 
 def _list(console: Console, *, as_json: bool) -> int:
