@@ -1,8 +1,8 @@
 """The protobuf codec against the JSON one, per object: µs to decode and to encode a Pod and a
 Node (upstream's fully populated serialization fixtures, and pods and nodes as kubesched's
-benchmarks make them), as the API server does: decode from bytes to the JSON shape it works on,
-encode from the stored model to bytes; with the garbage collector tuned as every `kubesched`
-process tunes it.
+benchmarks make them). Protobuf as the API server reads and writes it (`apiserver.codec`): a
+request body from bytes to the JSON shape the server works on, a stored model to bytes; JSON as
+msgspec alone does the same. With the garbage collector tuned as every `kubesched` process tunes it.
 
     .venv/bin/python -m bench.protobuf [--repeat N]
 """
@@ -21,8 +21,8 @@ from typing import Any
 import msgspec
 from lightkube.resources import core_v1
 
+from kubesched.apiserver.codec import decode_protobuf, encode_protobuf
 from kubesched.cli.runtime import tune_gc
-from kubesched.cluster.protobuf import envelope
 from kubesched.workloads.templates import make_node, make_pod_from
 
 FIXTURES = Path(__file__).parent.parent / "tests" / "unit" / "cluster" / "protobuf" / "upstream"
@@ -51,18 +51,18 @@ def main() -> None:
         "Node (node-default.yaml)": make_node("node-default.yaml", 1),
     }
     for name, model in objects.items():
-        as_json, as_pb = msgspec.json.encode(model), envelope.encode_object(model)
+        as_json, as_pb = msgspec.json.encode(model), encode_protobuf(model)
         calls = 2000 if "fixture" not in name else 300
         rows: dict[str, Callable[[], Any]] = {
             "JSON decode": functools.partial(msgspec.json.decode, as_json),
-            "protobuf decode": functools.partial(envelope.decode_object, as_pb),
+            "protobuf decode": functools.partial(decode_protobuf, as_pb),
             "JSON encode": functools.partial(msgspec.json.encode, model),
-            "protobuf encode": functools.partial(envelope.encode_object, model),
+            "protobuf encode": functools.partial(encode_protobuf, model),
         }
         report = []
         for label, fn in rows.items():
             runs = [_per_call(fn, calls) for _ in range(args.repeat)]
-            report.append(f"{label} {statistics.median(runs):.1f} µs ({min(runs):.1f} to {max(runs):.1f})")
+            report.append(f"{label} {statistics.median(runs):.2f} µs ({min(runs):.2f} to {max(runs):.2f})")
         print(f"{name}, {len(as_json)} B JSON / {len(as_pb)} B protobuf: " + "; ".join(report))
 
 

@@ -13,7 +13,6 @@ import yaml
 from kubesched.cluster.errors import BadRequest, UnsupportedMediaType
 from kubesched.cluster.kinds import Kind
 from kubesched.cluster.protobuf import envelope
-from kubesched.cluster.protobuf import schema as protobuf_schema
 from kubesched.cluster.protobuf.codec import ProtobufError
 from kubesched.cluster.protobuf.envelope import MEDIA_TYPE as PROTOBUF
 from kubesched.cluster.typecheck import type_error
@@ -60,10 +59,7 @@ def decode_protobuf(raw: bytes) -> Any:
 def encode_protobuf(body: Any) -> bytes | None:
     """`body` (a struct or plain data with apiVersion and kind) in protobuf, or None when its kind
     has no protobuf form (custom resources, Tables)."""
-    api_version, kind = envelope.type_meta(body)
-    if not kind or not api_version or not protobuf_schema.known(envelope.message_name(api_version, kind)):
-        return None
-    return envelope.encode_object(body)
+    return envelope.encode_known(body)
 
 
 def decode_json(raw: bytes) -> Any:

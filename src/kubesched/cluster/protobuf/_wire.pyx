@@ -23,15 +23,20 @@ from cpython.datetime cimport (
 )
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItemWithError, PyDict_Next
-from cpython.ref cimport PyObject
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from cpython.unicode cimport PyUnicode_DecodeUTF8
+from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdio cimport snprintf
-from libc.string cimport memcpy, memmove
+from libc.string cimport memcmp, memcpy, memmove
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
+    bint PyUnicode_IS_COMPACT_ASCII(PyObject* s)
+    Py_ssize_t PyUnicode_GET_LENGTH(PyObject* s)
+    void* PyUnicode_DATA(PyObject* s)
+    int PyUnicode_Compare(object a, object b) except? -1
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
 
 cdef extern from "Python.h":
     ctypedef struct PyMemberDef:
@@ -125,11 +130,29 @@ cdef class Field:
     cdef readonly bint inline
 
 
+cdef enum:
+    MAX_NUMBER = 64  # field numbers are below this (44 at most in the served groups)
+
+
+# A field as the reader and writer follow it (its Field and Message keep what it points to).
+cdef struct Info:
+    bint known  # False: no field has this number
+    int number
+    int type
+    int map_key
+    bint repeated
+    bint keep_zero
+    bint inline
+    PyObject* json  # the Field's JSON name
+    PyObject* sub  # the Message of a message field, else NULL
+
+
 @cython.final
 cdef class Message:
     cdef readonly object name
     cdef readonly list fields  # in number order
-    cdef list by_number  # Field or None at each number
+    cdef Info info[MAX_NUMBER]  # each number's field
+    cdef int top  # the highest field number, plus one
     cdef dict by_json  # JSON name -> Field, inlined messages' fields excepted
     cdef list inline  # the fields holding a message inlined in JSON
     cdef readonly int special
@@ -139,9 +162,6 @@ cdef class Message:
     cdef object last_type  # the Struct type last written as this message, and its _Slots
     cdef object last_slots
 
-
-cdef enum:
-    MAX_NUMBER = 64  # field numbers are below this (44 at most in the served groups)
 
 cdef object _callbacks = {}  # name -> a Python function the wire leaves to `codec`
 
@@ -155,11 +175,12 @@ def build(dict data, dict specials, object props_name, dict callbacks):
     cdef dict out = {}
     cdef Message m
     cdef Field f
+    cdef Info* info
     for name in data:
         m = Message.__new__(Message)
         m.name = name
         m.fields = []
-        m.by_number = []
+        m.top = 0
         m.by_json = {}
         m.inline = []
         m.by_type = {}
@@ -182,9 +203,12 @@ def build(dict data, dict specials, object props_name, dict callbacks):
             f.map_key = SCALAR_TYPES[row["mapKey"]] if row.get("mapKey") else 0
             f.keep_zero = bool(row.get("pointer", False) or row.get("always", False))
             m.fields.append(f)
-            while len(m.by_number) <= f.number:
-                m.by_number.append(None)
-            m.by_number[f.number] = f
+            info = &m.info[f.number]
+            info.known, info.number, info.type, info.map_key = True, f.number, f.type, f.map_key
+            info.repeated, info.keep_zero, info.inline = f.repeated, f.keep_zero, f.inline
+            info.json = <PyObject*>f.json
+            info.sub = NULL if f.sub is None else <PyObject*>f.sub
+            m.top = max(m.top, f.number + 1)
             if f.inline:
                 m.inline.append(f)
             else:
@@ -206,6 +230,10 @@ cdef inline int _varint(const unsigned char* buf, Py_ssize_t end, Py_ssize_t* po
     cdef uint64_t result = 0
     cdef int shift = 0
     cdef unsigned char b
+    if pos[0] < end and buf[pos[0]] < 0x80:  # most keys and lengths: one byte
+        out[0] = buf[pos[0]]
+        pos[0] += 1
+        return 0
     while True:
         if pos[0] >= end:
             raise ProtobufError("message ends inside a field")
@@ -250,8 +278,49 @@ cdef inline int _field(
     return 0
 
 
-cdef inline object _text(const unsigned char* buf, Span span):
-    return PyUnicode_DecodeUTF8(<const char*>buf + span.start, span.end - span.start, "replace")
+cdef object _text(const unsigned char* buf, Span span):
+    """UTF-8 bytes as a str, an invalid sequence read as U+FFFD as Go's JSON encoder writes it."""
+    cdef Py_ssize_t size = span.end - span.start
+    cdef Py_ssize_t i
+    cdef const unsigned char* p = buf + span.start
+    for i in range(size):
+        if p[i] >= 0x80:
+            return PyUnicode_DecodeUTF8(<const char*>p, size, "replace")
+    text = PyUnicode_New(size, 127)  # ASCII, as most of it is: copied as it is
+    memcpy(PyUnicode_DATA(<PyObject*>text), p, size)
+    return text
+
+
+cdef enum:
+    KEYS = 1024  # map keys remembered (a power of two)
+    KEY_SIZE = 32  # the longest key remembered
+
+cdef PyObject* _keys[KEYS]  # recently read short ASCII texts, by a hash of their bytes
+
+
+cdef object _short_text(const unsigned char* buf, Span span):
+    """A map key or a quantity: the same str for the same short ASCII bytes (label names, resource
+    names, "100m"), its hash already computed for a dict it goes into, as JSON decoders keep their
+    keys."""
+    cdef Py_ssize_t size = span.end - span.start
+    cdef Py_ssize_t i
+    cdef uint64_t h = 14695981039346656037ULL
+    cdef PyObject* hit
+    if size == 0 or size > KEY_SIZE:
+        return _text(buf, span)
+    for i in range(size):
+        h = (h ^ buf[span.start + i]) * 1099511628211ULL
+    i = <Py_ssize_t>(h & (KEYS - 1))
+    hit = _keys[i]
+    if hit != NULL and PyUnicode_GET_LENGTH(hit) == size and memcmp(PyUnicode_DATA(hit), buf + span.start, size) == 0:
+        return <object>hit
+    text = _text(buf, span)
+    if PyUnicode_IS_COMPACT_ASCII(<PyObject*>text):
+        hash(text)
+        Py_XDECREF(_keys[i])
+        Py_INCREF(text)
+        _keys[i] = <PyObject*>text
+    return text
 
 
 cdef object _scalar(int type_, int wire, uint64_t value, const unsigned char* buf, Span span):
@@ -294,59 +363,65 @@ cdef inline bint _zero(object item):
     return False
 
 
-cdef object _read(Message m, const unsigned char* buf, Py_ssize_t start, Py_ssize_t end, dict into=None):
+cdef object _read(Message m, const unsigned char* buf, Py_ssize_t start, Py_ssize_t end, dict into):
     if m.special != PLAIN:
         return _read_special(m, buf, start, end)
     cdef dict out = {} if into is None else into
     cdef Py_ssize_t pos = start
     cdef int number, wire
     cdef uint64_t value = 0
+    cdef uint64_t held = 0  # the fields that have a value in `out`, a bit for each number
+    cdef uint64_t bit
+    cdef int last = 0  # the repeated or map field read last, and the list or dict holding it
+    cdef object container = None
     cdef Span span
-    cdef Field f
-    cdef object item, items, found, known
-    cdef list by_number = m.by_number
+    cdef Info* f
+    cdef object item
     while pos < end:
         _field(buf, end, &pos, &number, &wire, &value, &span)
-        if number >= len(by_number):
+        if number <= 0 or number >= m.top or not m.info[number].known:
             continue  # a field this schema does not know: skipped, as proto2 readers skip it
-        known = by_number[number]
-        if known is None:
-            continue
-        f = <Field>known
+        f = &m.info[number]
+        bit = (<uint64_t>1) << number
         if f.inline:
             if wire != LENGTH:
                 raise ProtobufError(f"{m.name}: field {number} is not a message")
-            out.update(_read(f.sub, buf, span.start, span.end))
-        elif f.map_key:
-            if wire != LENGTH:
-                raise ProtobufError(f"{m.name}: field {number} is not a map entry")
-            _read_entry(f, buf, span, out)
-        elif f.repeated:
-            found = out.get(f.json)
-            if found is None:
-                items = []
-                out[f.json] = items
-            else:
-                items = found
-            if f.type == MESSAGE:
+            out.update(_read(<Message>f.sub, buf, span.start, span.end, None))
+        elif f.map_key or f.repeated:
+            if number != last:
+                if held & bit:
+                    container = out[<object>f.json]
+                else:
+                    container = {} if f.map_key else []
+                    out[<object>f.json] = container
+                    held |= bit
+                last = number
+            if f.map_key:
+                if wire != LENGTH:
+                    raise ProtobufError(f"{m.name}: field {number} is not a map entry")
+                _read_entry(f, buf, span, <dict>container)
+            elif f.type == MESSAGE:
                 if wire != LENGTH:
                     raise ProtobufError(f"{m.name}: field {number} is not a message")
-                items.append(_read(f.sub, buf, span.start, span.end))
+                (<list>container).append(_read(<Message>f.sub, buf, span.start, span.end, None))
             elif wire == LENGTH and f.type != STRING and f.type != BYTES:
-                _read_packed(f.type, buf, span, items)
+                _read_packed(f.type, buf, span, <list>container)
             else:
-                items.append(_scalar(f.type, wire, value, buf, span))
+                (<list>container).append(_scalar(f.type, wire, value, buf, span))
         else:
             if f.type == MESSAGE:
                 if wire != LENGTH:
                     raise ProtobufError(f"{m.name}: field {number} is not a message")
-                item = _read(f.sub, buf, span.start, span.end)
+                item = _read(<Message>f.sub, buf, span.start, span.end, None)
             else:
                 item = _scalar(f.type, wire, value, buf, span)
             if item is None or (not f.keep_zero and _zero(item)):
-                out.pop(f.json, None)
+                if held & bit:
+                    del out[<object>f.json]
+                    held &= ~bit
             else:
-                out[f.json] = item
+                out[<object>f.json] = item
+                held |= bit
     if m.is_list:
         return out.get((<Field>m.fields[0]).json, [])
     return out
@@ -377,7 +452,8 @@ cdef int _read_packed(int type_, const unsigned char* buf, Span span, list items
     return 0
 
 
-cdef int _read_entry(Field f, const unsigned char* buf, Span entry, dict out) except -1:
+cdef int _read_entry(Info* f, const unsigned char* buf, Span entry, dict into) except -1:
+    """One map entry, put into the map's dict."""
     cdef Py_ssize_t pos = entry.start
     cdef int number, wire
     cdef uint64_t value = 0
@@ -387,21 +463,17 @@ cdef int _read_entry(Field f, const unsigned char* buf, Span entry, dict out) ex
     while pos < entry.end:
         _field(buf, entry.end, &pos, &number, &wire, &value, &span)
         if number == 1:
-            key = _scalar(f.map_key, wire, value, buf, span)
+            key = _short_text(buf, span) if f.map_key == STRING and wire == LENGTH else _scalar(f.map_key, wire, value, buf, span)
         elif number == 2:
             if f.type == MESSAGE:
                 if wire != LENGTH:
                     raise ProtobufError("a map value that is not a message")
-                item = _read(f.sub, buf, span.start, span.end)
+                item = _read(<Message>f.sub, buf, span.start, span.end, None)
             else:
                 item = _scalar(f.type, wire, value, buf, span)
     if key is None:
         key = "" if f.map_key == STRING else 0
-    found = out.get(f.json)
-    if found is None:
-        found = {}
-        out[f.json] = found
-    found[key] = item
+    into[key] = item
     return 0
 
 
@@ -413,7 +485,7 @@ cdef object _read_special(Message m, const unsigned char* buf, Py_ssize_t start,
     cdef int64_t ints[4]
     cdef Span spans[4]
     cdef bint has[4]
-    cdef list many = []
+    cdef list many = None
     cdef int i
     for i in range(4):
         ints[i] = 0
@@ -427,7 +499,9 @@ cdef object _read_special(Message m, const unsigned char* buf, Py_ssize_t start,
         if wire == LENGTH:
             spans[number] = span
             if number == 2 and (m.special == OR_ARRAY or m.special == OR_STRINGS):
-                many.append(_read(m.props, buf, span.start, span.end) if m.special == OR_ARRAY else _text(buf, span))
+                if many is None:
+                    many = []
+                many.append(_read(m.props, buf, span.start, span.end, None) if m.special == OR_ARRAY else _text(buf, span))
         else:
             ints[number] = <int64_t>value
     kind = m.special
@@ -436,7 +510,7 @@ cdef object _read_special(Message m, const unsigned char* buf, Py_ssize_t start,
             return None  # Go's zero time, written as an empty Timestamp: null in JSON
         return _format_time(ints[1], <int32_t>ints[2], kind == MICRO_TIME)
     if kind == QUANTITY:
-        return _text(buf, spans[1]) if has[1] else ""
+        return _short_text(buf, spans[1]) if has[1] else ""
     if kind == INT_OR_STRING:
         if ints[1] == 1:
             return _text(buf, spans[3]) if has[3] else ""
@@ -450,26 +524,52 @@ cdef object _read_special(Message m, const unsigned char* buf, Py_ssize_t start,
     if kind == OR_ARRAY or kind == OR_STRINGS:
         if many:
             return many
-        return _read(m.props, buf, spans[1].start, spans[1].end) if has[1] else None
+        return _read(m.props, buf, spans[1].start, spans[1].end, None) if has[1] else None
     # OR_BOOL
     if has[2]:
-        return _read(m.props, buf, spans[2].start, spans[2].end)
+        return _read(m.props, buf, spans[2].start, spans[2].end, None)
     return ints[1] != 0
 
 
+cdef inline void _put_digits(char* p, int value, int width) noexcept:
+    """`value` in `width` decimal digits at `p`, zeros first."""
+    cdef int i
+    for i in range(width - 1, -1, -1):
+        p[i] = <char>(48 + value % 10)
+        value //= 10
+
+
 cdef object _format_time(int64_t seconds, int32_t nanos, bint micro):
+    """An instant in RFC 3339 as metav1.Time (seconds) or MicroTime (microseconds) writes it."""
     cdef tm parts
     cdef time_t t = <time_t>seconds
     cdef char text[64]
+    cdef int size = 20
+    if nanos < 0 or nanos >= 1000000000:  # carried into the seconds, as Go's time.Unix does
+        t += nanos // 1000000000
+        nanos = nanos % 1000000000
     if gmtime_r(&t, &parts) == NULL:
         raise ProtobufError("a time out of range")
+    if parts.tm_year + 1900 < 0 or parts.tm_year + 1900 > 9999:  # the year in as many digits as it takes
+        size = snprintf(text, 64, "%04d-%02d-%02dT%02d:%02d:%02d", parts.tm_year + 1900, parts.tm_mon + 1,
+                        parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
+        if micro:
+            size += snprintf(text + size, 64 - size, ".%06d", <int>(nanos // 1000))
+        text[size] = 90  # Z
+        return PyUnicode_DecodeASCII(text, size + 1, NULL)
+    memcpy(text, b"0000-00-00T00:00:00", 19)
+    _put_digits(text, parts.tm_year + 1900, 4)
+    _put_digits(text + 5, parts.tm_mon + 1, 2)
+    _put_digits(text + 8, parts.tm_mday, 2)
+    _put_digits(text + 11, parts.tm_hour, 2)
+    _put_digits(text + 14, parts.tm_min, 2)
+    _put_digits(text + 17, parts.tm_sec, 2)
     if micro:
-        snprintf(text, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", parts.tm_year + 1900, parts.tm_mon + 1,
-                 parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, <int>(nanos // 1000))
-    else:
-        snprintf(text, 64, "%04d-%02d-%02dT%02d:%02d:%02dZ", parts.tm_year + 1900, parts.tm_mon + 1,
-                 parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
-    return text.decode("ascii")
+        text[19] = 46  # .
+        _put_digits(text + 20, <int>(nanos // 1000), 6)
+        size = 27
+    text[size - 1] = 90  # Z
+    return PyUnicode_DecodeASCII(text, size, NULL)
 
 
 def decode(Message m, bytes data, Py_ssize_t start=0, end=None, dict into=None):
@@ -513,14 +613,18 @@ cdef class _Out:
         self.data = grown
         return 0
 
-    cdef inline int varint(self, uint64_t value) except -1:
-        self.room(10)
+    cdef inline void put(self, uint64_t value) noexcept:
+        """A varint, in room already made."""
         while value >= 0x80:
             self.data[self.n] = <unsigned char>((value & 0x7F) | 0x80)
             self.n += 1
             value >>= 7
         self.data[self.n] = <unsigned char>value
         self.n += 1
+
+    cdef inline int varint(self, uint64_t value) except -1:
+        self.room(10)
+        self.put(value)
         return 0
 
     cdef inline int raw(self, const char* p, Py_ssize_t size) except -1:
@@ -531,8 +635,8 @@ cdef class _Out:
 
     cdef inline Py_ssize_t open(self, int number) except -1:
         """Start a length-delimited field; `close` writes its length."""
-        self.varint((<uint64_t>number << 3) | LENGTH)
-        self.room(1)
+        self.room(11)
+        self.put((<uint64_t>number << 3) | LENGTH)
         self.n += 1
         return self.n
 
@@ -559,12 +663,18 @@ cdef class _Out:
     cdef inline int text(self, int number, object value) except -1:
         cdef Py_ssize_t size
         cdef const char* p
-        if type(value) is not str:
-            value = str(value)
-        p = PyUnicode_AsUTF8AndSize(value, &size)
-        self.varint((<uint64_t>number << 3) | LENGTH)
-        self.varint(<uint64_t>size)
-        self.raw(p, size)
+        if type(value) is str and PyUnicode_IS_COMPACT_ASCII(<PyObject*>value):  # its bytes are its UTF-8
+            p = <const char*>PyUnicode_DATA(<PyObject*>value)
+            size = PyUnicode_GET_LENGTH(<PyObject*>value)
+        else:
+            if type(value) is not str:
+                value = str(value)
+            p = PyUnicode_AsUTF8AndSize(value, &size)
+        self.room(size + 20)
+        self.put((<uint64_t>number << 3) | LENGTH)
+        self.put(<uint64_t>size)
+        memcpy(self.data + self.n, p, size)
+        self.n += size
         return 0
 
     cdef inline int blob(self, int number, bytes value) except -1:
@@ -591,6 +701,25 @@ cdef class _Out:
         return 0
 
 
+cdef _Out _spare = None  # a writer's buffer kept for the next object
+
+
+cdef inline _Out _take():
+    global _spare
+    cdef _Out out = _spare
+    if out is None:
+        return _Out()
+    _spare = None
+    out.n = 0
+    return out
+
+
+cdef inline void _give(_Out out) noexcept:
+    global _spare
+    if out.cap <= 1 << 20:
+        _spare = out
+
+
 cdef int _scalar_out(_Out out, int number, int type_, object value) except -1:
     cdef double d
     cdef float fl
@@ -611,11 +740,11 @@ cdef int _scalar_out(_Out out, int number, int type_, object value) except -1:
     return 0
 
 
-cdef int _value_out(_Out out, Field f, object value) except -1:
+cdef int _value_out(_Out out, Info* f, object value) except -1:
     cdef Py_ssize_t body
     if f.type == MESSAGE:
         body = out.open(f.number)
-        _write(out, f.sub, value)
+        _write(out, <Message>f.sub, value)
         out.close(body)
     else:
         _scalar_out(out, f.number, f.type, value)
@@ -623,47 +752,46 @@ cdef int _value_out(_Out out, Field f, object value) except -1:
 
 
 cdef int _write(_Out out, Message m, object data) except -1:
-    cdef Field f
+    cdef Field field
     cdef Py_ssize_t pos = 0
     cdef PyObject* slots[MAX_NUMBER]
     cdef PyObject* key
     cdef PyObject* value
     cdef PyObject* found
-    cdef int i, top
+    cdef int i
     if m.special != PLAIN:
         return _write_special(out, m, data)
-    if m.is_list:
-        f = <Field>m.fields[0]
-        for item in data:
-            _value_out(out, f, item)
-        return 0
     if type(data) is not dict:
+        if m.is_list:
+            for item in data:
+                _value_out(out, &m.info[(<Field>m.fields[0]).number], item)
+            return 0
         return _write_struct(out, m, data)
     # the data's keys put at their fields' numbers, then written in number order
-    top = len(m.by_number)
-    for i in range(top):
+    for i in range(m.top):
         slots[i] = NULL
-    for f in m.inline:  # written from the parent's keys, even when it holds nothing
-        slots[f.number] = <PyObject*>data
+    for field in m.inline:  # written from the parent's keys, even when it holds nothing
+        slots[field.number] = <PyObject*>data
     while PyDict_Next(<dict>data, &pos, &key, &value):
         found = PyDict_GetItemWithError(m.by_json, <object>key)
         if found is not NULL and <object>value is not None:
             slots[(<Field>found).number] = value
-    for i in range(top):
+    for i in range(m.top):
         if slots[i] != NULL:
-            _field_out(out, <Field>m.by_number[i], <object>slots[i])
+            _field_out(out, &m.info[i], <object>slots[i])
     return 0
 
 
 @cython.final
 cdef class _Slots:
     """Where a Struct type keeps the values of a message's fields, in number order: each row a
-    Field and the offset of its slot in the object (-1: the object itself, for an inlined message)."""
-    cdef list fields
+    field and the offset of its slot in the object (-1: the object itself, for an inlined message)."""
+    cdef Info** fields
     cdef Py_ssize_t* offsets
     cdef Py_ssize_t n
 
     def __dealloc__(self):
+        PyMem_Free(self.fields)
         PyMem_Free(self.offsets)
 
 
@@ -682,11 +810,11 @@ cdef int _write_struct(_Out out, Message m, object data) except -1:
     for i in range(slots.n):
         offset = slots.offsets[i]
         if offset < 0:
-            _field_out(out, <Field>slots.fields[i], data)
+            _field_out(out, slots.fields[i], data)
             continue
         value = (<PyObject**>((<char*><PyObject*>data) + offset))[0]
         if value != NULL and <object>value is not None:
-            _field_out(out, <Field>slots.fields[i], <object>value)
+            _field_out(out, slots.fields[i], <object>value)
     return 0
 
 
@@ -702,47 +830,86 @@ cdef _Slots _slots_of(Message m, type cls):
         descriptor = getattr(cls, attr)
         if type(descriptor) is not MemberDescriptorType:
             raise ProtobufError(f"{m.name}: {cls.__name__}.{attr} is not a slot")
-        rows.append(((<Field>f).number, f, (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset))
+        rows.append(((<Field>f).number, (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset))
     for f in m.inline:
-        rows.append(((<Field>f).number, f, -1))
-    rows.sort(key=lambda row: row[0])
+        rows.append(((<Field>f).number, -1))
+    rows.sort()
     cdef _Slots slots = _Slots.__new__(_Slots)
     slots.n = len(rows)
-    slots.fields = [row[1] for row in rows]
+    slots.fields = <Info**>PyMem_Malloc(max(1, slots.n) * sizeof(Info*))
     slots.offsets = <Py_ssize_t*>PyMem_Malloc(max(1, slots.n) * sizeof(Py_ssize_t))
-    if slots.offsets == NULL:
+    if slots.fields == NULL or slots.offsets == NULL:
         raise MemoryError()
-    for i, row in enumerate(rows):
-        slots.offsets[i] = row[2]
+    for i, (number, offset) in enumerate(rows):
+        slots.fields[i] = &m.info[<int>number]
+        slots.offsets[i] = offset
     m.by_type[cls] = slots
     return slots
 
 
-cdef int _field_out(_Out out, Field f, object value) except -1:
+cdef enum:
+    SMALL_MAP = 16  # maps of this many entries or fewer are ordered without a list
+
+
+cdef bint _small_map(_Out out, Info* f, dict value) except -1:
+    """A map of a few entries with text keys, written in key order: its entries are put in order
+    as they are read (mostly already in order, each then compared once); False (nothing written)
+    for a larger map or other keys."""
+    cdef PyObject* keys[SMALL_MAP]
+    cdef PyObject* items[SMALL_MAP]
+    cdef Py_ssize_t pos = 0
+    cdef Py_ssize_t n = 0
+    cdef Py_ssize_t i
+    cdef PyObject* key
+    cdef PyObject* item
+    if len(value) > SMALL_MAP:
+        return False
+    while PyDict_Next(value, &pos, &key, &item):
+        if type(<object>key) is not str:
+            return False
+        i = n
+        while i > 0 and PyUnicode_Compare(<object>keys[i - 1], <object>key) > 0:
+            keys[i], items[i] = keys[i - 1], items[i - 1]
+            i -= 1
+        keys[i], items[i] = key, item
+        n += 1
+    for i in range(n):  # the dict is not changed while it is written: borrowed keys and values hold
+        _entry_out(out, f, <object>keys[i], <object>items[i])
+    return True
+
+
+cdef int _entry_out(_Out out, Info* f, object key, object item) except -1:
+    """One map entry: the key as field 1, the value as field 2."""
+    cdef Py_ssize_t entry = out.open(f.number)
+    cdef Py_ssize_t body
+    _scalar_out(out, 1, f.map_key, key)
+    if item is not None:
+        if f.type == MESSAGE:
+            body = out.open(2)
+            _write(out, <Message>f.sub, item)
+            out.close(body)
+        else:
+            _scalar_out(out, 2, f.type, item)
+    elif f.type == MESSAGE:
+        out.close(out.open(2))  # a zero message value is written, as Go writes it
+    out.close(entry)
+    return 0
+
+
+cdef int _field_out(_Out out, Info* f, object value) except -1:
     """One present field: an inlined message, a map, a list or a single value."""
-    cdef Py_ssize_t body, entry
+    cdef Py_ssize_t body
     if f.inline:
         body = out.open(f.number)
-        _write(out, f.sub, value)
+        _write(out, <Message>f.sub, value)
         out.close(body)
     elif f.map_key:
-        for k in sorted(value):
-            entry = out.open(f.number)
-            _scalar_out(out, 1, f.map_key, k)
-            item = value[k]
-            if item is not None:
-                if f.type == MESSAGE:
-                    body = out.open(2)
-                    _write(out, f.sub, item)
-                    out.close(body)
-                else:
-                    _scalar_out(out, 2, f.type, item)
-            elif f.type == MESSAGE:
-                out.close(out.open(2))  # a zero message value is written, as Go writes it
-            out.close(entry)
+        if type(value) is not dict or not _small_map(out, f, <dict>value):
+            for k in sorted(value):
+                _entry_out(out, f, k, value[k])
     elif f.repeated:
-        for item in value:
-            _value_out(out, f, item)
+        for element in value:
+            _value_out(out, f, element)
     else:
         _value_out(out, f, value)
     return 0
@@ -893,37 +1060,19 @@ cdef int _checked_write(_Out out, Message m, object data) except -1:
 MAGIC = b"k8s\x00"
 
 
-cdef int _unknown(_Out out, str api_version, str kind, bytes raw, Message m, object data) except -1:
-    """`k8s\\0` and a runtime.Unknown: the TypeMeta (apiVersion, kind), the object's bytes (`raw`,
-    or `data` written as `m`), and empty contentEncoding and contentType."""
+def wrap(str api_version, str kind, bytes raw):
+    """An object's bytes wrapped, with its apiVersion and kind: `k8s\\0` and a runtime.Unknown of
+    the TypeMeta, the bytes, and empty contentEncoding and contentType."""
+    cdef _Out out = _Out()
     cdef Py_ssize_t body
     out.raw(b"k8s\x00", 4)
     body = out.open(1)
     out.text(1, api_version)
     out.text(2, kind)
     out.close(body)
-    if raw is not None:
-        out.blob(2, raw)
-    else:
-        body = out.open(2)
-        _checked_write(out, m, data)
-        out.close(body)
+    out.blob(2, raw)
     out.text(3, "")
     out.text(4, "")
-    return 0
-
-
-def wrap(str api_version, str kind, bytes raw):
-    """An object's bytes wrapped, with its apiVersion and kind."""
-    cdef _Out out = _Out()
-    _unknown(out, api_version, kind, raw, None, None)
-    return PyBytes_FromStringAndSize(<const char*>out.data, out.n)
-
-
-def encode_wrapped(Message m, str api_version, str kind, object data):
-    """`data` written as the message `m`, wrapped with its apiVersion and kind."""
-    cdef _Out out = _Out()
-    _unknown(out, api_version, kind, None, m, data)
     return PyBytes_FromStringAndSize(<const char*>out.data, out.n)
 
 
@@ -942,23 +1091,130 @@ cdef bint _find(const unsigned char* buf, Span outer, int wanted, Span* found) e
     return seen
 
 
-cdef inline object _bytes_at(const unsigned char* buf, Span span):
-    return PyBytes_FromStringAndSize(<const char*>buf + span.start, span.end - span.start)
+# -- objects: the envelope and the message of their kind -------------------------------------------
+
+cdef object _resolve = None  # (apiVersion, kind) -> the kind's Message, or None: set by `kinds`
 
 
-def unwrap(bytes data):
-    """The apiVersion, kind and bytes of a wrapped object."""
+def kinds(object resolve):
+    """Where `encode_object` and `decode_object` find the message of a kind they have not met:
+    `resolve(apiVersion, kind)` gives its Message, or None for a kind without one."""
+    global _resolve
+    _resolve = resolve
+    global _last_meta, _last_kind
+    _written.clear()
+    _read_kinds.clear()
+    _last_meta, _last_kind = None, None
+
+
+@cython.final
+cdef class _Kind:
+    """A kind as objects of it are wrapped: its apiVersion, kind, message, and the envelope's
+    bytes before the object (`k8s\\0` and the Unknown's TypeMeta)."""
+    cdef object api_version
+    cdef object kind
+    cdef Message message
+    cdef bytes head
+
+
+cdef dict _written = {}  # kind -> the _Kind its objects were last written as
+cdef dict _read_kinds = {}  # the bytes of a TypeMeta read -> (apiVersion, kind, Message or None)
+cdef bytes _last_meta = None  # the TypeMeta read last, and its kind
+cdef object _last_kind = None
+
+
+cdef _Kind _kind_to_write(object api_version, object kind):
+    cdef _Kind k = _Kind.__new__(_Kind)
+    cdef _Out out
+    cdef Py_ssize_t body
+    found = _resolve(api_version, kind)
+    if found is None:
+        return None
+    k.api_version, k.kind, k.message = api_version, kind, <Message>found
+    out = _Out()
+    out.raw(b"k8s\x00", 4)
+    body = out.open(1)
+    out.text(1, api_version)
+    out.text(2, kind)
+    out.close(body)
+    k.head = PyBytes_FromStringAndSize(<const char*>out.data, out.n)
+    if len(_written) >= 1024:
+        _written.clear()
+    _written[kind] = k
+    return k
+
+
+def encode_object(object data):
+    """An object (its JSON shape, or a model), wrapped with the apiVersion and kind it holds; None
+    for a kind without a message."""
+    cdef _Kind k
+    cdef _Out out
+    cdef Py_ssize_t body
+    if type(data) is dict:
+        api_version = (<dict>data).get("apiVersion") or ""
+        kind = (<dict>data).get("kind") or ""
+    else:
+        api_version = getattr(data, "apiVersion", None) or ""
+        kind = getattr(data, "kind", None) or ""
+    found = _written.get(kind)
+    if found is not None and ((<_Kind>found).api_version is api_version or (<_Kind>found).api_version == api_version):
+        k = <_Kind>found
+    else:
+        k = _kind_to_write(api_version, kind)
+        if k is None:
+            return None
+    out = _take()
+    try:
+        out.raw(PyBytes_AS_STRING(k.head), PyBytes_GET_SIZE(k.head))
+        body = out.open(2)
+        _checked_write(out, k.message, data)
+        out.close(body)
+        out.raw(b"\x1a\x00\x22\x00", 4)  # empty contentEncoding and contentType
+        return PyBytes_FromStringAndSize(<const char*>out.data, out.n)
+    finally:
+        _give(out)
+
+
+def decode_object(bytes data):
+    """A wrapped object in its JSON shape, apiVersion and kind set from the wrapper; ProtobufError
+    for bytes that are not one, KeyError naming a kind without a message."""
     cdef const unsigned char* buf = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Span whole, type_meta, found
+    cdef Span whole, type_meta, raw, span, found
+    cdef Py_ssize_t pos = 4
+    cdef int number, wire
+    cdef uint64_t value = 0
     if PyBytes_GET_SIZE(data) < 4 or buf[0] != 107 or buf[1] != 56 or buf[2] != 115 or buf[3] != 0:
         raise ProtobufError("the data does not start with the protobuf prefix k8s\\x00")
     whole.start, whole.end = 4, PyBytes_GET_SIZE(data)
-    api_version = kind = ""
-    if _find(buf, whole, 1, &type_meta):
-        api_version = _text(buf, found) if _find(buf, type_meta, 1, &found) else ""
-        kind = _text(buf, found) if _find(buf, type_meta, 2, &found) else ""
-    raw = _bytes_at(buf, found) if _find(buf, whole, 2, &found) else b""
-    return api_version, kind, raw
+    type_meta.start = type_meta.end = raw.start = raw.end = 0
+    while pos < whole.end:  # the last of each field counts, as proto readers take it
+        _field(buf, whole.end, &pos, &number, &wire, &value, &span)
+        if wire == LENGTH:
+            if number == 1:
+                type_meta = span
+            elif number == 2:
+                raw = span
+    global _last_meta, _last_kind
+    if (_last_meta is not None and PyBytes_GET_SIZE(_last_meta) == type_meta.end - type_meta.start
+            and memcmp(PyBytes_AS_STRING(_last_meta), buf + type_meta.start, type_meta.end - type_meta.start) == 0):
+        known = _last_kind  # objects mostly come as many of one kind
+    else:
+        meta = PyBytes_FromStringAndSize(<const char*>buf + type_meta.start, type_meta.end - type_meta.start)
+        known = _read_kinds.get(meta)
+        if known is None:
+            api_version = _text(buf, found) if _find(buf, type_meta, 1, &found) else ""
+            kind = _text(buf, found) if _find(buf, type_meta, 2, &found) else ""
+            if not kind:
+                raise ProtobufError("the object has no kind")
+            known = (api_version, kind, _resolve(api_version, kind))
+            if len(_read_kinds) >= 1024:
+                _read_kinds.clear()
+            _read_kinds[meta] = known
+        _last_meta, _last_kind = meta, known
+    api_version, kind, m = <tuple>known
+    if m is None:
+        raise KeyError(f"{api_version}, Kind={kind}")
+    return _read(<Message>m, buf, raw.start, raw.end, {"apiVersion": api_version, "kind": kind})
 
 
 def watch_frame(str event_type, bytes wrapped):
@@ -978,6 +1234,10 @@ def watch_frame(str event_type, bytes wrapped):
     out.data[2] = <unsigned char>((size >> 8) & 0xFF)
     out.data[3] = <unsigned char>(size & 0xFF)
     return PyBytes_FromStringAndSize(<const char*>out.data, out.n)
+
+
+cdef inline object _bytes_at(const unsigned char* buf, Span span):
+    return PyBytes_FromStringAndSize(<const char*>buf + span.start, span.end - span.start)
 
 
 def read_watch_frame(bytes frame):

@@ -9,7 +9,7 @@ from typing import Any
 
 from kubesched.cluster.legacy import PROTOBUF_SAME_AS
 from kubesched.cluster.protobuf import _wire, schema
-from kubesched.cluster.protobuf.codec import ProtobufError, message
+from kubesched.cluster.protobuf.codec import message
 
 MAGIC = _wire.MAGIC
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -27,8 +27,7 @@ def message_name(api_version: str, kind: str) -> str:
     return name
 
 
-wrap = _wire.wrap
-unwrap = _wire.unwrap  # the apiVersion, kind and bytes of a wrapped object
+wrap = _wire.wrap  # an object's bytes wrapped, with its apiVersion and kind
 
 
 def type_meta(obj: Any) -> tuple[str, str]:
@@ -39,33 +38,33 @@ def type_meta(obj: Any) -> tuple[str, str]:
 
 
 def encode_object(data: Any) -> bytes:
-    """An object, in its JSON shape or as a model (apiVersion and kind set), wrapped."""
-    api_version, kind = type_meta(data)
-    m = _message_of(api_version, kind)
-    if m is None:
-        raise KeyError(message_name(api_version, kind))
-    return _wire.encode_wrapped(m, api_version, kind, data)  # the message has no TypeMeta
+    """An object, in its JSON shape or as a model (apiVersion and kind set), wrapped; KeyError
+    naming the message of a kind the schema does not have."""
+    wrapped = _wire.encode_object(data)
+    if wrapped is None:
+        raise KeyError(message_name(*type_meta(data)))
+    return wrapped
 
 
-def decode_object(data: bytes) -> dict[str, Any]:
-    """A wrapped object in its JSON shape, apiVersion and kind set from the wrapper; ProtobufError
-    for bytes that are not one, KeyError naming a kind the schema does not have."""
-    api_version, kind, raw = unwrap(data)
-    if not kind:
-        raise ProtobufError("the object has no kind")
-    m = _message_of(api_version, kind)
-    if m is None:
-        raise KeyError(f"{api_version}, Kind={kind}")
-    out: dict[str, Any] = _wire.decode(m, raw, 0, None, {"apiVersion": api_version, "kind": kind})
-    return out
+# An object wrapped as `encode_object` wraps it, or None for a kind without a message (custom
+# resources, Tables, an object without apiVersion or kind).
+encode_known = _wire.encode_object
+
+# A wrapped object in its JSON shape, apiVersion and kind set from the wrapper; ProtobufError for
+# bytes that are not one, KeyError naming a kind the schema does not have.
+decode_object = _wire.decode_object
 
 
 @functools.lru_cache(maxsize=1024)
 def _message_of(api_version: str, kind: str) -> _wire.Message | None:
     """The tables of the message of `kind` in `api_version`; None when the schema lacks it."""
+    if not api_version or not kind:
+        return None
     name = message_name(api_version, kind)
     return message(name) if schema.known(name) else None
 
+
+_wire.kinds(_message_of)
 
 watch_frame = _wire.watch_frame  # one frame: the event's type and its (wrapped) object
 read_watch_frame = _wire.read_watch_frame  # the type and wrapped object of a frame without its length

@@ -124,6 +124,65 @@ def test_only_an_empty_timestamp_is_an_unset_time(timestamp, read):
     assert decode(POD, b"\x0a" + bytes([len(meta)]) + meta) == {"metadata": read}
 
 
+def _varint(value: int) -> bytes:
+    value &= (1 << 64) - 1  # a negative number as its 64-bit two's complement, as Go writes it
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes([*out, value])
+
+
+@pytest.mark.parametrize(
+    ("seconds", "nanos", "time", "micro_time"),
+    [
+        (1704164645, 123456789, "2024-01-02T03:04:05Z", "2024-01-02T03:04:05.123456Z"),
+        (-1, 0, "1969-12-31T23:59:59Z", "1969-12-31T23:59:59.000000Z"),
+        (1704164645, -1000, "2024-01-02T03:04:04Z", "2024-01-02T03:04:04.999999Z"),  # carried, as time.Unix does
+        (253402300800, 0, "10000-01-01T00:00:00Z", "10000-01-01T00:00:00.000000Z"),  # a fifth digit of year
+    ],
+)
+def test_timestamps_read_as_go_formats_them(seconds, nanos, time, micro_time):
+    timestamp = b"\x08" + _varint(seconds) + b"\x10" + _varint(nanos)
+    meta = b"\x42" + bytes([len(timestamp)]) + timestamp  # ObjectMeta.creationTimestamp is field 8
+    assert decode(POD, b"\x0a" + bytes([len(meta)]) + meta) == {"metadata": {"creationTimestamp": time}}
+    event_time = b"\x12" + bytes([len(timestamp)]) + timestamp  # events.v1.Event.eventTime is field 2
+    assert decode(EVENT, event_time)["eventTime"] == micro_time
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        {"b": "1", "a": "2", "c": "3"},  # out of order
+        {f"k{i:02}": str(i) for i in reversed(range(40))},  # more than a few, out of order
+        {"é": "x", "e": "y", "z": "w"},  # not ASCII: ordered by code point, as UTF-8 bytes order
+    ],
+)
+def test_map_entries_are_written_in_key_order_whatever_order_the_dict_holds(labels):
+    ordered = dict(sorted(labels.items()))
+    assert list(labels) != list(ordered)
+    written = encode(POD, {"metadata": {"labels": labels}})
+    assert written == encode(POD, {"metadata": {"labels": ordered}})
+    assert list(decode(POD, written)["metadata"]["labels"].items()) == list(ordered.items())
+
+
+def test_many_distinct_map_keys_read_back_each_as_written():
+    labels = {f"app.kubernetes.io/part-{i}": f"v{i}" for i in range(5000)} | {"ключ": "значение"}
+    for _ in range(2):  # the second time the short keys come from the reader's memory of them
+        assert decode(POD, encode(POD, {"metadata": {"labels": labels}}))["metadata"]["labels"] == labels
+
+
+def test_objects_of_different_kinds_read_one_after_another_keep_their_kinds():
+    pod, node = make_pod("p").obj, make_node("n").obj
+    for obj in (pod, node, pod, node):
+        read = envelope.decode_object(envelope.encode_object(obj))
+        assert (read["apiVersion"], read["kind"], read["metadata"]["name"]) == (
+            obj.apiVersion,
+            obj.kind,
+            obj.metadata.name,
+        )
+
+
 @given(
     st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1)),
     st.integers(min_value=-14 * 60, max_value=14 * 60),
@@ -192,6 +251,15 @@ def test_a_watch_frame_carries_the_event_type_and_the_wrapped_object():
 def test_bytes_that_are_not_an_object_are_a_clear_error(data, error):
     with pytest.raises(ProtobufError, match=error):
         envelope.decode_object(data)
+
+
+@given(st.binary(max_size=200), st.sampled_from([b"", b"\x0a\x09\x0a\x02v1\x12\x03Pod\x12"]))
+def test_any_bytes_after_the_prefix_read_as_an_object_or_a_clear_error(data, start):
+    try:
+        read = envelope.decode_object(envelope.MAGIC + start + data)
+    except (ProtobufError, KeyError):
+        return
+    assert isinstance(read, dict) and read["kind"]
 
 
 def test_a_kind_the_schema_lacks_is_named():
