@@ -254,13 +254,21 @@ cdef inline int _field(
     """One field's key and value: a varint or fixed value in `value`, a length-delimited one in `span`."""
     cdef uint64_t key, length
     cdef Py_ssize_t width
-    _varint(buf, end, pos, &key)
+    if pos[0] < end and buf[pos[0]] < 0x80:  # a one-byte key: field numbers below 16
+        key = buf[pos[0]]
+        pos[0] += 1
+    else:
+        _varint(buf, end, pos, &key)
     number[0] = <int>(key >> 3)
     wire[0] = <int>(key & 7)
     if wire[0] == VARINT:
         _varint(buf, end, pos, value)
     elif wire[0] == LENGTH:
-        _varint(buf, end, pos, &length)
+        if pos[0] < end and buf[pos[0]] < 0x80:  # a length below 128
+            length = buf[pos[0]]
+            pos[0] += 1
+        else:
+            _varint(buf, end, pos, &length)
         if length > <uint64_t>(end - pos[0]):
             raise ProtobufError("message ends inside a field")
         span.start = pos[0]
