@@ -56,10 +56,9 @@ def decode_protobuf(raw: bytes) -> Any:
         raise BadRequest(f"the body of the request could not be decoded: no protobuf kind {e.args[0]}") from None
 
 
-def encode_protobuf(body: Any) -> bytes | None:
-    """`body` (a struct or plain data with apiVersion and kind) in protobuf, or None when its kind
-    has no protobuf form (custom resources, Tables)."""
-    return envelope.encode_known(body)
+# `body` (a struct or plain data with apiVersion and kind) in protobuf, or None when its kind has no
+# protobuf form (custom resources, Tables).
+encode_protobuf = envelope.encode_known
 
 
 def decode_json(raw: bytes) -> Any:
