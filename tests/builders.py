@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 from collections.abc import Sequence
 from typing import Any
 
+import aiohttp
+from aiohttp import web
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
@@ -95,6 +98,10 @@ class NodeBuilder:
         self.obj.spec.taints = [*(self.obj.spec.taints or []), m.Taint(key=key, value=value or None, effect=effect)]
         return self
 
+    def cordon(self) -> NodeBuilder:
+        self.obj.spec.unschedulable = True
+        return self
+
     def capacity(self, **capacity: Any) -> NodeBuilder:
         res = {k.replace("_", "-"): str(v) for k, v in capacity.items()}
         self.obj.status.capacity = {**(self.obj.status.capacity or {}), **res}
@@ -142,6 +149,10 @@ def without_table(snapshot: Snapshot) -> Snapshot:
     plain.node_info_list = list(snapshot.node_info_list)
     plain.node_info_map = dict(snapshot.node_info_map)
     return plain
+
+
+def namespace(name: str) -> core_v1.Namespace:
+    return core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=name))
 
 
 def web_service(namespace: str = "default") -> core_v1.Service:
@@ -341,3 +352,26 @@ def model_class(api_version: str, kind: str) -> type[Any]:
     if hasattr(meta, kind):
         return getattr(meta, kind)
     raise LookupError(f"no lightkube class for {api_version}, Kind={kind}")
+
+
+def fetch_all(app: Any, *paths: str) -> dict[str, tuple[int, str, str]]:
+    """GET each path from an aiohttp application served on a free port, in a loop of its own:
+    {path: (status, content type, body)}."""
+
+    async def run() -> dict[str, tuple[int, str, str]]:
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+        try:
+            async with aiohttp.ClientSession() as session:
+                out = {}
+                for path in paths:
+                    async with session.get(url + path, allow_redirects=False) as response:
+                        out[path] = (response.status, response.headers.get("Content-Type", ""), await response.text())
+                return out
+        finally:
+            await runner.cleanup()
+
+    return asyncio.run(run())

@@ -15,6 +15,7 @@ from lightkube import codecs
 from lightkube.models import meta_v1
 from lightkube.resources import scheduling_v1
 
+from kubesched import ui
 from kubesched.apiserver.rbac import ALWAYS_ALLOW, BOOTSTRAP, RBAC
 from kubesched.apiserver.server import ApiServer
 from kubesched.apiserver.tls import self_signed, server_context
@@ -98,6 +99,7 @@ class EmbeddedCluster:
             self.scheduler.results = spec.results
             host = spec.scheduler_host or spec.host
             self._scheduler_server = SchedulerServer(self.scheduler, host, spec.scheduler_port)
+            ui.mount(self._scheduler_server.app, ui.Mirror(self.scheduler))
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self.controllers = controllers() if spec.controllers else []

@@ -87,6 +87,7 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
                 soft_wrap=True,
             )
             console.print(f"  kubesched queue --url {cluster.scheduler_url}")
+            console.print(f"  the UI: {cluster.scheduler_url}/ui/")
         for entry in cluster.controllers:
             console.print(f"  controller {entry.name} ({entry.source}) is running")
         console.print("Press Ctrl-C to stop.")

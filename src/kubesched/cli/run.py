@@ -16,6 +16,7 @@ from typing import Any
 
 from rich.console import Console
 
+from kubesched import ui
 from kubesched.cli import options as options_
 from kubesched.clock import Clock, RealClock
 from kubesched.cluster import Cluster
@@ -121,6 +122,7 @@ async def serve(
     )
     scheduler.results = options.results
     server = SchedulerServer(scheduler, options.host, options.port)
+    ui.mount(server.app, ui.Mirror(scheduler))  # read-only: it shows what this scheduler sees
     try:
         url = await server.start()
     except OSError as e:
@@ -131,7 +133,7 @@ async def serve(
         if console is not None:
             console.print(text, soft_wrap=True)
 
-    say(f"kubesched scheduling {', '.join(scheduler.profiles)} as {holder}; endpoints at {url}")
+    say(f"kubesched scheduling {', '.join(scheduler.profiles)} as {holder}; endpoints at {url}, the UI at {url}/ui/")
     if ready is not None:
         ready(url)
     elector = LeaderElector(clients.leader_election, clock, lease_settings(config, holder), tracer=scheduler.trace)

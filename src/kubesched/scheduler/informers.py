@@ -72,6 +72,13 @@ class Informers:
         self.synced = False  # everything listed once
         self.failure: str | None = None  # why an informer stopped, when one did
         self.failed = asyncio.Event()  # set then
+        # Called with every Pod and Node the informers see (and whether it is gone), after the
+        # cache and queue heard of it: a view of the whole cluster (`kubesched.ui`) listens here.
+        self.observers: list[Callable[[Any, bool], None]] = []
+
+    def _observe(self, obj: Any, deleted: bool) -> None:
+        for observer in self.observers:
+            observer(obj, deleted)
 
     def unscheduled(self, uid: str) -> Any | None:
         """The latest version of an unassigned pod of this scheduler's, None once gone or bound."""
@@ -160,11 +167,14 @@ class Informers:
         listed = await self.cluster.list(core_v1.Node)
         names = {n.metadata.name for n in listed.items}
         for name in [n for n in self._nodes if n not in names]:
-            self._on_node_delete(self._nodes.pop(name))
+            gone = self._nodes.pop(name)
+            self._on_node_delete(gone)
+            self._observe(gone, True)
         for node in listed.items:
             old = self._nodes.get(node.metadata.name)
             if old is None or old.metadata.resourceVersion != node.metadata.resourceVersion:
                 self._on_node(node, old)
+                self._observe(node, False)
         return listed.resource_version
 
     async def _relist_pods(self) -> str:
@@ -179,8 +189,10 @@ class Informers:
         ]
         for pod in gone:
             self._on_pod_delete(pod)
+            self._observe(pod, True)
         for pod in listed.items:
             self._on_pod_upsert(pod)
+            self._observe(pod, False)
         fed = self.shared_informers.fed(core_v1.Pod)
         if fed is not None:
             for pod in [p for p in fed.list() if _identity(p) not in ids]:
@@ -196,6 +208,7 @@ class Informers:
             self._on_node_delete(node)
         else:
             self._on_node(node, self._nodes.get(node.metadata.name))
+        self._observe(node, event.type == DELETED)
 
     def _on_node_delete(self, node: Any) -> None:
         """A node gone: the pods whose plugins registered Node/Delete may now fit (a lower skew,
@@ -219,6 +232,7 @@ class Informers:
             self._on_pod_delete(event.object)
         else:
             self._on_pod_upsert(event.object)
+        self._observe(event.object, event.type == DELETED)
         fed = self.shared_informers.fed(core_v1.Pod)
         if fed is not None:
             self.shared_informers.feed(fed, event.object, deleted=event.type == DELETED)

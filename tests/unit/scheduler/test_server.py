@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
-import aiohttp
-
+from builders import fetch_all as fetch_app
 from builders import make_pod
 from kubesched.clock.virtual import DEFAULT_EPOCH
 from kubesched.queue import PendingPod
@@ -16,22 +14,7 @@ from kubesched.scheduler.server import SchedulerServer, queue_document
 
 
 def fetch_all(scheduler: Any, *paths: str) -> dict[str, tuple[int, str, str]]:
-    """GET each path from a SchedulerServer on a free port: {path: (status, content type, body)}."""
-
-    async def run() -> dict[str, tuple[int, str, str]]:
-        server = SchedulerServer(scheduler, "127.0.0.1", 0)
-        url = await server.start()
-        try:
-            async with aiohttp.ClientSession() as session:
-                out = {}
-                for path in paths:
-                    async with session.get(url + path) as response:
-                        out[path] = (response.status, response.headers["Content-Type"], await response.text())
-                return out
-        finally:
-            await server.stop()
-
-    return asyncio.run(run())
+    return fetch_app(SchedulerServer(scheduler, "127.0.0.1", 0).app, *paths)
 
 
 def waiting(harness: Any, clock: Any) -> Any:

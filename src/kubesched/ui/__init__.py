@@ -1,0 +1,12 @@
+"""kubesched's web UI: the cluster, the queue and every decision of one scheduler, live in a browser.
+
+`mount(app, Mirror(scheduler))` adds the UI to an aiohttp application (the scheduler's own server,
+on its port under `/ui/`): static pages shipped in this package (no build step, no library fetched at
+run time), JSON documents of what the scheduler sees (`documents`), and a server-sent-events
+stream of what changes (`mirror`), fed by the scheduler's informers and trace.
+"""
+
+from kubesched.ui.mirror import Mirror
+from kubesched.ui.routes import mount
+
+__all__ = ["Mirror", "mount"]

@@ -1,0 +1,245 @@
+"""The JSON the UI's pages are drawn from, made from what one scheduler sees: the cluster (nodes
+with their gauges and pods, and the pods waiting for a node), one pod (its status, every recorded
+attempt explained, its timeline), the queue, and the scheduler's profiles."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kubesched.api.errors import FieldError
+from kubesched.api.resources import pod_requests
+from kubesched.api.selectors import parse_label_selector
+from kubesched.clock.base import rfc3339
+from kubesched.framework.interface import ExtensionPoint
+from kubesched.scheduler.explain import explain_pod
+from kubesched.scheduler.server import queue_document
+from kubesched.ui.mirror import Mirror
+
+if TYPE_CHECKING:
+    from kubesched.api.selectors import LabelSelectorMatcher
+
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+class BadParameter(ValueError):
+    """A query parameter the UI cannot use: its message names the parameter (a 400)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodFilter:
+    """Which pods a page shows: by namespace, label selector and scheduler name (empty: any)."""
+
+    namespace: str = ""
+    selector: LabelSelectorMatcher | None = None
+    scheduler: str = ""
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> PodFilter:
+        """From `?namespace=&label=&scheduler=`; BadParameter naming a selector that does not parse."""
+        label = query.get("label", "")
+        try:
+            selector = parse_label_selector(label) if label else None
+        except FieldError as e:
+            raise BadParameter(f"label: {e.detail}") from None
+        return cls(query.get("namespace", ""), selector, query.get("scheduler", ""))
+
+    def admits(self, pod: Any) -> bool:
+        if self.namespace and pod.metadata.namespace != self.namespace:
+            return False
+        if self.scheduler and (pod.spec.schedulerName or DEFAULT_SCHEDULER) != self.scheduler:
+            return False
+        return self.selector is None or self.selector.matches(pod.metadata.labels or {})
+
+
+def status_chip(pod: Any) -> str:
+    """The word a pod's status chip shows: Terminating, the reason it waits for a node
+    (Unschedulable, SchedulingGated), or its phase."""
+    if pod.metadata.deletionTimestamp is not None:
+        return "Terminating"
+    status = pod.status
+    phase = (status.phase if status is not None else None) or "Pending"
+    if phase == "Pending" and not pod.spec.nodeName and status is not None:
+        for condition in status.conditions or ():
+            if condition.type == "PodScheduled" and condition.status == "False" and condition.reason:
+                return str(condition.reason)
+    if phase == "Failed" and status is not None and status.reason:
+        return str(status.reason)
+    return str(phase)
+
+
+def _requests(pod: Any) -> dict[str, int]:
+    try:
+        amounts = pod_requests(pod)
+    except FieldError:
+        return {}
+    return {"cpu": amounts.get("cpu", 0), "memory": amounts.get("memory", 0)}
+
+
+def pod_summary(pod: Any) -> dict[str, Any]:
+    """A pod as the cluster page draws it."""
+    status = pod.status
+    return {
+        "key": f"{pod.metadata.namespace}/{pod.metadata.name}",
+        "namespace": pod.metadata.namespace,
+        "name": pod.metadata.name,
+        "node": pod.spec.nodeName or None,
+        "nominatedNode": (status.nominatedNodeName if status is not None else None) or None,
+        "phase": (status.phase if status is not None else None) or "Pending",
+        "chip": status_chip(pod),
+        "scheduler": pod.spec.schedulerName or DEFAULT_SCHEDULER,
+        "priority": pod.spec.priority or 0,
+        "requests": _requests(pod),
+        "labels": dict(pod.metadata.labels or {}),
+    }
+
+
+def node_summary(mirror: Mirror, name: str) -> dict[str, Any] | None:
+    """A node as the cluster page draws it: cordon, taints, labels, and cpu, memory and pods
+    requested (assumed pods included) against allocatable, as the scheduler's cache counts them."""
+    node = mirror.nodes.get(name)
+    if node is None:
+        return None
+    info = mirror.scheduler.cache.nodes.get(name)
+    requested = info.requested if info is not None else None
+    allocatable = info.allocatable if info is not None else None
+    spec = node.spec
+    return {
+        "name": name,
+        "cordoned": bool(spec is not None and spec.unschedulable),
+        "taints": [
+            {"key": t.key, "value": t.value or "", "effect": t.effect} for t in ((spec.taints if spec else None) or ())
+        ],
+        "labels": dict(node.metadata.labels or {}),
+        "allocatable": _amounts(allocatable),
+        "requested": {**_amounts(requested), "pods": len(info.pods) if info is not None else 0},
+        "pods": sorted(mirror.on_node.get(name, ())),
+    }
+
+
+def _amounts(resource: Any) -> dict[str, int]:
+    if resource is None:
+        return {"cpu": 0, "memory": 0, "pods": 0}
+    return {"cpu": resource.cpu, "memory": resource.memory, "pods": resource.pods}
+
+
+def cluster_document(mirror: Mirror, where: PodFilter) -> dict[str, Any]:
+    """Every node with its gauges and pods, and the pods not bound to a node (with their place in
+    the queue when this scheduler holds them), as `where` admits them."""
+    pods = {key: pod for key, pod in mirror.pods.items() if where.admits(pod)}
+    pending = {p.key: p for p in mirror.scheduler.queue.snapshot()}
+    nodes = []
+    for name in sorted(mirror.nodes):
+        summary = node_summary(mirror, name)
+        assert summary is not None
+        summary["pods"] = [key for key in summary["pods"] if key in pods]
+        nodes.append(summary)
+    unscheduled = []
+    for key in sorted(pods):
+        pod = pods[key]
+        if not pod.spec.nodeName:
+            entry = pod_summary(pod)
+            waiting = pending.get(key)
+            entry["queue"] = waiting.queue if waiting is not None else None
+            unscheduled.append(entry)
+    return {
+        "version": mirror.version,
+        "nodes": nodes,
+        "pods": [pod_summary(pods[key]) for key in sorted(pods) if pods[key].spec.nodeName],
+        "unscheduled": unscheduled,
+        "pending": mirror.scheduler.queue.pending(),
+    }
+
+
+def pod_document(mirror: Mirror, key: str) -> dict[str, Any] | None:
+    """One pod: its summary and conditions, every recorded attempt explained (the document
+    `kubesched explain` prints), its place in the queue, and its timeline; None for a pod this
+    scheduler has not seen."""
+    pod = mirror.pods.get(key)
+    if pod is None:
+        return None
+    status = pod.status
+    waiting = next((p for p in mirror.scheduler.queue.snapshot() if p.key == key), None)
+    return {
+        "pod": pod_summary(pod),
+        "conditions": [
+            {
+                "type": c.type,
+                "status": c.status,
+                "reason": c.reason or "",
+                "message": c.message or "",
+                "lastTransitionTime": rfc3339_text(c.lastTransitionTime),
+            }
+            for c in ((status.conditions if status is not None else None) or ())
+        ],
+        "queue": queue_document({}, [waiting])["pods"][0] if waiting is not None else None,
+        "explain": explain_pod(mirror.scheduler, key),
+        "timeline": timeline(mirror, key),
+        "tracing": mirror.tracing,
+    }
+
+
+def rfc3339_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else rfc3339(value.timestamp())
+
+
+def timeline(mirror: Mirror, key: str) -> list[dict[str, Any]]:
+    """The pod's trace records, oldest first: what happened, when, and both code sites."""
+    return [
+        {
+            "time": rfc3339(record.time),
+            "seconds": record.time,
+            "kind": record.kind,
+            "node": record.node,
+            "details": record.details,
+            "site": record.site,
+            "upstream": list(record.upstream),
+        }
+        for record in mirror.timelines.get(key, ())
+    ]
+
+
+def queue_page(mirror: Mirror) -> dict[str, Any]:
+    """The queue: `scheduler_pending_pods`' counts and every pending pod with what may wake it, and
+    for a pod backing off, the seconds left (`backoffSeconds`)."""
+    queue = mirror.scheduler.queue
+    pods = queue.snapshot()
+    document = queue_document(queue.pending(), pods)
+    now = mirror.scheduler.clock.now()
+    for entry, pod in zip(document["pods"], pods, strict=True):
+        if pod.backoff_until is not None:
+            entry["backoffSeconds"] = max(0.0, pod.backoff_until - now)
+    document["now"] = rfc3339(now)
+    return document
+
+
+def scheduler_document(mirror: Mirror) -> dict[str, Any]:
+    """The scheduler's profiles: each extension point's plugins in the order they run, score
+    weights, and the plugins' arguments."""
+    profiles = []
+    for name, fwk in mirror.scheduler.profiles.items():
+        points = {str(point): fwk.names(point) for point in ExtensionPoint if fwk.names(point)}
+        profiles.append({"name": name, "points": points, "weights": fwk.score_weights()})
+    return {"profiles": profiles, "cache": mirror.scheduler.cache.sizes(), "pending": mirror.scheduler.queue.pending()}
+
+
+def changed_documents(mirror: Mirror, pods: Iterable[str], nodes: Iterable[str]) -> dict[str, Any]:
+    """What the live stream sends for changed pods and nodes: each one's summary, or its key
+    among the removed."""
+    out: dict[str, Any] = {"version": mirror.version, "pods": [], "nodes": [], "removedPods": [], "removedNodes": []}
+    for key in pods:
+        pod = mirror.pods.get(key)
+        if pod is None:
+            out["removedPods"].append(key)
+        else:
+            out["pods"].append(pod_summary(pod))
+    for name in nodes:
+        summary = node_summary(mirror, name)
+        if summary is None:
+            out["removedNodes"].append(name)
+        else:
+            out["nodes"].append(summary)
+    return out

@@ -1,0 +1,123 @@
+"""The UI's routes on an aiohttp application: the pages (`/ui/`), their JSON (`/ui/api/...`) and the
+live stream (`/ui/api/stream`, server-sent events)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from kubesched.ui import documents
+from kubesched.ui.documents import BadParameter, PodFilter
+from kubesched.ui.mirror import NODE, POD, QUEUE, Mirror
+
+STATIC = Path(str(resources.files("kubesched.ui") / "static"))
+STREAM_INTERVAL = 0.1  # seconds between the stream's looks at what changed: changes are sent together
+HEARTBEAT = 15.0  # seconds of quiet after which the stream says it is alive
+MIRROR = web.AppKey("kubesched.ui.mirror", Mirror)
+
+
+def mount(app: web.Application, mirror: Mirror) -> None:
+    """Serve on `app`, under `/ui/`, the UI of the scheduler `mirror` follows (made before the
+    scheduler starts, so that it sees every pod and node)."""
+    app[MIRROR] = mirror
+    app.router.add_get("/ui", _to_index)
+    app.router.add_get("/ui/", _index)
+    app.router.add_static("/ui/static/", STATIC, append_version=False)
+    app.router.add_get("/ui/api/cluster", _cluster)
+    app.router.add_get("/ui/api/pods/{namespace}/{name}", _pod)
+    app.router.add_get("/ui/api/queue", _queue)
+    app.router.add_get("/ui/api/scheduler", _scheduler)
+    app.router.add_get("/ui/api/stream", _stream)
+
+
+def _mirror(request: web.Request) -> Mirror:
+    mirror = request.app[MIRROR]
+    mirror.follow_trace()  # timelines are kept from the first time the UI is used
+    return mirror
+
+
+def _json(document: Any, status: int = 200) -> web.Response:
+    return web.json_response(document, status=status, dumps=lambda d: json.dumps(d, separators=(",", ":")))
+
+
+def _bad(message: str) -> web.Response:
+    return _json({"message": message}, status=400)
+
+
+async def _to_index(request: web.Request) -> web.Response:
+    raise web.HTTPMovedPermanently("/ui/")
+
+
+async def _index(request: web.Request) -> web.FileResponse:
+    _mirror(request)
+    return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+async def _cluster(request: web.Request) -> web.Response:
+    try:
+        where = PodFilter.from_query(request.query)
+    except BadParameter as e:
+        return _bad(str(e))
+    return _json(documents.cluster_document(_mirror(request), where))
+
+
+async def _pod(request: web.Request) -> web.Response:
+    key = f"{request.match_info['namespace']}/{request.match_info['name']}"
+    document = documents.pod_document(_mirror(request), key)
+    if document is None:
+        return _json({"message": f"pod {key} is not known to this scheduler"}, status=404)
+    return _json(document)
+
+
+async def _queue(request: web.Request) -> web.Response:
+    return _json(documents.queue_page(_mirror(request)))
+
+
+async def _scheduler(request: web.Request) -> web.Response:
+    return _json(documents.scheduler_document(_mirror(request)))
+
+
+async def _stream(request: web.Request) -> web.StreamResponse:
+    """Server-sent events: `changes` (the summaries of the pods and nodes that changed since the
+    version the client has, and whether the queue did), or `reset` when the client is too far
+    behind and must fetch the cluster again."""
+    mirror = _mirror(request)
+    text = request.query.get("since", "")
+    try:
+        since = int(text) if text else mirror.version
+    except ValueError:
+        return _bad(f"since: expected a version (an integer), got {text!r}")
+    if since < 0:
+        return _bad(f"since: expected a version of 0 or more, got {since}")
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    quiet = 0.0
+    while True:
+        changes = mirror.changes_since(since)
+        if changes is None:
+            since = mirror.version
+            await response.write(_event("reset", {"version": since}))
+            quiet = 0.0
+        elif changes:
+            pods = dict.fromkeys(c.key for c in changes if c.what == POD)
+            nodes = dict.fromkeys(c.key for c in changes if c.what == NODE)
+            document = documents.changed_documents(mirror, pods, nodes)
+            document["queue"] = any(c.what == QUEUE for c in changes)
+            since = changes[-1].version
+            document["version"] = since
+            await response.write(_event("changes", document))
+            quiet = 0.0
+        elif quiet >= HEARTBEAT:
+            await response.write(b": alive\n\n")
+            quiet = 0.0
+        await asyncio.sleep(STREAM_INTERVAL)
+        quiet += STREAM_INTERVAL
+
+
+def _event(name: str, data: Any) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()

@@ -1,0 +1,372 @@
+// kubesched's UI: pages drawn from /ui/api/*, kept live by /ui/api/stream (server-sent events).
+// Plain browser JavaScript, no build step and no library.
+"use strict";
+
+const page = document.getElementById("page");
+const pendingOut = document.getElementById("pending");
+const liveMark = document.getElementById("live");
+
+// -- drawing ---------------------------------------------------------------------------------------
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "class") el.className = value;
+    else if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
+    else el.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+function podLink(key, text, chip) {
+  return h("a", { class: chip ? `chip ${chip}` : null, href: `#/pod/${key}`, title: chip ? `${key}: ${chip}` : key },
+    text || key);
+}
+
+function cpu(milli) { return milli % 1000 === 0 ? `${milli / 1000}` : `${milli}m`; }
+function bytes(n) {
+  const units = [["Gi", 2 ** 30], ["Mi", 2 ** 20], ["Ki", 2 ** 10]];
+  for (const [unit, size] of units) if (n >= size && n % size === 0) return `${n / size}${unit}`;
+  for (const [unit, size] of units) if (n >= size) return `${(n / size).toFixed(1)}${unit}`;
+  return `${n}`;
+}
+
+function gauge(label, used, total, show) {
+  const share = total > 0 ? Math.min(1, used / total) : 0;
+  return h("div", { class: "gauge" },
+    h("span", {}, label),
+    h("div", { class: "bar", role: "meter", "aria-label": `${label} requested`, "aria-valuemin": 0,
+      "aria-valuemax": total, "aria-valuenow": used },
+      h("span", { class: share >= 1 ? "full" : null, style: `width:${(share * 100).toFixed(1)}%` })),
+    h("output", {}, `${show(used)} / ${show(total)}`));
+}
+
+function showPending(pending) {
+  if (!pending) return;
+  pendingOut.textContent =
+    `active ${pending.active} · backoff ${pending.backoff} · unschedulable ${pending.unschedulable} · gated ${pending.gated}`;
+}
+
+async function getJSON(path) {
+  const response = await fetch(path, { headers: { Accept: "application/json" } });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.message || `${response.status}`);
+  return body;
+}
+
+// -- the live stream -------------------------------------------------------------------------------
+
+const live = { source: null, version: 0, listeners: new Set() };
+
+function follow(version) {
+  if (live.source && live.version === version) return;
+  if (live.source) live.source.close();
+  live.version = version;
+  const source = new EventSource(`/ui/api/stream?since=${version}`);
+  source.addEventListener("open", () => liveMark.classList.add("on"));
+  source.addEventListener("error", () => liveMark.classList.remove("on"));
+  source.addEventListener("changes", (event) => {
+    const changes = JSON.parse(event.data);
+    live.version = changes.version;
+    for (const listener of live.listeners) listener(changes);
+  });
+  source.addEventListener("reset", () => { for (const listener of live.listeners) listener(null); });
+  live.source = source;
+}
+
+function listen(listener) {
+  live.listeners.clear();
+  live.listeners.add(listener);
+}
+
+// -- the cluster page ------------------------------------------------------------------------------
+
+const cluster = { pods: new Map(), nodes: new Map(), cards: new Map(), query: new URLSearchParams() };
+
+function nodeCard(node) {
+  const pods = node.pods.map((key) => cluster.pods.get(key)).filter(Boolean);
+  const taints = node.taints.map((t) => `${t.key}${t.value ? "=" + t.value : ""}:${t.effect}`).join(", ");
+  return h("section", { class: node.cordoned ? "node cordoned" : "node", "aria-label": `node ${node.name}`,
+    "data-node": node.name },
+    h("h3", {}, node.name, node.cordoned ? h("span", { class: "badge" }, "cordoned") : null),
+    taints ? h("div", { class: "taints" }, `taints: ${taints}`) : null,
+    gauge("cpu", node.requested.cpu, node.allocatable.cpu, cpu),
+    gauge("memory", node.requested.memory, node.allocatable.memory, bytes),
+    gauge("pods", node.pods.length, node.allocatable.pods, String),
+    h("div", { class: "pods" }, pods.map((p) => podLink(p.key, p.name, p.chip))),
+    h("details", {}, h("summary", {}, "labels"),
+      h("div", { class: "labels" }, Object.entries(node.labels).map(([k, v]) => `${k}=${v}`).join(", "))));
+}
+
+function unscheduledList(pods) {
+  if (!pods.length) return h("p", { class: "empty" }, "none");
+  return h("div", { class: "pods" }, pods.map((p) =>
+    podLink(p.key, p.key, p.chip)));
+}
+
+function drawCluster(document_) {
+  cluster.pods = new Map([...document_.pods, ...document_.unscheduled].map((p) => [p.key, p]));
+  cluster.nodes = new Map(document_.nodes.map((n) => [n.name, n]));
+  cluster.cards = new Map();
+  const grid = h("div", { class: "nodes" });
+  for (const node of document_.nodes) {
+    const card = nodeCard(node);
+    cluster.cards.set(node.name, card);
+    grid.append(card);
+  }
+  const unscheduled = document_.unscheduled;
+  page.replaceChildren(
+    h("h1", {}, `Cluster: ${document_.nodes.length} nodes, ${cluster.pods.size} pods`),
+    filters(),
+    h("h2", { id: "unscheduled" }, `Unscheduled (${unscheduled.length})`),
+    h("div", { id: "unscheduled-pods" }, unscheduledList(unscheduled)),
+    h("h2", {}, "Nodes"),
+    grid);
+  showPending(document_.pending);
+}
+
+function filters() {
+  const input = (name, label, hint) => h("label", {}, label,
+    h("input", { name, value: cluster.query.get(name) || "", placeholder: hint, "aria-label": label }));
+  const form = h("form", { class: "filters", onsubmit: (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    cluster.query = new URLSearchParams([...data].filter(([, v]) => v));
+    showCluster();
+  } },
+  input("namespace", "namespace", "any"), input("label", "label selector", "app=web"),
+  input("scheduler", "scheduler name", "any"), h("button", { type: "submit" }, "Filter"),
+  h("span", { id: "filter-error", class: "error", role: "alert" }));
+  return form;
+}
+
+function admits(pod) {
+  const q = cluster.query;
+  if (q.get("namespace") && pod.namespace !== q.get("namespace")) return false;
+  if (q.get("scheduler") && pod.scheduler !== q.get("scheduler")) return false;
+  return !q.get("label");  // a label selector is the server's to apply: refetched on changes
+}
+
+function applyClusterChanges(changes) {
+  if (changes === null || (cluster.query.get("label") && changes.pods.length)) return showCluster();
+  const touched = new Set();
+  for (const pod of changes.pods) {
+    const before = cluster.pods.get(pod.key);
+    if (!admits(pod)) { cluster.pods.delete(pod.key); continue; }
+    cluster.pods.set(pod.key, pod);
+    for (const node of [before && before.node, pod.node]) if (node) touched.add(node);
+  }
+  for (const key of changes.removedPods) {
+    const before = cluster.pods.get(key);
+    cluster.pods.delete(key);
+    if (before && before.node) touched.add(before.node);
+  }
+  for (const node of changes.nodes) {
+    node.pods = node.pods.filter((key) => cluster.pods.has(key));
+    cluster.nodes.set(node.name, node);
+    touched.add(node.name);
+  }
+  for (const name of changes.removedNodes) {
+    cluster.nodes.delete(name);
+    const card = cluster.cards.get(name);
+    if (card) card.remove();
+    cluster.cards.delete(name);
+  }
+  const grid = page.querySelector(".nodes");
+  for (const name of touched) {
+    const node = cluster.nodes.get(name);
+    if (!node || !grid) continue;
+    node.pods = [...cluster.pods.values()].filter((p) => p.node === name).map((p) => p.key).sort();
+    const card = nodeCard(node);
+    const old = cluster.cards.get(name);
+    if (old) old.replaceWith(card);
+    else grid.append(card);
+    cluster.cards.set(name, card);
+  }
+  const unscheduled = [...cluster.pods.values()].filter((p) => !p.node).sort((a, b) => a.key.localeCompare(b.key));
+  const list = document.getElementById("unscheduled-pods");
+  if (list) list.replaceChildren(unscheduledList(unscheduled));
+  const title = document.getElementById("unscheduled");
+  if (title) title.textContent = `Unscheduled (${unscheduled.length})`;
+  const heading = page.querySelector("h1");
+  if (heading) heading.textContent = `Cluster: ${cluster.nodes.size} nodes, ${cluster.pods.size} pods`;
+  if (changes.queue) getJSON("/ui/api/queue").then((q) => showPending(q.pending)).catch(() => {});
+}
+
+async function showCluster() {
+  try {
+    const document_ = await getJSON(`/ui/api/cluster?${cluster.query}`);
+    drawCluster(document_);
+    listen(applyClusterChanges);
+    follow(document_.version);
+  } catch (error) {
+    const alert = document.getElementById("filter-error");
+    if (alert) alert.textContent = error.message;
+    else page.replaceChildren(h("p", { class: "error", role: "alert" }, error.message));
+  }
+}
+
+// -- the pod page ----------------------------------------------------------------------------------
+
+function facts(pairs) {
+  return h("dl", { class: "facts" }, pairs.filter(([, v]) => v !== null && v !== undefined && v !== "")
+    .flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
+
+function filterTable(groups) {
+  if (!groups.length) return h("p", { class: "empty" }, "every node evaluated passed Filter");
+  return h("table", { "aria-label": "Filter verdicts" },
+    h("thead", {}, h("tr", {}, h("th", {}, "plugin"), h("th", {}, "reasons"), h("th", {}, "nodes"))),
+    h("tbody", {}, groups.map((g) => h("tr", {},
+      h("td", {}, g.plugin || ""), h("td", {}, g.reasons.join("; ")),
+      h("td", {}, g.nodes ? `${g.nodes.length}: ${g.nodes.join(", ")}` : `${g.count} (not evaluated)`)))));
+}
+
+function scoreTable(attempt) {
+  const scores = [...attempt.scores].sort((a, b) => b.total - a.total || a.node.localeCompare(b.node));
+  const plugins = scores.length ? Object.keys(scores[0].plugins) : [];
+  const runnerUp = attempt.decision ? attempt.decision.runnerUp : null;
+  return h("table", { "aria-label": "Scores" },
+    h("thead", {}, h("tr", {}, h("th", {}, "node"),
+      plugins.map((p) => h("th", { title: "raw → normalized × weight = weighted" }, p)), h("th", {}, "total"))),
+    h("tbody", {}, scores.map((s) => h("tr", {
+      class: s.node === attempt.selectedNode ? "chosen" : s.node === runnerUp ? "runner-up" : null,
+      "data-node": s.node },
+    h("td", {}, s.node),
+    plugins.map((p) => {
+      const part = s.plugins[p];
+      return h("td", { class: "num" }, `${part.raw} → ${part.normalized} × ${part.weight} = ${part.weighted}`);
+    }),
+    h("td", { class: "num total" }, String(s.total))))));
+}
+
+function preemption(p) {
+  return h("div", {},
+    h("h4", {}, `Preemption: nominated ${p.nominatedNode || "none"}`),
+    h("p", {}, p.reason),
+    h("table", { "aria-label": "Preemption candidates" },
+      h("thead", {}, h("tr", {}, h("th", {}, "node"), h("th", {}, "victims"), h("th", {}, "PDB violations"))),
+      h("tbody", {}, p.candidates.map((c) => h("tr", { class: c.node === p.nominatedNode ? "chosen" : null },
+        h("td", {}, c.node), h("td", {}, c.victims.join(", ")), h("td", { class: "num" }, String(c.pdbViolations)))))));
+}
+
+function attemptView(attempt) {
+  return h("article", { class: "attempt", "aria-label": `attempt ${attempt.attempt}`, "data-attempt": attempt.attempt },
+    h("h3", {}, `Attempt ${attempt.attempt}: ${attempt.result}`),
+    facts([["profile", attempt.profile], ["nodes", attempt.numAllNodes],
+      ["to find", attempt.numFeasibleNodesToFind], ["evaluated", attempt.evaluatedNodes],
+      ["feasible", attempt.feasibleNodes], ["selected", attempt.selectedNode],
+      ["runner-up", attempt.decision && attempt.decision.runnerUp],
+      ["decided by", attempt.decision && attempt.decision.decidedBy.join(", ")],
+      ["message", attempt.message]]),
+    h("h4", {}, "Filter"), filterTable(attempt.filter),
+    attempt.scores ? [h("h4", {}, "Score"), scoreTable(attempt)] : null,
+    attempt.preemption ? preemption(attempt.preemption) : null);
+}
+
+function timelineTable(rows, tracing) {
+  if (!rows.length) {
+    return h("p", { class: "empty" },
+      tracing ? "nothing recorded yet" : "the timeline is kept from the first time the UI is opened");
+  }
+  return h("table", { "aria-label": "Timeline" },
+    h("thead", {}, h("tr", {}, ["time", "what", "node", "details", "kubesched", "kube-scheduler v1.36.2"]
+      .map((t) => h("th", {}, t)))),
+    h("tbody", {}, rows.map((r) => h("tr", {},
+      h("td", {}, r.time), h("td", {}, r.kind), h("td", {}, r.node || ""),
+      h("td", {}, Object.entries(r.details).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ")),
+      h("td", { class: "site" }, r.site), h("td", { class: "site" }, r.upstream.join(" "))))));
+}
+
+async function showPod(key) {
+  let document_;
+  try {
+    document_ = await getJSON(`/ui/api/pods/${key}`);
+  } catch (error) {
+    page.replaceChildren(h("h1", {}, key), h("p", { class: "error", role: "alert" }, error.message));
+    return;
+  }
+  const pod = document_.pod;
+  const attempts = [...document_.explain.attempts].reverse();
+  page.replaceChildren(
+    h("h1", {}, pod.key, " ", h("span", { class: `chip ${pod.chip}` }, pod.chip)),
+    facts([["node", pod.node], ["nominated node", pod.nominatedNode], ["scheduler", pod.scheduler],
+      ["priority", pod.priority], ["queue", document_.queue && document_.queue.queue],
+      ["wakes on", document_.queue && document_.queue.wake_on.join(", ")]]),
+    h("h2", {}, "Conditions"),
+    document_.conditions.length ? h("table", { "aria-label": "Conditions" },
+      h("thead", {}, h("tr", {}, ["type", "status", "reason", "message", "since"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, document_.conditions.map((c) => h("tr", {}, h("td", {}, c.type), h("td", {}, c.status),
+        h("td", {}, c.reason), h("td", {}, c.message), h("td", {}, c.lastTransitionTime || "")))))
+      : h("p", { class: "empty" }, "none"),
+    h("h2", {}, `Scheduling attempts (${attempts.length} kept)`),
+    attempts.length ? attempts.map(attemptView) : h("p", { class: "empty" }, "no attempt recorded"),
+    h("h2", {}, "Timeline"),
+    timelineTable(document_.timeline, document_.tracing));
+  listen((changes) => {
+    if (changes === null || changes.pods.some((p) => p.key === key) || changes.removedPods.includes(key)) {
+      showPod(key);
+    }
+  });
+  follow(live.version);
+}
+
+// -- the queue and scheduler pages -----------------------------------------------------------------
+
+async function showQueue() {
+  const document_ = await getJSON("/ui/api/queue");
+  showPending(document_.pending);
+  page.replaceChildren(
+    h("h1", {}, "Queue"),
+    h("table", { "aria-label": "Pending pods" },
+      h("thead", {}, h("tr", {}, ["pod", "queue", "attempts", "rejected by", "backoff left", "wakes on", "since"]
+        .map((t) => h("th", {}, t)))),
+      h("tbody", {}, document_.pods.map((p) => h("tr", { "data-pod": p.key },
+        h("td", {}, podLink(p.key)), h("td", {}, p.queue), h("td", { class: "num" }, String(p.attempts)),
+        h("td", {}, p.rejected_by.join(", ")),
+        h("td", { class: "num" }, p.backoffSeconds === undefined ? "" : `${p.backoffSeconds.toFixed(1)} s`),
+        h("td", {}, p.wake_on.join(", ")), h("td", {}, p.since || ""))))),
+    document_.pods.length ? null : h("p", { class: "empty" }, "no pod is waiting"));
+  listen((changes) => { if (changes === null || changes.queue) showQueue(); });
+  follow(live.version);
+}
+
+async function showScheduler() {
+  const document_ = await getJSON("/ui/api/scheduler");
+  showPending(document_.pending);
+  page.replaceChildren(h("h1", {}, "Scheduler"),
+    facts(Object.entries(document_.cache).map(([k, v]) => [`cache ${k}`, v])),
+    document_.profiles.map((profile) => [
+      h("h2", {}, `Profile ${profile.name}`),
+      h("table", { "aria-label": `profile ${profile.name}` },
+        h("thead", {}, h("tr", {}, h("th", {}, "extension point"), h("th", {}, "plugins, in the order they run"))),
+        h("tbody", {}, Object.entries(profile.points).map(([point, plugins]) => h("tr", {},
+          h("td", {}, point),
+          h("td", {}, plugins.map((p) => point === "Score" ? `${p} (${profile.weights[p]})` : p).join(", "))))))]));
+  listen(() => {});
+}
+
+// -- routing ---------------------------------------------------------------------------------------
+
+function route() {
+  const path = location.hash.replace(/^#\/?/, "");
+  const [name, ...rest] = path.split("/");
+  for (const link of document.querySelectorAll("header nav a")) {
+    const current = link.dataset.page === (name || "cluster") || (name === "pod" && link.dataset.page === "cluster");
+    if (current) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
+  }
+  const shown = name === "pod" ? showPod(rest.join("/"))
+    : name === "queue" ? showQueue()
+      : name === "scheduler" ? showScheduler()
+        : showCluster();
+  Promise.resolve(shown).catch((error) =>
+    page.replaceChildren(h("p", { class: "error", role: "alert" }, error.message)));
+}
+
+window.addEventListener("hashchange", route);
+route();
