@@ -4,6 +4,7 @@ live stream (`/ui/api/stream`, server-sent events)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from importlib import resources
 from pathlib import Path
@@ -96,6 +97,12 @@ async def _stream(request: web.Request) -> web.StreamResponse:
         return _bad(f"since: expected a version of 0 or more, got {since}")
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
+    with contextlib.suppress(ConnectionResetError):  # the page went away
+        await _follow(mirror, since, response)
+    return response
+
+
+async def _follow(mirror: Mirror, since: int, response: web.StreamResponse) -> None:
     quiet = 0.0
     while True:
         changes = mirror.changes_since(since)

@@ -16,7 +16,7 @@ function h(tag, attrs, ...children) {
     else if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
     else el.setAttribute(name, value === true ? "" : value);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -284,11 +284,15 @@ function timelineTable(rows, tracing) {
 }
 
 async function showPod(key) {
+  const mine = (changes) =>
+    changes === null || changes.pods.some((p) => p.key === key) || changes.removedPods.includes(key);
   let document_;
   try {
     document_ = await getJSON(`/ui/api/pods/${key}`);
   } catch (error) {
     page.replaceChildren(h("h1", {}, key), h("p", { class: "error", role: "alert" }, error.message));
+    listen((changes) => { if (mine(changes)) showPod(key); });  // it may be about to appear
+    follow(live.version);
     return;
   }
   const pod = document_.pod;
@@ -305,14 +309,10 @@ async function showPod(key) {
         h("td", {}, c.reason), h("td", {}, c.message), h("td", {}, c.lastTransitionTime || "")))))
       : h("p", { class: "empty" }, "none"),
     h("h2", {}, `Scheduling attempts (${attempts.length} kept)`),
-    attempts.length ? attempts.map(attemptView) : h("p", { class: "empty" }, "no attempt recorded"),
+    h("div", {}, attempts.length ? attempts.map(attemptView) : h("p", { class: "empty" }, "no attempt recorded")),
     h("h2", {}, "Timeline"),
     timelineTable(document_.timeline, document_.tracing));
-  listen((changes) => {
-    if (changes === null || changes.pods.some((p) => p.key === key) || changes.removedPods.includes(key)) {
-      showPod(key);
-    }
-  });
+  listen((changes) => { if (mine(changes)) showPod(key); });
   follow(live.version);
 }
 
@@ -341,13 +341,13 @@ async function showScheduler() {
   showPending(document_.pending);
   page.replaceChildren(h("h1", {}, "Scheduler"),
     facts(Object.entries(document_.cache).map(([k, v]) => [`cache ${k}`, v])),
-    document_.profiles.map((profile) => [
+    h("div", {}, document_.profiles.map((profile) => [
       h("h2", {}, `Profile ${profile.name}`),
       h("table", { "aria-label": `profile ${profile.name}` },
         h("thead", {}, h("tr", {}, h("th", {}, "extension point"), h("th", {}, "plugins, in the order they run"))),
         h("tbody", {}, Object.entries(profile.points).map(([point, plugins]) => h("tr", {},
           h("td", {}, point),
-          h("td", {}, plugins.map((p) => point === "Score" ? `${p} (${profile.weights[p]})` : p).join(", "))))))]));
+          h("td", {}, plugins.map((p) => point === "score" ? `${p} (${profile.weights[p]})` : p).join(", "))))))])));
   listen(() => {});
 }
 

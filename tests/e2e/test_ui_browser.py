@@ -1,0 +1,160 @@
+"""The UI in a real headless Chromium (Debian's, driven by selenium through its chromedriver),
+against `cluster up --scheduler`: the cluster page fills and follows a pod created through the API
+without a reload, a pod page shows the numbers `kubesched explain` prints, and the queue page shows
+an unschedulable pod with what will wake it. Each page's screenshot is written beside the test's
+files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support.ui import WebDriverWait
+
+from kubesched.cli.cluster import ClusterSpec, ClusterThread
+from kubesched.cli.main import main
+from kubesched.sim import KubeletConfig
+
+WAIT = 15.0  # seconds a page may take to show what it is waited for
+
+
+@pytest.fixture(scope="module")
+def ui_cluster() -> Iterator[ClusterThread]:
+    spec = ClusterSpec(
+        nodes=3, port=0, scheduler=True, scheduler_port=0, kubelet=KubeletConfig(start_seconds=0.2, stop_seconds=0.3)
+    )
+    with ClusterThread(spec) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if chromium is None or driver is None:
+        pytest.fail("Chromium and chromedriver are not installed: run .ci/run (it installs Debian's)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1280,900",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium')}",
+    ):
+        options.add_argument(flag)
+    chrome = webdriver.Chrome(service=Service(executable_path=driver), options=options)
+    try:
+        yield chrome
+    finally:
+        chrome.quit()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("screenshots")
+
+
+def create_pod(cluster: ClusterThread, name: str, cpu: str) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.k8s.io/pause:3.10.1",
+                    "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
+                }
+            ]
+        },
+    }
+    request = urllib.request.Request(
+        f"{cluster.url}/api/v1/namespaces/default/pods",
+        data=json.dumps(pod).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request) as response:
+        assert response.status == 201
+
+
+def read(browser: webdriver.Chrome, script: str) -> Any:
+    """What `script` returns, read in the page in one go (the page redraws as the cluster changes,
+    so elements found earlier may be gone)."""
+    return browser.execute_script(script)
+
+
+def wait_until(browser: webdriver.Chrome, script: str) -> Any:
+    """The first truthy value `script` returns in the page, within WAIT seconds."""
+    return WebDriverWait(browser, WAIT).until(lambda b: b.execute_script(script))
+
+
+def test_the_cluster_page_shows_the_nodes_and_a_new_pod_moves_to_its_node_without_a_reload(ui_cluster, browser, shots):
+    browser.get(f"{ui_cluster.scheduler_url}/ui/")
+    nodes = wait_until(
+        browser,
+        "const n = [...document.querySelectorAll('section.node')]; return n.length === 3 && n.map(c => c.dataset.node)",
+    )
+    assert nodes == ["node-0", "node-1", "node-2"]
+    wait_until(browser, "return document.querySelector('#live.on') !== null")  # following the stream
+    browser.execute_script("window.notReloaded = true")
+    create_pod(ui_cluster, "web-1", "500m")
+    node = wait_until(
+        browser,
+        "const a = document.querySelector(\"section.node a.chip[href='#/pod/default/web-1']\"); "
+        "return a && a.closest('section').dataset.node",
+    )
+    bound = json.loads(urllib.request.urlopen(f"{ui_cluster.url}/api/v1/namespaces/default/pods/web-1").read())
+    assert node == bound["spec"]["nodeName"]
+    assert read(browser, "return window.notReloaded") is True
+    cpu = read(browser, f"return document.querySelector(\"section[data-node='{node}'] .gauge output\").textContent")
+    assert cpu.startswith("500m / ")
+    browser.save_screenshot(str(shots / "cluster.png"))
+
+
+def test_a_pod_page_shows_the_numbers_kubesched_explain_prints(ui_cluster, browser, shots, capsys):
+    create_pod(ui_cluster, "web-2", "250m")
+    browser.get(f"{ui_cluster.scheduler_url}/ui/#/pod/default/web-2")
+    shown = wait_until(
+        browser,
+        "const table = document.querySelector(\"article.attempt table[aria-label='Scores']\"); "
+        "const chosen = table && table.querySelector('tr.chosen'); "
+        "const rows = table && [...table.querySelectorAll('tbody tr')]; "
+        "return chosen && {chosen: chosen.dataset.node, "
+        "totals: Object.fromEntries(rows.map(r => [r.dataset.node, Number(r.querySelector('td.total').textContent)]))}",
+    )
+    assert main(["explain", "default/web-2", "--url", ui_cluster.scheduler_url, "--output", "json"]) == 0
+    explained = json.loads(capsys.readouterr().out)["attempts"][-1]
+    assert shown["chosen"] == explained["selectedNode"]
+    assert shown["totals"] == {s["node"]: s["total"] for s in explained["scores"]}
+    browser.save_screenshot(str(shots / "pod.png"))
+
+
+def test_the_queue_page_shows_an_unschedulable_pod_with_what_wakes_it(ui_cluster, browser, shots):
+    create_pod(ui_cluster, "too-big", "64")
+    browser.get(f"{ui_cluster.scheduler_url}/ui/#/queue")
+    row = wait_until(
+        browser,
+        "const row = document.querySelector(\"tr[data-pod='default/too-big']\"); "
+        "return row && row.textContent.includes('unschedulablePods') && row.textContent",
+    )
+    assert "NodeResourcesFit" in row and "Node(Add|UpdateNodeAllocatable)" in row
+    browser.save_screenshot(str(shots / "queue.png"))
+    browser.get(f"{ui_cluster.scheduler_url}/ui/#/scheduler")
+    wait_until(browser, "return document.querySelector(\"table[aria-label='profile default-scheduler']\") !== null")
+    browser.save_screenshot(str(shots / "scheduler.png"))
+    for name in ("cluster", "pod", "queue", "scheduler"):
+        assert (shots / f"{name}.png").stat().st_size > 10_000
