@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import aiohttp
@@ -375,3 +377,26 @@ def fetch_all(app: Any, *paths: str) -> dict[str, tuple[int, str, str]]:
             await runner.cleanup()
 
     return asyncio.run(run())
+
+
+@contextlib.contextmanager
+def served(app: web.Application) -> Iterator[str]:
+    """An aiohttp application served on a free port from a thread of its own, for as long as the
+    block runs: its URL."""
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+
+    async def start() -> str:
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        return f"http://127.0.0.1:{runner.addresses[0][1]}"
+
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        yield asyncio.run_coroutine_threadsafe(start(), loop).result(10)
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()

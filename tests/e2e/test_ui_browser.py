@@ -1,8 +1,9 @@
 """The UI in a real headless Chromium (Debian's, driven by selenium through its chromedriver),
 against `cluster up --scheduler`: the cluster page fills and follows a pod created through the API
 without a reload, a pod page shows the numbers `kubesched explain` prints, and the queue page shows
-an unschedulable pod with what will wake it. Each page's screenshot is written beside the test's
-files."""
+an unschedulable pod with what will wake it; and `kubesched ui` replaying drill c2's trace shows the
+victim leaving and the preemptor arriving at their recorded moments. Each page's screenshot is
+written beside the test's files."""
 
 from __future__ import annotations
 
@@ -14,13 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 
+from builders import served
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
 from kubesched.cli.main import main
 from kubesched.sim import KubeletConfig
+from kubesched.ui import Recording, mount_replay
 
 WAIT = 15.0  # seconds a page may take to show what it is waited for
 
@@ -158,3 +162,37 @@ def test_the_queue_page_shows_an_unschedulable_pod_with_what_wakes_it(ui_cluster
     browser.save_screenshot(str(shots / "scheduler.png"))
     for name in ("cluster", "pod", "queue", "scheduler"):
         assert (shots / f"{name}.png").stat().st_size > 10_000
+
+
+def test_replaying_drill_c2_shows_the_victim_leaving_and_the_preemptor_arriving_at_their_moments(
+    browser, shots, tmp_path
+):
+    trace = tmp_path / "c2.jsonl"
+    assert main(["drill", "c2", "--trace", str(trace)]) == 0
+    recording = Recording.load(trace)
+    app = web.Application()
+    mount_replay(app, recording)
+
+    def at(kind: str, pod: str) -> float:
+        return next(r.time for r in recording.records if r.kind == kind and r.pod == pod) - recording.start
+
+    gone, bound = at("store.pod.deleted", "default/batch-b"), at("store.pod.bound", "default/urgent")
+    where = (
+        "const chip = document.querySelector(\"a.chip[data-pod='default/%s']\"); "
+        "return document.getElementById('page').dataset.t === '%.3f' "
+        "&& (chip ? (chip.closest('section') ? chip.closest('section').dataset.node : 'unscheduled') : 'none')"
+    )
+    with served(app) as url:
+        browser.get(f"{url}/ui/#/?t={gone - 0.001:.6f}")  # just before the victim goes
+        assert wait_until(browser, where % ("batch-b", gone - 0.001)) == "node-0"
+        assert read(browser, where % ("urgent", gone - 0.001)) == "unscheduled"
+        browser.save_screenshot(str(shots / "replay-before.png"))
+        browser.execute_script(  # the slider moved to the moment the victim is deleted
+            "const s = document.getElementById('at'); s.value = arguments[0]; s.dispatchEvent(new Event('input'))",
+            f"{gone:.6f}",
+        )
+        assert wait_until(browser, where % ("batch-b", gone)) == "none"
+        assert read(browser, where % ("urgent", gone)) == "unscheduled"
+        browser.find_element("id", "next").click()  # the next moment worth stopping at: the binding
+        assert wait_until(browser, where % ("urgent", bound)) == "node-0"
+        browser.save_screenshot(str(shots / "replay-after.png"))

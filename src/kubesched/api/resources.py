@@ -148,6 +148,16 @@ def pod_requests(pod: core_v1.Pod) -> dict[str, int]:
     return _to_int(_aggregate(_read(pod), {}))
 
 
+def cpu_and_memory(pod: core_v1.Pod) -> dict[str, int]:
+    """The pod's cpu (milli-CPU) and memory requests as `pod_requests` counts them, for showing;
+    {} when a quantity does not parse."""
+    try:
+        amounts = pod_requests(pod)
+    except FieldError:
+        return {}
+    return {CPU: amounts.get(CPU, 0), MEMORY: amounts.get(MEMORY, 0)}
+
+
 def pod_non_zero_requests(pod: core_v1.Pod) -> tuple[int, int]:
     """(milli-CPU, memory bytes) as the scheduler's NonZeroRequested counts them.
 

@@ -27,6 +27,7 @@ from kubesched.cli.report import print_minimal_report
 from kubesched.cli.run import controllers_command, minimal_command, minimal_lease, run_command
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import KUBESCHED, run_minimal, run_scenario
+from kubesched.cli.ui import ui_command
 from kubesched.controllers import CONTROLLERS
 from kubesched.golden.cli import report, run_directory
 from kubesched.golden.loader import case_names
@@ -222,7 +223,16 @@ def _parser() -> argparse.ArgumentParser:
         "c4: two schedulers, one pod",
     )
     drill.add_argument("--seed", type=int, default=1, help="c1: the scheduler's and the store's seed (default 1)")
+    drill.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="c1, c2: write every trace record to FILE as JSON lines (kubesched ui replays it)",
+    )
     options.add_output_option(drill, "the drill's narration and its measurements")
+
+    replay = sub.add_parser("ui", help="replay a recorded run (a --trace file) in the web UI")
+    replay.add_argument("trace_file", metavar="TRACE", help="a trace written with --trace (JSON lines)")
+    replay.add_argument("--bind", default="127.0.0.1:10260", help="HOST:PORT to serve on (default 127.0.0.1:10260)")
 
     lab_command.add_parser(sub)
 
@@ -252,7 +262,9 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "demo":
             return _demo(console, sinks)
         if args.command == "drill":
-            return _drill(console, args)
+            return _drill(console, args, sinks)
+        if args.command == "ui":
+            return ui_command(console, args)
         if args.command == "run":
             return run_command(console, args)
         if args.command == "golden":
@@ -324,23 +336,38 @@ def _demo(console: Console, sinks: list[Sink]) -> int:
     return 0
 
 
-DRILL_JSON: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
-    "c1": lambda args: run_c1(seed=args.seed).to_json(),
-    "c2": lambda args: {"free": run_c2().to_json(), "pdb": run_c2(pdb_blocks=True).to_json()},
+DRILL_JSON: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {  # c1 and c2: `_drill` runs them
     "c3": lambda args: {"ignore": run_c3().to_json(), "honor": run_c3(taints_policy="Honor").to_json()},
     "c4": lambda args: {"race": run_c4().to_json(), "crash": run_c4(crash=True).to_json()},
 }
 
 
-def _drill(console: Console, args: argparse.Namespace) -> int:
-    if args.output == "json":
-        json.dump(DRILL_JSON[args.name](args), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    elif args.name == "c1":
-        print_c1(console, run_c1(seed=args.seed))
+def _drill(console: Console, args: argparse.Namespace, sinks: list[Sink]) -> int:
+    if sinks and args.name not in ("c1", "c2"):
+        options.print_error(console, f"--trace: drill {args.name} keeps no trace to write (c1 and c2 do)")
+        return 2
+    if args.name == "c1":
+        backlog = run_c1(seed=args.seed, sinks=sinks)
+        if args.output == "json":
+            _dump(backlog.to_json())
+        else:
+            print_c1(console, backlog)
+    elif args.name == "c2":
+        story = run_c2(sinks=sinks)
+        if args.output == "json":
+            _dump({"free": story.to_json(), "pdb": run_c2(pdb_blocks=True).to_json()})
+        else:
+            print_c2(console, story)
+    elif args.output == "json":
+        _dump(DRILL_JSON[args.name](args))
     else:
-        {"c2": print_c2, "c3": print_c3, "c4": print_c4}[args.name](console)
+        {"c3": print_c3, "c4": print_c4}[args.name](console)
     return 0
+
+
+def _dump(document: Any) -> None:
+    json.dump(document, sys.stdout, indent=2)
+    sys.stdout.write("\n")
 
 
 def _golden(console: Console, args: argparse.Namespace) -> int:

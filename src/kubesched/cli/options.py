@@ -66,6 +66,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def host_port(option: str, text: str, *, default_host: str = "127.0.0.1") -> tuple[str, int]:
+    """`HOST:PORT` (an empty host: `default_host`); UsageError naming `option` for anything else."""
+    host, _, port_text = text.rpartition(":")
+    if not port_text.isdigit() or int(port_text) > 65535:
+        raise UsageError(f"{option}: expected HOST:PORT, got {text!r}")
+    return host or default_host, int(port_text)
+
+
 def port(text: str) -> int:
     """An argparse type: a TCP port, 0 (any free one) to 65535."""
     try:

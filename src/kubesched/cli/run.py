@@ -133,7 +133,7 @@ async def serve(
         if console is not None:
             console.print(text, soft_wrap=True)
 
-    say(f"kubesched scheduling {', '.join(scheduler.profiles)} as {holder}; endpoints at {url}, the UI at {url}/ui/")
+    say(f"kubesched scheduling {', '.join(scheduler.profiles)} as {holder}; endpoints at {url} (the UI: {url}/ui/)")
     if ready is not None:
         ready(url)
     elector = LeaderElector(clients.leader_election, clock, lease_settings(config, holder), tracer=scheduler.trace)
@@ -216,15 +216,13 @@ def run_command(console: Console, args: argparse.Namespace) -> int:
     try:
         registry = options_.registry(args.plugin)
         config = options_.scheduler_config("--config", args.config, registry)
-        host, _, port = args.metrics_bind.rpartition(":")
-        if not port.isdigit() or int(port) > 65535:
-            raise ValueError(f"--metrics-bind: expected HOST:PORT, got {args.metrics_bind!r}")
+        host, port = options_.host_port("--metrics-bind", args.metrics_bind, default_host="0.0.0.0")
         options = RunOptions(
             leader_elect=config.configuration.leaderElection.leaderElect
             if args.leader_elect is None
             else args.leader_elect,
-            host=host or "0.0.0.0",
-            port=int(port),
+            host=host,
+            port=port,
             results=options_.result_store(args),
             features=_features(args.feature_gates),
         )

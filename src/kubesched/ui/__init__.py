@@ -4,9 +4,12 @@
 on its port under `/ui/`): static pages shipped in this package (no build step, no library fetched at
 run time), JSON documents of what the scheduler sees (`documents`), and a server-sent-events
 stream of what changes (`mirror`), fed by the scheduler's informers and trace.
+`mount_replay(app, Recording.load(path))` serves the same pages over a recorded run's trace
+(`replay`), at any moment of it.
 """
 
 from kubesched.ui.mirror import Mirror
-from kubesched.ui.routes import mount
+from kubesched.ui.replay import Recording, RecordingError
+from kubesched.ui.routes import mount, mount_replay
 
-__all__ = ["Mirror", "mount"]
+__all__ = ["Mirror", "Recording", "RecordingError", "mount", "mount_replay"]

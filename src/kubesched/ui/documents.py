@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.errors import FieldError
-from kubesched.api.resources import pod_requests
+from kubesched.api.resources import cpu_and_memory
 from kubesched.api.selectors import parse_label_selector
 from kubesched.clock.base import rfc3339
 from kubesched.framework.interface import ExtensionPoint
@@ -69,14 +69,6 @@ def status_chip(pod: Any) -> str:
     return str(phase)
 
 
-def _requests(pod: Any) -> dict[str, int]:
-    try:
-        amounts = pod_requests(pod)
-    except FieldError:
-        return {}
-    return {"cpu": amounts.get("cpu", 0), "memory": amounts.get("memory", 0)}
-
-
 def pod_summary(pod: Any) -> dict[str, Any]:
     """A pod as the cluster page draws it."""
     status = pod.status
@@ -90,7 +82,7 @@ def pod_summary(pod: Any) -> dict[str, Any]:
         "chip": status_chip(pod),
         "scheduler": pod.spec.schedulerName or DEFAULT_SCHEDULER,
         "priority": pod.spec.priority or 0,
-        "requests": _requests(pod),
+        "requests": cpu_and_memory(pod),
         "labels": dict(pod.metadata.labels or {}),
     }
 

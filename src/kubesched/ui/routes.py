@@ -15,6 +15,7 @@ from aiohttp import web
 from kubesched.ui import documents
 from kubesched.ui.documents import BadParameter, PodFilter
 from kubesched.ui.mirror import NODE, POD, QUEUE, Mirror
+from kubesched.ui.replay import Recording
 
 STATIC = Path(str(resources.files("kubesched.ui") / "static"))
 STREAM_INTERVAL = 0.1  # seconds between the stream's looks at what changed: changes are sent together
@@ -22,13 +23,20 @@ HEARTBEAT = 15.0  # seconds of quiet after which the stream says it is alive
 MIRROR = web.AppKey("kubesched.ui.mirror", Mirror)
 
 
+RECORDING = web.AppKey("kubesched.ui.recording", Recording)
+
+
+def _pages(app: web.Application) -> None:
+    app.router.add_get("/ui", _to_index)
+    app.router.add_get("/ui/", _index)
+    app.router.add_static("/ui/static/", STATIC, append_version=False)
+
+
 def mount(app: web.Application, mirror: Mirror) -> None:
     """Serve on `app`, under `/ui/`, the UI of the scheduler `mirror` follows (made before the
     scheduler starts, so that it sees every pod and node)."""
     app[MIRROR] = mirror
-    app.router.add_get("/ui", _to_index)
-    app.router.add_get("/ui/", _index)
-    app.router.add_static("/ui/static/", STATIC, append_version=False)
+    _pages(app)
     app.router.add_get("/ui/api/cluster", _cluster)
     app.router.add_get("/ui/api/pods/{namespace}/{name}", _pod)
     app.router.add_get("/ui/api/queue", _queue)
@@ -55,7 +63,8 @@ async def _to_index(request: web.Request) -> web.Response:
 
 
 async def _index(request: web.Request) -> web.FileResponse:
-    _mirror(request)
+    if MIRROR in request.app:
+        _mirror(request)
     return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
 
@@ -128,3 +137,70 @@ async def _follow(mirror: Mirror, since: int, response: web.StreamResponse) -> N
 
 def _event(name: str, data: Any) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+# -- a recorded run ---------------------------------------------------------------------------------
+
+
+def mount_replay(app: web.Application, recording: Recording) -> None:
+    """Serve on `app`, under `/ui/`, the same pages over a recorded run: every document takes
+    `?at=SECONDS` (the moment, in the recording's clock; default its end), and `/ui/api/replay`
+    says the span and the moments worth stopping at. Nothing is live: there is no stream."""
+    app[RECORDING] = recording
+    _pages(app)
+    app.router.add_get("/ui/api/replay", _replay)
+    app.router.add_get("/ui/api/cluster", _replay_cluster)
+    app.router.add_get("/ui/api/pods/{namespace}/{name}", _replay_pod)
+    app.router.add_get("/ui/api/queue", _replay_queue)
+    app.router.add_get("/ui/api/scheduler", _replay_scheduler)
+
+
+def _at(request: web.Request) -> float:
+    """`?at=`: the moment asked for; BadParameter when it is not a number."""
+    recording = request.app[RECORDING]
+    text = request.query.get("at", "")
+    if not text:
+        return recording.end
+    try:
+        at = float(text)
+    except ValueError:
+        raise BadParameter(f"at: expected seconds on the recording's clock, got {text!r}") from None
+    if at != at or at in (float("inf"), float("-inf")):
+        raise BadParameter(f"at: expected seconds on the recording's clock, got {text!r}")
+    return at
+
+
+async def _replay(request: web.Request) -> web.Response:
+    return _json(request.app[RECORDING].document())
+
+
+async def _replay_cluster(request: web.Request) -> web.Response:
+    try:
+        at, where = _at(request), PodFilter.from_query(request.query)
+    except BadParameter as e:
+        return _bad(str(e))
+    return _json(request.app[RECORDING].cluster(at, where))
+
+
+async def _replay_pod(request: web.Request) -> web.Response:
+    key = f"{request.match_info['namespace']}/{request.match_info['name']}"
+    try:
+        at = _at(request)
+    except BadParameter as e:
+        return _bad(str(e))
+    document = request.app[RECORDING].pod(key, at)
+    if document is None:
+        return _json({"message": f"pod {key} does not exist at this moment of the recording"}, status=404)
+    return _json(document)
+
+
+async def _replay_queue(request: web.Request) -> web.Response:
+    try:
+        at = _at(request)
+    except BadParameter as e:
+        return _bad(str(e))
+    return _json(request.app[RECORDING].queue(at))
+
+
+async def _replay_scheduler(request: web.Request) -> web.Response:
+    return _json({"profiles": [], "cache": {}, "pending": {}, "recorded": True})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -25,7 +26,7 @@ from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import NodeTemplate
-from kubesched.trace import Record, Tracer, cite
+from kubesched.trace import Record, Sink, Tracer, cite
 from kubesched.trace.narrate import Step, steps
 from kubesched.workloads.runner import make_pod
 
@@ -162,15 +163,17 @@ class BacklogStory:
         }
 
 
-def run_c1(*, seed: int = 1, horizon: float = HORIZON) -> BacklogStory:
+def run_c1(*, seed: int = 1, horizon: float = HORIZON, sinks: Sequence[Sink] = ()) -> BacklogStory:
     """Five 4-CPU nodes: node-0 to node-3 plain, node-4 labelled and tainted dedicated=infra. The
     backlog: twenty `big` pods (8 CPUs), fifteen `infra` pods (selecting node-4, not tolerating its
     taint) and fifteen `nvme` pods (requiring a disk label no node has). At t+60 s the taint comes
     off node-4; at t+90 s node-5 joins with disktype=nvme; the big pods wait for the flush (the
-    story ends at `horizon` seconds)."""
+    story ends at `horizon` seconds). Every trace record also goes to `sinks`."""
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
-    store = MemoryStore(clock=clock, seed=seed)
+    for sink in sinks:
+        tracer.add_sink(sink)
+    store = MemoryStore(clock=clock, seed=seed, tracer=tracer)
     cluster = MemoryCluster(store)
     capacity = {"cpu": "4", "memory": "16Gi", "pods": "110"}
     for i in range(4):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate
-from kubesched.trace import Tracer
+from kubesched.trace import Sink, Tracer
 from kubesched.trace.narrate import Step, steps
 from kubesched.workloads.runner import make_pod
 
@@ -63,14 +64,17 @@ class PreemptionStory:
         }
 
 
-def run_c2(*, pdb_blocks: bool = False, spare_node: bool = False) -> PreemptionStory:
+def run_c2(*, pdb_blocks: bool = False, spare_node: bool = False, sinks: Sequence[Sink] = ()) -> PreemptionStory:
     """Three full 4-CPU nodes, then `urgent` (priority 1000, 2 CPUs). node-0 runs two batch pods
     (priority 100), node-1 a report (priority 200), node-2 two cache pods (priority 100) under a
     PodDisruptionBudget that allows no disruption. With `pdb_blocks`, node-0 and node-1 run pods
     as important as `urgent`, so node-2 is the only place preemption can make room. With
-    `spare_node` an empty fourth node is there, so nothing needs preempting."""
+    `spare_node` an empty fourth node is there, so nothing needs preempting. Every trace record
+    also goes to `sinks` (`drill c2 --trace FILE`, a run `kubesched ui` replays)."""
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
+    for sink in sinks:
+        tracer.add_sink(sink)
     store = MemoryStore(clock=clock, seed=2, tracer=tracer)
     cluster = MemoryCluster(store)
     template = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
@@ -144,14 +148,14 @@ def _print_story(console: Console, story: PreemptionStory) -> None:
     console.print()
 
 
-def print_c2(console: Console) -> None:
+def print_c2(console: Console, story: PreemptionStory | None = None) -> None:
     console.rule("[bold]5.C2 — preemption with real victims")
     console.print(
         "node-0: batch-a, batch-b (priority 100, 1.5 CPU each); node-1: report (priority 200, 3 CPU); "
         "node-2: cache-a, cache-b (priority 100) under a PDB allowing no disruption. All nodes are full "
         "(4 CPU). `urgent` (priority 1000) asks for 2 CPU.\n"
     )
-    _print_story(console, run_c2())
+    _print_story(console, story or run_c2())
     console.rule("[bold]The same, when only the PDB-protected node can make room")
     console.print(
         "node-0 and node-1 now run pods as important as `urgent`: they cannot be victims. "

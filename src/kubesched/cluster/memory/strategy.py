@@ -19,6 +19,7 @@ from lightkube.resources import apps_v1, batch_v1, core_v1, policy_v1
 from lightkube.resources import rbac_authorization_v1 as rbac_v1
 
 from kubesched.api.errors import REQUIRED, FieldError
+from kubesched.api.resources import cpu_and_memory
 from kubesched.cluster.codec import copy_object
 from kubesched.cluster.custom import schema_errors
 from kubesched.cluster.errors import ApiError, Forbidden, conflict
@@ -32,7 +33,7 @@ from kubesched.cluster.memory.validation import (
     node_errors,
     pod_update_errors,
 )
-from kubesched.cluster.protocol import MODIFIED
+from kubesched.cluster.protocol import ADDED, DELETED, MODIFIED
 from kubesched.trace import Tracer
 
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")  # never deleted
@@ -169,7 +170,17 @@ class PodStrategy(GenerationStrategy):
         meta = obj.metadata
         pod = f"{meta.namespace}/{meta.name}"
         node = obj.spec.nodeName if obj.spec else None
-        if type_ != MODIFIED or old is None:
+        if type_ == ADDED:  # what a replay of the trace draws the pod with
+            tracer.emit(
+                "store.pod.added",
+                pod=pod,
+                node=node,
+                rv=rv,
+                requests=cpu_and_memory(obj),
+                scheduler=obj.spec.schedulerName or "default-scheduler",
+                priority=obj.spec.priority or 0,
+            )
+        elif type_ != MODIFIED or old is None:
             tracer.emit(f"store.pod.{type_.lower()}", pod=pod, node=node, rv=rv)
         elif node and not old.spec.nodeName:
             tracer.emit("store.pod.bound", pod=pod, node=node, rv=rv)
@@ -195,7 +206,20 @@ class NodeStrategy(Strategy):
         return node_errors(obj)
 
     def trace(self, tracer: Tracer, type_: str, obj: Any, old: Any | None, *, rv: int) -> None:
-        tracer.emit(f"store.node.{type_.lower()}", node=obj.metadata.name, rv=rv)
+        if type_ == DELETED:
+            tracer.emit("store.node.deleted", node=obj.metadata.name, rv=rv)
+            return
+        status, spec = obj.status, obj.spec
+        allocatable = (status.allocatable if status is not None else None) or {}
+        taints = (spec.taints if spec is not None else None) or ()
+        tracer.emit(  # what a replay of the trace draws the node with
+            f"store.node.{type_.lower()}",
+            node=obj.metadata.name,
+            rv=rv,
+            allocatable={k: str(allocatable[k]) for k in ("cpu", "memory", "pods") if k in allocatable},
+            cordoned=bool(spec is not None and spec.unschedulable),
+            taints=[f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in taints],
+        )
 
 
 class NamespaceStrategy(Strategy):

@@ -24,8 +24,9 @@ function h(tag, attrs, ...children) {
 }
 
 function podLink(key, text, chip) {
-  return h("a", { class: chip ? `chip ${chip}` : null, href: `#/pod/${key}`, title: chip ? `${key}: ${chip}` : key },
-    text || key);
+  const at = replay.on && replay.t !== null ? `?t=${replay.t.toFixed(6)}` : "";
+  return h("a", { class: chip ? `chip ${chip}` : null, href: `#/pod/${key}${at}`,
+    "data-pod": key, title: chip ? `${key}: ${chip}` : key }, text || key);
 }
 
 function cpu(milli) { return milli % 1000 === 0 ? `${milli / 1000}` : `${milli}m`; }
@@ -52,7 +53,14 @@ function showPending(pending) {
     `active ${pending.active} · backoff ${pending.backoff} · unschedulable ${pending.unschedulable} · gated ${pending.gated}`;
 }
 
+// A recorded run (kubesched ui TRACE) is replayed: every document is asked for at the moment the
+// time slider stands at (`?at=`), and nothing is live.
+const replay = { on: false, start: 0, end: 0, marks: [], t: null };
+
+function moment() { return replay.t === null ? replay.end : replay.start + replay.t; }
+
 async function getJSON(path) {
+  if (replay.on) path += `${path.includes("?") ? "&" : "?"}at=${moment()}`;
   const response = await fetch(path, { headers: { Accept: "application/json" } });
   const body = await response.json();
   if (!response.ok) throw new Error(body.message || `${response.status}`);
@@ -64,6 +72,7 @@ async function getJSON(path) {
 const live = { source: null, version: 0, listeners: new Set() };
 
 function follow(version) {
+  if (replay.on) return;
   if (live.source && live.version === version) return;
   if (live.source) live.source.close();
   live.version = version;
@@ -128,6 +137,7 @@ function drawCluster(document_) {
     h("h2", {}, "Nodes"),
     grid);
   showPending(document_.pending);
+  if (replay.on) page.dataset.t = (moment() - replay.start).toFixed(3);  // the moment drawn
 }
 
 function filters() {
@@ -351,10 +361,57 @@ async function showScheduler() {
   listen(() => {});
 }
 
+// -- replaying a recorded run ----------------------------------------------------------------------
+
+function setMoment(t, { push } = {}) {
+  replay.t = Math.min(Math.max(0, t), replay.end - replay.start);
+  const [path] = location.hash.split("?");
+  const hash = `${path || "#/"}?t=${replay.t.toFixed(6)}`;
+  if (push) location.hash = hash; else history.replaceState(null, "", hash);
+  drawReplayBar();
+  route();
+}
+
+function drawReplayBar() {
+  let bar = document.getElementById("replay");
+  const span = replay.end - replay.start;
+  const t = replay.t === null ? span : replay.t;
+  if (!bar) {
+    bar = h("div", { id: "replay", role: "group", "aria-label": "replay" },
+      h("button", { type: "button", id: "previous", title: "the previous moment worth stopping at",
+        onclick: () => {
+          const now = replay.t === null ? span : replay.t;
+          setMoment(Math.max(0, ...replay.marks.map((m) => m - replay.start).filter((m) => m < now - 1e-6)));
+        } },
+      "◀"),
+      h("input", { type: "range", id: "at", min: 0, max: span.toFixed(3), step: "0.001", "aria-label": "moment",
+        oninput: (event) => setMoment(Number(event.target.value)) }),
+      h("button", { type: "button", id: "next", title: "the next moment worth stopping at",
+        onclick: () => {
+          const now = replay.t === null ? span : replay.t;
+          const later = replay.marks.map((m) => m - replay.start).filter((m) => m > now + 1e-6);
+          setMoment(later.length ? Math.min(...later) : span);
+        } },
+      "▶"),
+      h("output", { id: "moment" }));
+    document.querySelector("header").append(bar);
+  }
+  const slider = document.getElementById("at");
+  if (Number(slider.value) !== t) slider.value = t;
+  document.getElementById("moment").textContent = `t+${t.toFixed(3)} s of ${span.toFixed(3)} s`;
+  liveMark.textContent = "replay";
+}
+
 // -- routing ---------------------------------------------------------------------------------------
 
 function route() {
-  const path = location.hash.replace(/^#\/?/, "");
+  const [where, query] = location.hash.split("?");
+  const t = new URLSearchParams(query || "").get("t");
+  if (replay.on && t !== null && Math.abs(Number(t) - replay.t) > 1e-6) {
+    replay.t = Number(t);
+    drawReplayBar();
+  }
+  const path = where.replace(/^#\/?/, "");
   const [name, ...rest] = path.split("/");
   for (const link of document.querySelectorAll("header nav a")) {
     const current = link.dataset.page === (name || "cluster") || (name === "pod" && link.dataset.page === "cluster");
@@ -369,4 +426,10 @@ function route() {
 }
 
 window.addEventListener("hashchange", route);
-route();
+fetch("/ui/api/replay").then(async (response) => {
+  if (response.ok) {
+    Object.assign(replay, await response.json(), { on: true });
+    drawReplayBar();
+  }
+  route();
+}, route);
