@@ -92,6 +92,7 @@ class EmbeddedCluster:
         self.scheduler: Scheduler | None = None
         self.scheduler_url = ""
         self._scheduler_server: SchedulerServer | None = None
+        self.mirror: ui.Mirror | None = None  # what the UI shows of the cluster, with a scheduler
         if spec.scheduler:
             registry = spec.registry or plugin_registry()
             config = spec.scheduler_config or default_config(registry)
@@ -99,7 +100,8 @@ class EmbeddedCluster:
             self.scheduler.results = spec.results
             host = spec.scheduler_host or spec.host
             self._scheduler_server = SchedulerServer(self.scheduler, host, spec.scheduler_port)
-            ui.mount(self._scheduler_server.app, ui.Mirror(self.scheduler))
+            self.mirror = ui.Mirror(self.scheduler)
+            ui.mount(self._scheduler_server.app, self.mirror)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self.controllers = controllers() if spec.controllers else []

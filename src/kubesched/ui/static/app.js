@@ -76,12 +76,14 @@ function follow(version) {
   if (live.source && live.version === version) return;
   if (live.source) live.source.close();
   live.version = version;
+  liveMark.dataset.version = String(version);
   const source = new EventSource(`/ui/api/stream?since=${version}`);
   source.addEventListener("open", () => liveMark.classList.add("on"));
   source.addEventListener("error", () => liveMark.classList.remove("on"));
   source.addEventListener("changes", (event) => {
     const changes = JSON.parse(event.data);
     live.version = changes.version;
+    liveMark.dataset.version = String(live.version);
     for (const listener of live.listeners) listener(changes);
   });
   source.addEventListener("reset", () => { for (const listener of live.listeners) listener(null); });
