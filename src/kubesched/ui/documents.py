@@ -87,6 +87,21 @@ def pod_summary(pod: Any) -> dict[str, Any]:
     }
 
 
+def pod_brief(pod: Any) -> dict[str, Any]:
+    """A pod as the cluster page and the live stream carry it: only what a node's card draws."""
+    status = pod.status
+    out = {
+        "key": f"{pod.metadata.namespace}/{pod.metadata.name}",
+        "node": pod.spec.nodeName or None,
+        "chip": status_chip(pod),
+        "scheduler": pod.spec.schedulerName or DEFAULT_SCHEDULER,
+    }
+    nominated = status.nominatedNodeName if status is not None else None
+    if nominated:
+        out["nominatedNode"] = nominated
+    return out
+
+
 def node_summary(mirror: Mirror, name: str) -> dict[str, Any] | None:
     """A node as the cluster page draws it: cordon, taints, labels, and cpu, memory and pods
     requested (assumed pods included) against allocatable, as the scheduler's cache counts them."""
@@ -131,14 +146,14 @@ def cluster_document(mirror: Mirror, where: PodFilter) -> dict[str, Any]:
     for key in sorted(pods):
         pod = pods[key]
         if not pod.spec.nodeName:
-            entry = pod_summary(pod)
+            entry = pod_brief(pod)
             waiting = pending.get(key)
             entry["queue"] = waiting.queue if waiting is not None else None
             unscheduled.append(entry)
     return {
         "version": mirror.version,
         "nodes": nodes,
-        "pods": [pod_summary(pods[key]) for key in sorted(pods) if pods[key].spec.nodeName],
+        "pods": [pod_brief(pods[key]) for key in sorted(pods) if pods[key].spec.nodeName],
         "unscheduled": unscheduled,
         "pending": mirror.scheduler.queue.pending(),
     }
@@ -227,7 +242,7 @@ def changed_documents(mirror: Mirror, pods: Iterable[str], nodes: Iterable[str])
         if pod is None:
             out["removedPods"].append(key)
         else:
-            out["pods"].append(pod_summary(pod))
+            out["pods"].append(pod_brief(pod))
     for name in nodes:
         summary = node_summary(mirror, name)
         if summary is None:

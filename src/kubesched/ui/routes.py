@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from aiohttp import web
 
 from kubesched.ui import documents
@@ -51,7 +51,7 @@ def _mirror(request: web.Request) -> Mirror:
 
 
 def _json(document: Any, status: int = 200) -> web.Response:
-    return web.json_response(document, status=status, dumps=lambda d: json.dumps(d, separators=(",", ":")))
+    return web.Response(body=msgspec.json.encode(document), status=status, content_type="application/json")
 
 
 def _bad(message: str) -> web.Response:
@@ -136,7 +136,7 @@ async def _follow(mirror: Mirror, since: int, response: web.StreamResponse) -> N
 
 
 def _event(name: str, data: Any) -> bytes:
-    return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+    return b"event: %s\ndata: %s\n\n" % (name.encode(), msgspec.json.encode(data))
 
 
 # -- a recorded run ---------------------------------------------------------------------------------

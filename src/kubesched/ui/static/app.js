@@ -97,19 +97,44 @@ function listen(listener) {
 
 // -- the cluster page ------------------------------------------------------------------------------
 
-const cluster = { pods: new Map(), nodes: new Map(), cards: new Map(), query: new URLSearchParams() };
+const cluster = {
+  pods: new Map(), nodes: new Map(), byNode: new Map(), cards: new Map(), query: new URLSearchParams(),
+};
+
+function podName(key) { return key.slice(key.indexOf("/") + 1); }
+
+// A node's card is drawn when it comes near the viewport (and redrawn when it changes while drawn):
+// thousands of nodes cost a placeholder each until scrolled to.
+const nearby = new IntersectionObserver((entries) => {
+  for (const entry of entries) {
+    if (entry.isIntersecting) {
+      nearby.unobserve(entry.target);
+      fillCard(entry.target);
+    }
+  }
+}, { rootMargin: "800px" });
 
 function nodeCard(node) {
+  const card = h("section", { class: node.cordoned ? "node cordoned" : "node", "aria-label": `node ${node.name}`,
+    "data-node": node.name });
+  nearby.observe(card);
+  return card;
+}
+
+function fillCard(card) {
+  const node = cluster.nodes.get(card.dataset.node);
+  if (!node) return;
   const pods = node.pods.map((key) => cluster.pods.get(key)).filter(Boolean);
   const taints = node.taints.map((t) => `${t.key}${t.value ? "=" + t.value : ""}:${t.effect}`).join(", ");
-  return h("section", { class: node.cordoned ? "node cordoned" : "node", "aria-label": `node ${node.name}`,
-    "data-node": node.name },
+  card.className = node.cordoned ? "node cordoned" : "node";
+  card.dataset.drawn = "1";
+  card.replaceChildren(
     h("h3", {}, node.name, node.cordoned ? h("span", { class: "badge" }, "cordoned") : null),
     taints ? h("div", { class: "taints" }, `taints: ${taints}`) : null,
     gauge("cpu", node.requested.cpu, node.allocatable.cpu, cpu),
     gauge("memory", node.requested.memory, node.allocatable.memory, bytes),
     gauge("pods", node.pods.length, node.allocatable.pods, String),
-    h("div", { class: "pods" }, pods.map((p) => podLink(p.key, p.name, p.chip))),
+    h("div", { class: "pods" }, pods.map((p) => podLink(p.key, podName(p.key), p.chip))),
     h("details", {}, h("summary", {}, "labels"),
       h("div", { class: "labels" }, Object.entries(node.labels).map(([k, v]) => `${k}=${v}`).join(", "))));
 }
@@ -123,6 +148,7 @@ function unscheduledList(pods) {
 function drawCluster(document_) {
   cluster.pods = new Map([...document_.pods, ...document_.unscheduled].map((p) => [p.key, p]));
   cluster.nodes = new Map(document_.nodes.map((n) => [n.name, n]));
+  cluster.byNode = new Map(document_.nodes.map((n) => [n.name, new Set(n.pods)]));
   cluster.cards = new Map();
   const grid = h("div", { class: "nodes" });
   for (const node of document_.nodes) {
@@ -159,27 +185,49 @@ function filters() {
 
 function admits(pod) {
   const q = cluster.query;
-  if (q.get("namespace") && pod.namespace !== q.get("namespace")) return false;
+  if (q.get("namespace") && !pod.key.startsWith(`${q.get("namespace")}/`)) return false;
   if (q.get("scheduler") && pod.scheduler !== q.get("scheduler")) return false;
   return !q.get("label");  // a label selector is the server's to apply: refetched on changes
+}
+
+function place(key, from, to) {
+  if (from === to) return;
+  if (from && cluster.byNode.has(from)) cluster.byNode.get(from).delete(key);
+  if (to) {
+    if (!cluster.byNode.has(to)) cluster.byNode.set(to, new Set());
+    cluster.byNode.get(to).add(key);
+  }
 }
 
 function applyClusterChanges(changes) {
   if (changes === null || (cluster.query.get("label") && changes.pods.length)) return showCluster();
   const touched = new Set();
+  let waitingChanged = false;
   for (const pod of changes.pods) {
     const before = cluster.pods.get(pod.key);
-    if (!admits(pod)) { cluster.pods.delete(pod.key); continue; }
+    if (!admits(pod)) {
+      if (before) {
+        cluster.pods.delete(pod.key);
+        place(pod.key, before.node, null);
+        if (before.node) touched.add(before.node); else waitingChanged = true;
+      }
+      continue;
+    }
     cluster.pods.set(pod.key, pod);
-    for (const node of [before && before.node, pod.node]) if (node) touched.add(node);
+    place(pod.key, before && before.node, pod.node);
+    if (!before || before.node !== pod.node || before.chip !== pod.chip) {  // what a card shows changed
+      for (const node of [before && before.node, pod.node]) if (node) touched.add(node);
+      if (!pod.node || (before && !before.node)) waitingChanged = true;
+    }
   }
   for (const key of changes.removedPods) {
     const before = cluster.pods.get(key);
+    if (!before) continue;
     cluster.pods.delete(key);
-    if (before && before.node) touched.add(before.node);
+    place(key, before.node, null);
+    if (before.node) touched.add(before.node); else waitingChanged = true;
   }
   for (const node of changes.nodes) {
-    node.pods = node.pods.filter((key) => cluster.pods.has(key));
     cluster.nodes.set(node.name, node);
     touched.add(node.name);
   }
@@ -193,18 +241,23 @@ function applyClusterChanges(changes) {
   for (const name of touched) {
     const node = cluster.nodes.get(name);
     if (!node || !grid) continue;
-    node.pods = [...cluster.pods.values()].filter((p) => p.node === name).map((p) => p.key).sort();
-    const card = nodeCard(node);
-    const old = cluster.cards.get(name);
-    if (old) old.replaceWith(card);
-    else grid.append(card);
-    cluster.cards.set(name, card);
+    node.pods = [...(cluster.byNode.get(name) || [])].sort();
+    const card = cluster.cards.get(name);
+    if (!card) {
+      const made = nodeCard(node);
+      grid.append(made);
+      cluster.cards.set(name, made);
+    } else if (card.dataset.drawn) {
+      fillCard(card);
+    }
   }
-  const unscheduled = [...cluster.pods.values()].filter((p) => !p.node).sort((a, b) => a.key.localeCompare(b.key));
-  const list = document.getElementById("unscheduled-pods");
-  if (list) list.replaceChildren(unscheduledList(unscheduled));
-  const title = document.getElementById("unscheduled");
-  if (title) title.textContent = `Unscheduled (${unscheduled.length})`;
+  if (waitingChanged) {
+    const unscheduled = [...cluster.pods.values()].filter((p) => !p.node).sort((a, b) => a.key.localeCompare(b.key));
+    const list = document.getElementById("unscheduled-pods");
+    if (list) list.replaceChildren(unscheduledList(unscheduled));
+    const title = document.getElementById("unscheduled");
+    if (title) title.textContent = `Unscheduled (${unscheduled.length})`;
+  }
   const heading = page.querySelector("h1");
   if (heading) heading.textContent = `Cluster: ${cluster.nodes.size} nodes, ${cluster.pods.size} pods`;
   if (changes.queue) getJSON("/ui/api/queue").then((q) => showPending(q.pending)).catch(() => {});
