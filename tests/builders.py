@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import json
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -354,6 +355,30 @@ def model_class(api_version: str, kind: str) -> type[Any]:
     if hasattr(meta, kind):
         return getattr(meta, kind)
     raise LookupError(f"no lightkube class for {api_version}, Kind={kind}")
+
+
+def call_all(app: Any, *calls: tuple[str, str, Any, str]) -> list[tuple[int, str]]:
+    """Each (method, path, body, content type) request to an aiohttp application served on a free
+    port, in a loop of its own (a body that is not bytes is sent as JSON): [(status, text)]."""
+
+    async def run() -> list[tuple[int, str]]:
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+        try:
+            async with aiohttp.ClientSession() as session:
+                out = []
+                for method, path, body, content_type in calls:
+                    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+                    headers = {"Content-Type": content_type} if content_type else {}
+                    async with session.request(method, url + path, data=data, headers=headers) as response:
+                        out.append((response.status, await response.text()))
+                return out
+        finally:
+            await runner.cleanup()
+
+    return asyncio.run(run())
 
 
 def fetch_all(app: Any, *paths: str) -> dict[str, tuple[int, str, str]]:

@@ -35,7 +35,12 @@ WAIT = 15.0  # seconds a page may take to show what it is waited for
 @pytest.fixture(scope="module")
 def ui_cluster() -> Iterator[ClusterThread]:
     spec = ClusterSpec(
-        nodes=3, port=0, scheduler=True, scheduler_port=0, kubelet=KubeletConfig(start_seconds=0.2, stop_seconds=0.3)
+        nodes=3,
+        port=0,
+        scheduler=True,
+        scheduler_port=0,
+        kubelet=KubeletConfig(start_seconds=0.2, stop_seconds=0.3),
+        ui_actions=True,
     )
     with ClusterThread(spec) as running:
         yield running
@@ -165,6 +170,33 @@ def test_the_queue_page_shows_an_unschedulable_pod_with_what_wakes_it(ui_cluster
     browser.save_screenshot(str(shots / "scheduler.png"))
     for name in ("cluster", "pod", "queue", "scheduler"):
         assert (shots / f"{name}.png").stat().st_size > 10_000
+
+
+def test_with_actions_on_the_page_cordons_a_node_creates_a_pod_and_deletes_it(ui_cluster, browser):
+    browser.get(f"{ui_cluster.scheduler_url}/ui/")
+    wait_until(browser, "return document.querySelector(\"section[data-node='node-2'] button.cordon\") !== null")
+    browser.execute_script("document.querySelector(\"section[data-node='node-2'] button.cordon\").click()")
+    wait_until(browser, "return document.querySelector(\"section[data-node='node-2'] .badge\") !== null")
+    node = json.loads(urllib.request.urlopen(f"{ui_cluster.url}/api/v1/nodes/node-2").read())
+    assert node["spec"]["unschedulable"] is True
+    browser.find_element("name", "name").send_keys("made-here")
+    browser.find_element("name", "cpu").send_keys("100m")
+    browser.find_element("id", "create-pod").click()
+    placed = wait_until(
+        browser,
+        "const a = document.querySelector(\"section.node a.chip[data-pod='default/made-here']\"); "
+        "return a && a.closest('section').dataset.node",
+    )
+    assert placed in ("node-0", "node-1")  # not the cordoned node
+    browser.get(f"{ui_cluster.scheduler_url}/ui/#/pod/default/made-here")
+    wait_until(browser, "return document.getElementById('delete-pod') !== null")
+    browser.find_element("id", "delete-pod").click()
+    wait_until(browser, "return (document.getElementById('said') || {}).textContent === 'deleted default/made-here'")
+    pod = json.loads(urllib.request.urlopen(f"{ui_cluster.url}/api/v1/namespaces/default/pods/made-here").read())
+    assert pod["metadata"]["deletionTimestamp"]
+    browser.execute_script(
+        "fetch('/ui/api/nodes/node-2/uncordon', {method: 'POST', headers: {'Content-Type': 'application/json'}})"
+    )
 
 
 def test_replaying_drill_c2_shows_the_victim_leaving_and_the_preemptor_arriving_at_their_moments(

@@ -54,6 +54,7 @@ class ClusterSpec:
     registry: Registry | None = None  # the plugins the scheduler may use (None: the in-tree and installed ones)
     controllers: bool = True  # run the controllers installed packages declare (entry points kubesched.controllers)
     builtin_controllers: tuple[str, ...] = tuple(CONTROLLERS)  # the built-in ones to run (ReplicaSet, Deployment, ...)
+    ui_actions: bool = False  # the UI may create and delete pods, cordon nodes and add nodes
 
 
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # twice the highest priority a user may define
@@ -101,7 +102,9 @@ class EmbeddedCluster:
             host = spec.scheduler_host or spec.host
             self._scheduler_server = SchedulerServer(self.scheduler, host, spec.scheduler_port)
             self.mirror = ui.Mirror(self.scheduler)
-            ui.mount(self._scheduler_server.app, self.mirror)
+            template = spec.template or NodeTemplate()
+            actions = ui.Actions(MemoryCluster(self.store), lambda i: template.make(f"node-{i}", i))
+            ui.mount(self._scheduler_server.app, self.mirror, actions=actions if spec.ui_actions else None)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self.controllers = controllers() if spec.controllers else []

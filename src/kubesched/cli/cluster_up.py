@@ -43,6 +43,12 @@ def _access(args: argparse.Namespace) -> tuple[str | None, bool]:
     return token, generated
 
 
+def _ui_actions(args: argparse.Namespace) -> bool:
+    if args.ui_actions and not args.scheduler:
+        raise options.UsageError("--ui-actions needs --scheduler (the UI is the scheduler's)")
+    return bool(args.ui_actions)
+
+
 def cluster_up(console: Console, args: argparse.Namespace) -> int:
     token, generated = _access(args)
     registry = options.registry(args.plugin)
@@ -65,6 +71,7 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         scheduler_host=args.host if args.allow_unauthenticated else "127.0.0.1",
         scheduler_config=_scheduler_config(args, registry),
         registry=registry,
+        ui_actions=_ui_actions(args),
     )
 
     def ready(cluster: EmbeddedCluster) -> None:

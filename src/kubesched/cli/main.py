@@ -136,6 +136,11 @@ def _parser() -> argparse.ArgumentParser:
         help=f"port of the scheduler's endpoints (default {DEFAULT_PORT}; 0 picks one)",
     )
     up.add_argument("--scheduler-config", metavar="FILE", help="a KubeSchedulerConfiguration (YAML) for --scheduler")
+    up.add_argument(
+        "--ui-actions",
+        action="store_true",
+        help="with --scheduler: the UI may create and delete pods, cordon and uncordon nodes, and add nodes",
+    )
     options.add_plugin_option(up)
 
     queue = sub.add_parser("queue", help="the pending pods in kubesched's scheduling queue")

@@ -8,8 +8,9 @@ stream of what changes (`mirror`), fed by the scheduler's informers and trace.
 (`replay`), at any moment of it.
 """
 
+from kubesched.ui.actions import Actions
 from kubesched.ui.mirror import Mirror
 from kubesched.ui.replay import Recording, RecordingError
 from kubesched.ui.routes import mount, mount_replay
 
-__all__ = ["Mirror", "Recording", "RecordingError", "mount", "mount_replay"]
+__all__ = ["Actions", "Mirror", "Recording", "RecordingError", "mount", "mount_replay"]

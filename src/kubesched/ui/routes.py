@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,9 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from kubesched.cluster import ApiError
 from kubesched.ui import documents
+from kubesched.ui.actions import ActionError, Actions
 from kubesched.ui.documents import BadParameter, PodFilter
 from kubesched.ui.mirror import NODE, POD, QUEUE, Mirror
 from kubesched.ui.replay import Recording
@@ -21,6 +24,7 @@ STATIC = Path(str(resources.files("kubesched.ui") / "static"))
 STREAM_INTERVAL = 0.1  # seconds between the stream's looks at what changed: changes are sent together
 HEARTBEAT = 15.0  # seconds of quiet after which the stream says it is alive
 MIRROR = web.AppKey("kubesched.ui.mirror", Mirror)
+ACTIONS = web.AppKey("kubesched.ui.actions", Actions)
 
 
 RECORDING = web.AppKey("kubesched.ui.recording", Recording)
@@ -32,11 +36,19 @@ def _pages(app: web.Application) -> None:
     app.router.add_static("/ui/static/", STATIC, append_version=False)
 
 
-def mount(app: web.Application, mirror: Mirror) -> None:
+def mount(app: web.Application, mirror: Mirror, *, actions: Actions | None = None) -> None:
     """Serve on `app`, under `/ui/`, the UI of the scheduler `mirror` follows (made before the
-    scheduler starts, so that it sees every pod and node)."""
+    scheduler starts, so that it sees every pod and node); with `actions`, the page may also
+    change the cluster through them (without, those requests are 403)."""
     app[MIRROR] = mirror
+    if actions is not None:
+        app[ACTIONS] = actions
     _pages(app)
+    app.router.add_post("/ui/api/pods", _create_pod)
+    app.router.add_delete("/ui/api/pods/{namespace}/{name}", _delete_pod)
+    app.router.add_post("/ui/api/nodes", _add_nodes)
+    app.router.add_post("/ui/api/nodes/{name}/cordon", _cordon)
+    app.router.add_post("/ui/api/nodes/{name}/uncordon", _cordon)
     app.router.add_get("/ui/api/cluster", _cluster)
     app.router.add_get("/ui/api/pods/{namespace}/{name}", _pod)
     app.router.add_get("/ui/api/queue", _queue)
@@ -89,7 +101,72 @@ async def _queue(request: web.Request) -> web.Response:
 
 
 async def _scheduler(request: web.Request) -> web.Response:
-    return _json(documents.scheduler_document(_mirror(request)))
+    document = documents.scheduler_document(_mirror(request))
+    document["actions"] = ACTIONS in request.app
+    return _json(document)
+
+
+# -- actions (cluster up --ui-actions) ----------------------------------------------------------------
+
+ActionHandler = Callable[[Actions, web.Request, Any], Awaitable[web.Response]]
+
+
+def _action(handler: ActionHandler) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """An action's request: refused unless actions are on (403); a body, when it has one, must be a
+    JSON object sent as JSON (415 otherwise: another site's form cannot send one); the API's own
+    refusals passed on with their status."""
+
+    async def handle(request: web.Request) -> web.Response:
+        actions = request.app.get(ACTIONS)
+        if actions is None:
+            return _json(
+                {"message": "actions are off: the UI may change the cluster only with cluster up --ui-actions"},
+                status=403,
+            )
+        body: Any = None
+        if request.method == "POST" and request.can_read_body:
+            if request.content_type != "application/json":
+                return _json(
+                    {"message": f"expected a JSON body (application/json), got {request.content_type}"}, status=415
+                )
+            try:
+                body = msgspec.json.decode(await request.read())
+            except msgspec.DecodeError as e:
+                return _bad(f"the body is not JSON: {e}")
+            if not isinstance(body, dict):
+                return _bad("the body is not a JSON object")
+        try:
+            return await handler(actions, request, body or {})
+        except ActionError as e:
+            return _bad(str(e))
+        except ApiError as e:
+            return _json({"message": e.message, "reason": e.reason}, status=e.code)
+
+    return handle
+
+
+@_action
+async def _create_pod(actions: Actions, request: web.Request, body: Any) -> web.Response:
+    pod = await actions.create_pod(body)
+    return _json(documents.pod_brief(pod), status=201)
+
+
+@_action
+async def _delete_pod(actions: Actions, request: web.Request, body: Any) -> web.Response:
+    await actions.delete_pod(request.match_info["namespace"], request.match_info["name"])
+    return _json({"deleted": f"{request.match_info['namespace']}/{request.match_info['name']}"})
+
+
+@_action
+async def _cordon(actions: Actions, request: web.Request, body: Any) -> web.Response:
+    name = request.match_info["name"]
+    node = await actions.cordon(name, cordoned=request.path.endswith("/cordon"))
+    return _json({"name": name, "cordoned": bool(node.spec is not None and node.spec.unschedulable)})
+
+
+@_action
+async def _add_nodes(actions: Actions, request: web.Request, body: Any) -> web.Response:
+    return _json({"added": await actions.add_nodes(body, set(request.app[MIRROR].nodes))}, status=201)
 
 
 async def _stream(request: web.Request) -> web.StreamResponse:

@@ -67,6 +67,47 @@ async function getJSON(path) {
   return body;
 }
 
+// -- actions (cluster up --ui-actions) -------------------------------------------------------------
+
+const actions = { on: false };
+
+async function act(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const answer = await response.json();
+  if (!response.ok) throw new Error(answer.message || `${response.status}`);
+  return answer;
+}
+
+function say(message, failed) {
+  const out = document.getElementById("said");
+  if (out) { out.textContent = message; out.className = failed ? "error" : ""; }
+}
+
+function doing(work, done) {
+  work.then((answer) => say(done(answer), false)).catch((error) => say(error.message, true));
+}
+
+function toolbar() {
+  if (!actions.on) return null;
+  const form = h("form", { class: "filters", "aria-label": "create a pod", onsubmit: (event) => {
+    event.preventDefault();
+    const data = Object.fromEntries([...new FormData(form)].filter(([, v]) => v));
+    doing(act("POST", "/ui/api/pods", data), (pod) => `created ${pod.key}`);
+  } },
+  h("label", {}, "pod name", h("input", { name: "name", required: true, "aria-label": "pod name" })),
+  h("label", {}, "namespace", h("input", { name: "namespace", placeholder: "default", "aria-label": "namespace" })),
+  h("label", {}, "cpu", h("input", { name: "cpu", placeholder: "100m", size: 6, "aria-label": "cpu request" })),
+  h("label", {}, "memory", h("input", { name: "memory", placeholder: "64Mi", size: 6, "aria-label": "memory request" })),
+  h("button", { type: "submit", id: "create-pod" }, "Create pod"),
+  h("button", { type: "button", id: "add-node", onclick: () =>
+    doing(act("POST", "/ui/api/nodes", { count: 1 }), (a) => `added ${a.added.join(", ")}`) }, "Add a node"));
+  return [form, h("p", { id: "said", role: "status" })];
+}
+
 // -- the live stream -------------------------------------------------------------------------------
 
 const live = { source: null, version: 0, listeners: new Set() };
@@ -128,8 +169,12 @@ function fillCard(card) {
   const taints = node.taints.map((t) => `${t.key}${t.value ? "=" + t.value : ""}:${t.effect}`).join(", ");
   card.className = node.cordoned ? "node cordoned" : "node";
   card.dataset.drawn = "1";
+  const cordon = actions.on ? h("button", { type: "button", class: "cordon", onclick: () => {
+    const verb = node.cordoned ? "uncordon" : "cordon";
+    doing(act("POST", `/ui/api/nodes/${node.name}/${verb}`), () => `${verb}ed ${node.name}`);
+  } }, node.cordoned ? "Uncordon" : "Cordon") : null;
   card.replaceChildren(
-    h("h3", {}, node.name, node.cordoned ? h("span", { class: "badge" }, "cordoned") : null),
+    h("h3", {}, node.name, node.cordoned ? h("span", { class: "badge" }, "cordoned") : null, cordon),
     taints ? h("div", { class: "taints" }, `taints: ${taints}`) : null,
     gauge("cpu", node.requested.cpu, node.allocatable.cpu, cpu),
     gauge("memory", node.requested.memory, node.allocatable.memory, bytes),
@@ -160,6 +205,7 @@ function drawCluster(document_) {
   page.replaceChildren(
     h("h1", {}, `Cluster: ${document_.nodes.length} nodes, ${cluster.pods.size} pods`),
     filters(),
+    h("div", { class: "toolbar" }, toolbar()),
     h("h2", { id: "unscheduled" }, `Unscheduled (${unscheduled.length})`),
     h("div", { id: "unscheduled-pods" }, unscheduledList(unscheduled)),
     h("h2", {}, "Nodes"),
@@ -362,8 +408,11 @@ async function showPod(key) {
   }
   const pod = document_.pod;
   const attempts = [...document_.explain.attempts].reverse();
+  const remove = actions.on ? h("button", { type: "button", id: "delete-pod", onclick: () =>
+    doing(act("DELETE", `/ui/api/pods/${key}`), () => `deleted ${key}`) }, "Delete") : null;
   page.replaceChildren(
-    h("h1", {}, pod.key, " ", h("span", { class: `chip ${pod.chip}` }, pod.chip)),
+    h("h1", {}, pod.key, " ", h("span", { class: `chip ${pod.chip}` }, pod.chip), " ", remove),
+    h("p", { id: "said", role: "status" }),
     facts([["node", pod.node], ["nominated node", pod.nominatedNode], ["scheduler", pod.scheduler],
       ["priority", pod.priority], ["queue", document_.queue && document_.queue.queue],
       ["wakes on", document_.queue && document_.queue.wake_on.join(", ")]]),
@@ -485,6 +534,8 @@ fetch("/ui/api/replay").then(async (response) => {
   if (response.ok) {
     Object.assign(replay, await response.json(), { on: true });
     drawReplayBar();
+  } else {
+    actions.on = Boolean((await getJSON("/ui/api/scheduler").catch(() => ({}))).actions);
   }
   route();
 }, route);
