@@ -8,6 +8,7 @@ import importlib
 import json
 import threading
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -425,3 +426,38 @@ def served(app: web.Application) -> Iterator[str]:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
+
+
+TWO_SIZES = """\
+name: two-sizes
+description: two small and two large nodes, eight pods
+nodes:
+- {count: 2, prefix: small-, template: {status: {capacity: {cpu: "2", memory: 8Gi, pods: "110"}}}}
+- {count: 2, prefix: large-, template: {status: {capacity: {cpu: "16", memory: 64Gi, pods: "110"}}}}
+pods:
+- {count: 8, name: "web-{i}", at: 0, every: 0.2, template: {spec: {containers: [{name: c, image: pause,
+    resources: {requests: {cpu: 500m}}}]}}}
+"""
+PACKING_CONFIG = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args: {scoringStrategy: {type: MostAllocated}}
+"""
+
+
+def compare_report(tmp_path: Path, capsys: Any) -> Path:
+    """A report of `kubesched compare --output json`: a two-size workload under the default profile
+    and a packing one (MostAllocated), written to `tmp_path`."""
+    from kubesched.cli.main import main
+
+    (tmp_path / "w.yaml").write_text(TWO_SIZES)
+    (tmp_path / "packing.yaml").write_text(PACKING_CONFIG)
+    argv = ["compare", str(tmp_path / "w.yaml"), "--config", "default", "--config", str(tmp_path / "packing.yaml")]
+    assert main([*argv, "--output", "json"]) == 0
+    report = tmp_path / "report.json"
+    report.write_text(capsys.readouterr().out)
+    return report

@@ -22,11 +22,11 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 
-from builders import served
+from builders import compare_report, served
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
 from kubesched.cli.main import main
 from kubesched.sim import KubeletConfig
-from kubesched.ui import Recording, mount_replay
+from kubesched.ui import Recording, load_comparison, mount_comparison, mount_replay, serve_pages
 from kubesched.workloads.templates import make_pod_from
 
 WAIT = 15.0  # seconds a page may take to show what it is waited for
@@ -268,3 +268,29 @@ def test_a_page_on_a_larger_cluster_loads_quickly_and_keeps_up_with_pod_changes(
         cluster.call(relabel)
         target = cluster.call(lambda c: c.mirror.version)
         wait_until(browser, f"return Number(document.getElementById('live').dataset.version) >= {target}")
+
+
+def test_the_compare_page_sets_two_configurations_side_by_side(browser, shots, tmp_path, capsys):
+    report = load_comparison(compare_report(tmp_path, capsys))
+    app = web.Application()
+    serve_pages(app)
+    mount_comparison(app, report)
+    with served(app) as url:
+        browser.get(f"{url}/ui/#/compare")
+        shown = wait_until(
+            browser,
+            "const s = [...document.querySelectorAll('.compare section')]; "
+            "return s.length === 2 && s.map(c => [c.dataset.config, "
+            "[...c.querySelectorAll('.node-use')].map(n => [n.dataset.node, n.querySelector('output').textContent])])",
+        )
+        browser.save_screenshot(str(shots / "compare.png"))
+    expected = [[c["config"], [[n["name"], _cpu_text(n["cpu"])] for n in c["nodes"]]] for c in report["configs"]]
+    assert shown == expected
+    assert expected[0][1] != expected[1][1]  # the two configurations placed the pods differently
+
+
+def _cpu_text(cpu: dict[str, int]) -> str:
+    def show(milli: int) -> str:
+        return f"{milli // 1000}" if milli % 1000 == 0 else f"{milli}m"
+
+    return f"{show(cpu['requested'])} / {show(cpu['allocatable'])}"

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kubesched.cli import options
+from kubesched.cli.ui import serve as serve_ui
 from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import FrameworkError
@@ -30,6 +31,7 @@ def compare_command(console: Console, args: argparse.Namespace) -> int:
         options.print_error(console, "--config: give at least two configurations (a file, or `default`)")
         return 2
     try:
+        bind = options.host_port("--ui-bind", args.ui_bind)
         registry = options.registry(args.plugin)
         configs = _configs(args.config, registry)
         workload = load_workload(args.workload)
@@ -43,12 +45,14 @@ def compare_command(console: Console, args: argparse.Namespace) -> int:
         except OSError as e:
             options.print_error(console, f"--plot: {e}")
             return 2
+    body = {"workload": workload.spec.name, "seed": args.seed, "configs": [r.to_json() for r in reports]}
     if args.output == "json":
-        body = {"workload": workload.spec.name, "seed": args.seed, "configs": [r.to_json() for r in reports]}
         json.dump(body, sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")
-        return 0
-    print_reports(console, workload.spec.name, workload.spec.description, reports)
+    else:
+        print_reports(console, workload.spec.name, workload.spec.description, reports)
+    if args.ui:
+        return serve_ui(console, bind, comparison=body)
     return 0
 
 

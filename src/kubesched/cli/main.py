@@ -27,14 +27,16 @@ from kubesched.cli.report import print_minimal_report
 from kubesched.cli.run import controllers_command, minimal_command, minimal_lease, run_command
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.scenario import KUBESCHED, run_minimal, run_scenario
-from kubesched.cli.ui import ui_command
+from kubesched.cli.ui import DEFAULT_BIND, add_ui_options, ui_command
+from kubesched.cli.ui import serve as serve_ui
 from kubesched.controllers import CONTROLLERS
 from kubesched.golden.cli import report, run_directory
 from kubesched.golden.loader import case_names
 from kubesched.minimal import NAME as MINIMAL_NAME
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.server import DEFAULT_PORT
-from kubesched.trace import JsonLinesSink, Sink
+from kubesched.trace import JsonLinesSink, ListSink, Sink
+from kubesched.ui import Recording
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -211,6 +213,7 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--plot", metavar="FILE", help="write the per-node utilisation of each configuration as SVG")
     options.add_output_option(cmp, "each configuration's placement and measures")
     options.add_plugin_option(cmp)
+    add_ui_options(cmp, "the comparison")
 
     plugins = sub.add_parser("plugins", help="the registered plugins, the points they fill and the profiles using them")
     plugins.add_argument(
@@ -235,9 +238,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     options.add_output_option(drill, "the drill's narration and its measurements")
 
-    replay = sub.add_parser("ui", help="replay a recorded run (a --trace file) in the web UI")
-    replay.add_argument("trace_file", metavar="TRACE", help="a trace written with --trace (JSON lines)")
-    replay.add_argument("--bind", default="127.0.0.1:10260", help="HOST:PORT to serve on (default 127.0.0.1:10260)")
+    add_ui_options(drill, "c1's or c2's recorded run")
+
+    replay = sub.add_parser("ui", help="the web UI over a recorded run (a --trace file) or a compare report")
+    replay.add_argument("trace_file", metavar="TRACE", nargs="?", help="a trace written with --trace (JSON lines)")
+    replay.add_argument("--compare", metavar="REPORT", help="a report of kubesched compare --output json")
+    replay.add_argument("--bind", default=DEFAULT_BIND, help=f"HOST:PORT to serve on (default {DEFAULT_BIND})")
 
     lab_command.add_parser(sub)
 
@@ -348,9 +354,18 @@ DRILL_JSON: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {  # c1 
 
 
 def _drill(console: Console, args: argparse.Namespace, sinks: list[Sink]) -> int:
-    if sinks and args.name not in ("c1", "c2"):
-        options.print_error(console, f"--trace: drill {args.name} keeps no trace to write (c1 and c2 do)")
+    if (sinks or args.ui) and args.name not in ("c1", "c2"):
+        given = "--trace" if sinks else "--ui"
+        options.print_error(console, f"{given}: drill {args.name} keeps no trace to replay (c1 and c2 do)")
         return 2
+    kept = ListSink()
+    if args.ui:
+        try:
+            bind = options.host_port("--ui-bind", args.ui_bind)
+        except options.UsageError as e:
+            options.print_error(console, str(e))
+            return 2
+        sinks = [*sinks, kept]
     if args.name == "c1":
         backlog = run_c1(seed=args.seed, sinks=sinks)
         if args.output == "json":
@@ -367,6 +382,8 @@ def _drill(console: Console, args: argparse.Namespace, sinks: list[Sink]) -> int
         _dump(DRILL_JSON[args.name](args))
     else:
         {"c3": print_c3, "c4": print_c4}[args.name](console)
+    if args.ui:
+        return serve_ui(console, bind, recording=Recording(kept.records, name=f"drill {args.name}"))
     return 0
 
 

@@ -1,5 +1,6 @@
-"""`kubesched ui TRACE`: a recorded run (a `--trace` file) replayed in the web UI, at any moment of
-it, until interrupted."""
+"""`kubesched ui`: the web UI over what is not live: a recorded run (a `--trace` file) replayed at
+any moment of it, and a `kubesched compare` report side by side; served until interrupted. The
+drills and `compare` serve theirs the same way with `--ui`."""
 
 from __future__ import annotations
 
@@ -8,25 +9,55 @@ import asyncio
 import contextlib
 import os
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 from rich.console import Console
 
+from kubesched import ui
 from kubesched.cli import options
-from kubesched.ui import Recording, RecordingError, mount_replay
+
+DEFAULT_BIND = "127.0.0.1:10260"
+
+
+def add_ui_options(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--ui", action="store_true", help=f"then serve {what} in the web UI until interrupted")
+    parser.add_argument("--ui-bind", default=DEFAULT_BIND, help=f"with --ui: HOST:PORT (default {DEFAULT_BIND})")
 
 
 def ui_command(console: Console, args: argparse.Namespace) -> int:
+    if not args.trace_file and not args.compare:
+        options.print_error(console, "kubesched ui: give a recorded trace, --compare REPORT, or both")
+        return 2
     try:
-        recording = Recording.load(Path(args.trace_file))
-        host, port = options.host_port("--bind", args.bind)
-    except (RecordingError, options.UsageError) as e:
+        recording = ui.Recording.load(Path(args.trace_file)) if args.trace_file else None
+        report = ui.load_comparison(Path(args.compare)) if args.compare else None
+        bind = options.host_port("--bind", args.bind)
+    except (ui.RecordingError, ui.ComparisonError, options.UsageError) as e:
         options.print_error(console, str(e))
         return 2
-    app = web.Application()
-    mount_replay(app, recording)
+    return serve(console, bind, recording=recording, comparison=report)
 
-    async def serve() -> int:
+
+def serve(
+    console: Console,
+    bind: tuple[str, int],
+    *,
+    recording: ui.Recording | None = None,
+    comparison: dict[str, Any] | None = None,
+) -> int:
+    """Serve the pages over `recording` and/or `comparison` on `bind` until interrupted (0); a
+    port that cannot be listened on is one line and 2."""
+    app = web.Application()
+    if recording is not None:
+        ui.mount_replay(app, recording)
+    else:
+        ui.serve_pages(app)
+    if comparison is not None:
+        ui.mount_comparison(app, comparison)
+    host, port = bind
+
+    async def run() -> int:
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
         try:
@@ -37,8 +68,11 @@ def ui_command(console: Console, args: argparse.Namespace) -> int:
             options.print_error(console, f"--bind: cannot listen on {host}:{port}: {why}")
             return 2
         url = f"http://{host}:{runner.addresses[0][1]}/ui/"
-        span = recording.end - recording.start
-        console.print(f"Replaying {len(recording.records)} records ({span:.1f} s) of {args.trace_file} at {url}")
+        if recording is not None:
+            span = recording.end - recording.start
+            console.print(f"Replaying {len(recording.records)} trace records ({span:.1f} s of virtual time) at {url}")
+        if comparison is not None:
+            console.print(f"The comparison of {len(comparison['configs'])} configurations at {url}#/compare")
         console.print("Press Ctrl-C to stop.")
         try:
             with contextlib.suppress(asyncio.CancelledError):
@@ -48,5 +82,5 @@ def ui_command(console: Console, args: argparse.Namespace) -> int:
         return 0
 
     with contextlib.suppress(KeyboardInterrupt):
-        return asyncio.run(serve())
+        return asyncio.run(run())
     return 0

@@ -40,6 +40,16 @@ class JsonLinesSink:
         self._stream.write("\n")
 
 
+class ListSink:
+    """Keeps every record it is given, in order (a run to be replayed once it ends)."""
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+
+    def write(self, record: Record) -> None:
+        self.records.append(record)
+
+
 class Tracer:
     """Stamps records with the clock's time and the caller's code site, and fans them out.
 

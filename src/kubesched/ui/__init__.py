@@ -9,8 +9,20 @@ stream of what changes (`mirror`), fed by the scheduler's informers and trace.
 """
 
 from kubesched.ui.actions import Actions
+from kubesched.ui.comparison import ComparisonError, load_comparison
 from kubesched.ui.mirror import Mirror
 from kubesched.ui.replay import Recording, RecordingError
-from kubesched.ui.routes import mount, mount_replay
+from kubesched.ui.routes import mount, mount_comparison, mount_replay, serve_pages
 
-__all__ = ["Actions", "Mirror", "Recording", "RecordingError", "mount", "mount_replay"]
+__all__ = [
+    "Actions",
+    "ComparisonError",
+    "Mirror",
+    "Recording",
+    "RecordingError",
+    "load_comparison",
+    "mount",
+    "mount_comparison",
+    "mount_replay",
+    "serve_pages",
+]

@@ -216,6 +216,27 @@ def _event(name: str, data: Any) -> bytes:
     return b"event: %s\ndata: %s\n\n" % (name.encode(), msgspec.json.encode(data))
 
 
+# -- a comparison -----------------------------------------------------------------------------------
+
+COMPARISON = web.AppKey("kubesched.ui.comparison", dict)
+
+
+def mount_comparison(app: web.Application, report: dict[str, Any]) -> None:
+    """Serve a `kubesched compare` report to the compare page (`/ui/api/compare`); the pages
+    themselves come with `mount` or `mount_replay`, or alone with `serve_pages`."""
+    app[COMPARISON] = report
+    app.router.add_get("/ui/api/compare", _comparison)
+
+
+def serve_pages(app: web.Application) -> None:
+    """The pages alone (for a comparison with nothing live or recorded beside it)."""
+    _pages(app)
+
+
+async def _comparison(request: web.Request) -> web.Response:
+    return _json(request.app[COMPARISON])
+
+
 # -- a recorded run ---------------------------------------------------------------------------------
 
 

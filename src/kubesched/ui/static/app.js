@@ -506,6 +506,38 @@ function drawReplayBar() {
   liveMark.textContent = "replay";
 }
 
+// -- the compare page ------------------------------------------------------------------------------
+
+async function showCompare() {
+  const response = await fetch("/ui/api/compare", { headers: { Accept: "application/json" } });
+  if (!response.ok) {
+    page.replaceChildren(h("h1", {}, "Compare"), h("p", { class: "empty" },
+      "No comparison is loaded here: run kubesched compare WORKLOAD --config A --config B --ui, ",
+      "or kubesched ui --compare REPORT with a report of kubesched compare --output json."));
+    listen(() => {});
+    return;
+  }
+  const report = await response.json();
+  const pendingOf = (c) => Object.values(c.pending || {}).reduce((a, b) => a + b, 0);
+  page.replaceChildren(
+    h("h1", {}, `Compare: ${report.workload || "a workload"} (seed ${report.seed ?? 0})`),
+    h("table", { "aria-label": "Summary" },
+      h("thead", {}, h("tr", {}, ["configuration", "schedulerName", "nodes used", "cpu utilisation σ", "pending",
+        "attempts"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, report.configs.map((c) => h("tr", { "data-config": c.config },
+        h("td", {}, c.config), h("td", {}, c.schedulerName || ""),
+        h("td", { class: "num" }, String(c.spread ? c.spread.nodesUsed : "")),
+        h("td", { class: "num" }, c.spread ? c.spread.cpuUtilisationStdDev.toFixed(4) : ""),
+        h("td", { class: "num" }, String(pendingOf(c))), h("td", { class: "num" }, String(c.attempts ?? "")))))),
+    h("div", { class: "compare", style: `grid-template-columns: repeat(${report.configs.length}, 1fr)` },
+      report.configs.map((c) => h("section", { "aria-label": `configuration ${c.config}`, "data-config": c.config },
+        h("h2", {}, c.config),
+        c.nodes.map((n) => h("div", { class: "node-use", "data-node": n.name },
+          gauge(n.name, n.cpu.requested, n.cpu.allocatable, cpu),
+          h("span", { class: "pods-count" }, `${n.pods.length} pods`)))))));
+  listen(() => {});
+}
+
 // -- routing ---------------------------------------------------------------------------------------
 
 function route() {
@@ -522,6 +554,7 @@ function route() {
     if (current) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
   }
   const shown = name === "pod" ? showPod(rest.join("/"))
+    : name === "compare" ? showCompare()
     : name === "queue" ? showQueue()
       : name === "scheduler" ? showScheduler()
         : showCluster();
