@@ -77,6 +77,7 @@ class Scheduler:
         self.cache = Cache()
         self.snapshot = Snapshot()
         self.config = config
+        self.registry = registry  # the plugins its profiles were built from
         self.nominator = Nominator()
         self.namespace_labels: dict[str, dict[str, str]] = {}
         self.shared_informers = SharedInformers(cluster, self.trace, self._requeue)

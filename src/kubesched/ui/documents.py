@@ -8,10 +8,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from kubesched.api.errors import FieldError
 from kubesched.api.resources import cpu_and_memory
 from kubesched.api.selectors import parse_label_selector
 from kubesched.clock.base import rfc3339
+from kubesched.framework.args import decode_args
 from kubesched.framework.interface import ExtensionPoint
 from kubesched.scheduler.explain import explain_pod
 from kubesched.scheduler.server import queue_document
@@ -187,6 +190,26 @@ def pod_document(mirror: Mirror, key: str) -> dict[str, Any] | None:
     }
 
 
+def events_of(events: Iterable[Any]) -> list[dict[str, Any]]:
+    """Events as a detail page lists them, the latest last: type, reason, message, how many times,
+    when last, and who reported them."""
+    rows = []
+    for event in events:
+        last = event.lastTimestamp or event.eventTime or event.firstTimestamp or event.metadata.creationTimestamp
+        source = event.reportingComponent or (event.source.component if event.source else None) or ""
+        rows.append(
+            {
+                "type": event.type or "",
+                "reason": event.reason or "",
+                "message": event.message or "",
+                "count": (event.series.count if event.series else None) or event.count or 1,
+                "last": rfc3339_text(last),
+                "from": source,
+            }
+        )
+    return sorted(rows, key=lambda r: r["last"] or "")
+
+
 def rfc3339_text(value: Any) -> str | None:
     if value is None:
         return None
@@ -223,14 +246,58 @@ def queue_page(mirror: Mirror) -> dict[str, Any]:
     return document
 
 
+GLANCE = (  # the metrics the scheduler page shows, as /metrics names them
+    "scheduler_schedule_attempts_total",
+    "scheduler_pending_pods",
+    "scheduler_unschedulable_pods",
+    "scheduler_preemption_attempts_total",
+    "scheduler_pod_scheduling_attempts_count",
+    "scheduler_pod_scheduling_attempts_sum",
+)
+
+
 def scheduler_document(mirror: Mirror) -> dict[str, Any]:
-    """The scheduler's profiles: each extension point's plugins in the order they run, score
-    weights, and the plugins' arguments."""
+    """The scheduler's profiles (each extension point's plugins in the order they run, score
+    weights, each plugin's arguments as configured and defaulted), and its metrics at a glance."""
+    scheduler = mirror.scheduler
+    configured = {p.scheduler_name: p for p in scheduler.config.profiles}
     profiles = []
-    for name, fwk in mirror.scheduler.profiles.items():
+    for name, fwk in scheduler.profiles.items():
         points = {str(point): fwk.names(point) for point in ExtensionPoint if fwk.names(point)}
-        profiles.append({"name": name, "points": points, "weights": fwk.score_weights()})
-    return {"profiles": profiles, "cache": mirror.scheduler.cache.sizes(), "pending": mirror.scheduler.queue.pending()}
+        profile = configured.get(name)
+        given = profile.args if profile else {}
+        args = {}
+        for plugin in sorted({p for names in points.values() for p in names}):
+            entry = scheduler.registry.get(plugin)
+            if plugin in given:
+                args[plugin] = _plain(given[plugin])
+            elif entry is not None and entry.args_type is not None:  # not configured: its defaults
+                args[plugin] = _plain(decode_args(None, entry.args_type))
+        profiles.append({"name": name, "points": points, "weights": fwk.score_weights(), "args": args})
+    return {
+        "profiles": profiles,
+        "cache": scheduler.cache.sizes(),
+        "pending": scheduler.queue.pending(),
+        "metrics": metrics_at_a_glance(scheduler),
+    }
+
+
+def metrics_at_a_glance(scheduler: Any) -> list[dict[str, Any]]:
+    """The samples of the GLANCE metrics: name, labels, value."""
+    out = []
+    for family in scheduler.metrics.registry.collect():
+        for sample in family.samples:
+            if sample.name in GLANCE:
+                out.append({"name": sample.name, "labels": dict(sample.labels), "value": sample.value})
+    return sorted(out, key=lambda m: (GLANCE.index(m["name"]), sorted(m["labels"].items())))
+
+
+def _plain(value: Any) -> Any:
+    """A plugin's arguments as a configuration spells them (None fields left out)."""
+    data = msgspec.to_builtins(value)
+    if isinstance(data, dict):
+        return {k: v for k, v in data.items() if k not in ("kind", "apiVersion") and v is not None}
+    return data
 
 
 def changed_documents(mirror: Mirror, pods: Iterable[str], nodes: Iterable[str]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 from aiohttp import web
+from lightkube.resources import core_v1
 
 from kubesched.cluster import ApiError
 from kubesched.ui import documents
@@ -23,6 +24,7 @@ from kubesched.ui.replay import Recording
 STATIC = Path(str(resources.files("kubesched.ui") / "static"))
 STREAM_INTERVAL = 0.1  # seconds between the stream's looks at what changed: changes are sent together
 HEARTBEAT = 15.0  # seconds of quiet after which the stream says it is alive
+EVENTS_WITHIN = 2.0  # seconds a pod page waits for the pod's Events
 MIRROR = web.AppKey("kubesched.ui.mirror", Mirror)
 ACTIONS = web.AppKey("kubesched.ui.actions", Actions)
 
@@ -89,10 +91,21 @@ async def _cluster(request: web.Request) -> web.Response:
 
 
 async def _pod(request: web.Request) -> web.Response:
-    key = f"{request.match_info['namespace']}/{request.match_info['name']}"
-    document = documents.pod_document(_mirror(request), key)
+    namespace, name = request.match_info["namespace"], request.match_info["name"]
+    key = f"{namespace}/{name}"
+    mirror = _mirror(request)
+    document = documents.pod_document(mirror, key)
     if document is None:
         return _json({"message": f"pod {key} is not known to this scheduler"}, status=404)
+    try:  # its Events, as the API has them (the scheduler's client may not be allowed to list them)
+        async with asyncio.timeout(EVENTS_WITHIN):
+            listed = await mirror.scheduler.cluster.list(
+                core_v1.Event, namespace=namespace, field_selector=f"involvedObject.name={name}"
+            )
+        document["events"] = documents.events_of(listed.items)
+    except (ApiError, TimeoutError) as e:
+        document["events"] = None
+        document["eventsUnavailable"] = str(e) or "the API did not answer in time"
     return _json(document)
 
 

@@ -106,6 +106,11 @@ def test_a_pod_page_holds_the_attempts_kubesched_explain_prints_and_its_timeline
     assert huge["queue"]["queue"] == "unschedulablePods"
     assert huge["queue"]["rejected_by"] == ["NodeResourcesFit", "NodeUnschedulable"]
     assert "Insufficient cpu" in huge["explain"]["attempts"][-1]["message"]
+    assert [(e["type"], e["reason"]) for e in document["events"]] == [("Normal", "Scheduled")]
+    assert document["events"][0]["message"] == "Successfully assigned default/late to n1"
+    (failed,) = huge["events"]
+    assert failed["reason"] == "FailedScheduling"
+    assert failed["message"] == huge["explain"]["attempts"][-1]["message"]
     assert [c["type"] for c in huge["conditions"]] == ["PodScheduled"]
 
 

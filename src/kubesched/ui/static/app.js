@@ -394,6 +394,17 @@ function timelineTable(rows, tracing) {
       h("td", { class: "site" }, r.site), h("td", { class: "site" }, r.upstream.join(" "))))));
 }
 
+function eventsTable(document_) {
+  if (document_.events === undefined) return h("p", { class: "empty" }, "a recording keeps no Events");
+  if (document_.events === null) return h("p", { class: "empty" }, `Events unavailable: ${document_.eventsUnavailable}`);
+  if (!document_.events.length) return h("p", { class: "empty" }, "none");
+  return h("table", { "aria-label": "Events" },
+    h("thead", {}, h("tr", {}, ["type", "reason", "message", "count", "last", "from"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, document_.events.map((e) => h("tr", {}, h("td", {}, e.type), h("td", {}, e.reason),
+      h("td", {}, e.message), h("td", { class: "num" }, String(e.count)), h("td", {}, e.last || ""),
+      h("td", {}, e.from)))));
+}
+
 async function showPod(key) {
   const mine = (changes) =>
     changes === null || changes.pods.some((p) => p.key === key) || changes.removedPods.includes(key);
@@ -422,6 +433,8 @@ async function showPod(key) {
       h("tbody", {}, document_.conditions.map((c) => h("tr", {}, h("td", {}, c.type), h("td", {}, c.status),
         h("td", {}, c.reason), h("td", {}, c.message), h("td", {}, c.lastTransitionTime || "")))))
       : h("p", { class: "empty" }, "none"),
+    h("h2", {}, "Events"),
+    eventsTable(document_),
     h("h2", {}, `Scheduling attempts (${attempts.length} kept)`),
     h("div", {}, attempts.length ? attempts.map(attemptView) : h("p", { class: "empty" }, "no attempt recorded")),
     h("h2", {}, "Timeline"),
@@ -443,16 +456,35 @@ async function showQueue() {
       h("tbody", {}, document_.pods.map((p) => h("tr", { "data-pod": p.key },
         h("td", {}, podLink(p.key)), h("td", {}, p.queue), h("td", { class: "num" }, String(p.attempts)),
         h("td", {}, p.rejected_by.join(", ")),
-        h("td", { class: "num" }, p.backoffSeconds === undefined ? "" : `${p.backoffSeconds.toFixed(1)} s`),
+        h("td", { class: "num countdown", "data-until": p.backoffSeconds === undefined ? null
+          : String(performance.now() / 1000 + p.backoffSeconds) },
+        p.backoffSeconds === undefined ? "" : `${p.backoffSeconds.toFixed(1)} s`),
         h("td", {}, p.wake_on.join(", ")), h("td", {}, p.since || ""))))),
     document_.pods.length ? null : h("p", { class: "empty" }, "no pod is waiting"));
   listen((changes) => { if (changes === null || changes.queue) showQueue(); });
   follow(live.version);
 }
 
+// Backoff countdowns run down between the queue's changes (live only: a replay stands still).
+setInterval(() => {
+  if (replay.on) return;
+  for (const cell of document.querySelectorAll("td.countdown[data-until]")) {
+    const left = Math.max(0, Number(cell.dataset.until) - performance.now() / 1000);
+    cell.textContent = `${left.toFixed(1)} s`;
+  }
+}, 250);
+
 async function showScheduler() {
   const document_ = await getJSON("/ui/api/scheduler");
   showPending(document_.pending);
+  if (document_.recorded) {
+    page.replaceChildren(h("h1", {}, "Scheduler"),
+      h("p", { class: "empty" }, "A recorded run keeps no profiles: the cluster, queue and pod pages replay it."));
+    listen(() => {});
+    return;
+  }
+  const metricName = (m) => m.name + (Object.keys(m.labels).length
+    ? `{${Object.entries(m.labels).map(([k, v]) => `${k}="${v}"`).join(",")}}` : "");
   page.replaceChildren(h("h1", {}, "Scheduler"),
     facts(Object.entries(document_.cache).map(([k, v]) => [`cache ${k}`, v])),
     h("div", {}, document_.profiles.map((profile) => [
@@ -461,49 +493,19 @@ async function showScheduler() {
         h("thead", {}, h("tr", {}, h("th", {}, "extension point"), h("th", {}, "plugins, in the order they run"))),
         h("tbody", {}, Object.entries(profile.points).map(([point, plugins]) => h("tr", {},
           h("td", {}, point),
-          h("td", {}, plugins.map((p) => point === "score" ? `${p} (${profile.weights[p]})` : p).join(", "))))))])));
-  listen(() => {});
-}
-
-// -- replaying a recorded run ----------------------------------------------------------------------
-
-function setMoment(t, { push } = {}) {
-  replay.t = Math.min(Math.max(0, t), replay.end - replay.start);
-  const [path] = location.hash.split("?");
-  const hash = `${path || "#/"}?t=${replay.t.toFixed(6)}`;
-  if (push) location.hash = hash; else history.replaceState(null, "", hash);
-  drawReplayBar();
-  route();
-}
-
-function drawReplayBar() {
-  let bar = document.getElementById("replay");
-  const span = replay.end - replay.start;
-  const t = replay.t === null ? span : replay.t;
-  if (!bar) {
-    bar = h("div", { id: "replay", role: "group", "aria-label": "replay" },
-      h("button", { type: "button", id: "previous", title: "the previous moment worth stopping at",
-        onclick: () => {
-          const now = replay.t === null ? span : replay.t;
-          setMoment(Math.max(0, ...replay.marks.map((m) => m - replay.start).filter((m) => m < now - 1e-6)));
-        } },
-      "◀"),
-      h("input", { type: "range", id: "at", min: 0, max: span.toFixed(3), step: "0.001", "aria-label": "moment",
-        oninput: (event) => setMoment(Number(event.target.value)) }),
-      h("button", { type: "button", id: "next", title: "the next moment worth stopping at",
-        onclick: () => {
-          const now = replay.t === null ? span : replay.t;
-          const later = replay.marks.map((m) => m - replay.start).filter((m) => m > now + 1e-6);
-          setMoment(later.length ? Math.min(...later) : span);
-        } },
-      "▶"),
-      h("output", { id: "moment" }));
-    document.querySelector("header").append(bar);
-  }
-  const slider = document.getElementById("at");
-  if (Number(slider.value) !== t) slider.value = t;
-  document.getElementById("moment").textContent = `t+${t.toFixed(3)} s of ${span.toFixed(3)} s`;
-  liveMark.textContent = "replay";
+          h("td", {}, plugins.map((p) => point === "score" ? `${p} (${profile.weights[p]})` : p).join(", ")))))),
+      h("details", {}, h("summary", {}, "arguments"),
+        h("table", { "aria-label": `arguments of ${profile.name}` },
+          h("tbody", {}, Object.entries(profile.args).map(([plugin, args]) => h("tr", {},
+            h("td", {}, plugin), h("td", { class: "site" }, JSON.stringify(args)))))))])),
+    h("h2", {}, "Metrics at a glance"),
+    h("table", { "aria-label": "metrics" },
+      h("tbody", {}, document_.metrics.map((m) => h("tr", {},
+        h("td", { class: "site" }, metricName(m)), h("td", { class: "num" }, String(m.value)))))));
+  listen((changes) => {
+    if (changes === null || changes.queue) getJSON("/ui/api/queue").then((q) => showPending(q.pending)).catch(() => {});
+  });
+  follow(live.version);
 }
 
 // -- the compare page ------------------------------------------------------------------------------
