@@ -90,6 +90,8 @@ class Mirror:
         self._changed(POD, key)
         before = old.spec.nodeName if old is not None else None
         now = None if deleted else obj.spec.nodeName
+        if not before or not now:  # a pod waiting for a node, or no longer: the queue may have moved it
+            self._changed(QUEUE, key)
         if before != now:  # what the node holds changed
             for name in (before, now):
                 if name:

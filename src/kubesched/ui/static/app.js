@@ -508,6 +508,47 @@ async function showScheduler() {
   follow(live.version);
 }
 
+// -- replaying a recorded run ----------------------------------------------------------------------
+
+function setMoment(t, { push } = {}) {
+  replay.t = Math.min(Math.max(0, t), replay.end - replay.start);
+  const [path] = location.hash.split("?");
+  const hash = `${path || "#/"}?t=${replay.t.toFixed(6)}`;
+  if (push) location.hash = hash; else history.replaceState(null, "", hash);
+  drawReplayBar();
+  route();
+}
+
+function drawReplayBar() {
+  let bar = document.getElementById("replay");
+  const span = replay.end - replay.start;
+  const t = replay.t === null ? span : replay.t;
+  if (!bar) {
+    bar = h("div", { id: "replay", role: "group", "aria-label": "replay" },
+      h("button", { type: "button", id: "previous", title: "the previous moment worth stopping at",
+        onclick: () => {
+          const now = replay.t === null ? span : replay.t;
+          setMoment(Math.max(0, ...replay.marks.map((m) => m - replay.start).filter((m) => m < now - 1e-6)));
+        } },
+      "◀"),
+      h("input", { type: "range", id: "at", min: 0, max: span.toFixed(3), step: "0.001", "aria-label": "moment",
+        oninput: (event) => setMoment(Number(event.target.value)) }),
+      h("button", { type: "button", id: "next", title: "the next moment worth stopping at",
+        onclick: () => {
+          const now = replay.t === null ? span : replay.t;
+          const later = replay.marks.map((m) => m - replay.start).filter((m) => m > now + 1e-6);
+          setMoment(later.length ? Math.min(...later) : span);
+        } },
+      "▶"),
+      h("output", { id: "moment" }));
+    document.querySelector("header").append(bar);
+  }
+  const slider = document.getElementById("at");
+  if (Number(slider.value) !== t) slider.value = t;
+  document.getElementById("moment").textContent = `t+${t.toFixed(3)} s of ${span.toFixed(3)} s`;
+  liveMark.textContent = "replay";
+}
+
 // -- the compare page ------------------------------------------------------------------------------
 
 async function showCompare() {
