@@ -358,11 +358,12 @@ def model_class(api_version: str, kind: str) -> type[Any]:
     raise LookupError(f"no lightkube class for {api_version}, Kind={kind}")
 
 
-def call_all(app: Any, *calls: tuple[str, str, Any, str]) -> list[tuple[int, str]]:
-    """Each (method, path, body, content type) request to an aiohttp application served on a free
-    port, in a loop of its own (a body that is not bytes is sent as JSON): [(status, text)]."""
+def call_all(app: Any, *calls: tuple[str, str, Any, dict[str, str]]) -> list[tuple[int, str, Any]]:
+    """Each (method, path, body, headers) request to an aiohttp application served on a free port,
+    in a loop of its own (a body that is not bytes is sent as JSON), redirects not followed:
+    [(status, text, response headers)]."""
 
-    async def run() -> list[tuple[int, str]]:
+    async def run() -> list[tuple[int, str, Any]]:
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0).start()
@@ -370,11 +371,12 @@ def call_all(app: Any, *calls: tuple[str, str, Any, str]) -> list[tuple[int, str
         try:
             async with aiohttp.ClientSession() as session:
                 out = []
-                for method, path, body, content_type in calls:
+                for method, path, body, headers in calls:
                     data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
-                    headers = {"Content-Type": content_type} if content_type else {}
-                    async with session.request(method, url + path, data=data, headers=headers) as response:
-                        out.append((response.status, await response.text()))
+                    async with session.request(
+                        method, url + path, data=data, headers=headers, allow_redirects=False
+                    ) as response:
+                        out.append((response.status, await response.text(), response.headers))
                 return out
         finally:
             await runner.cleanup()

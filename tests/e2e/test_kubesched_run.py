@@ -11,6 +11,8 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections import Counter
 
 import lightkube
@@ -84,6 +86,13 @@ def test_run_binds_its_pods_evenly_leaves_others_alone_and_reports_failures(clus
         last = explained["attempts"][-1]
         assert last["message"] == message and last["filter"][0]["plugin"] == "NodeResourcesFit"
         assert len(last["filter"][0]["nodes"]) == 10 and len(last["closestToFitting"]) == 5
+        # its UI, read-only: the pod page holds the same attempt; actions are refused
+        with urllib.request.urlopen(f"{url}/ui/api/pods/default/huge", timeout=10) as answer:
+            assert json.loads(answer.read())["explain"]["attempts"][-1]["message"] == message
+        cordon = urllib.request.Request(f"{url}/ui/api/nodes/node-0/cordon", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(cordon, timeout=10)
+        assert refused.value.code == 403
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(15) == 0

@@ -30,6 +30,7 @@ from kubesched.scheduler.discovery import controllers, plugin_registry
 from kubesched.scheduler.results import ResultStore
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
+from kubesched.trace import Tracer
 
 
 @dataclass
@@ -80,6 +81,8 @@ class EmbeddedCluster:
     def __init__(self, spec: ClusterSpec) -> None:
         self.spec = spec
         self.clock = RealClock()
+        # One trace for the store, the kubelets and the scheduler: off (free) until the UI follows it.
+        self.trace = Tracer(self.clock.now)
         self.store = self.new_store()
         if spec.authorization == RBAC and spec.token is None:
             raise ValueError("RBAC authorization needs a token: without one nobody is signed in")
@@ -97,14 +100,19 @@ class EmbeddedCluster:
         if spec.scheduler:
             registry = spec.registry or plugin_registry()
             config = spec.scheduler_config or default_config(registry)
-            self.scheduler = Scheduler(MemoryCluster(self.store), self.clock, config, registry)
+            self.scheduler = Scheduler(MemoryCluster(self.store), self.clock, config, registry, tracer=self.trace)
             self.scheduler.results = spec.results
             host = spec.scheduler_host or spec.host
             self._scheduler_server = SchedulerServer(self.scheduler, host, spec.scheduler_port)
             self.mirror = ui.Mirror(self.scheduler)
             template = spec.template or NodeTemplate()
             actions = ui.Actions(MemoryCluster(self.store), lambda i: template.make(f"node-{i}", i))
-            ui.mount(self._scheduler_server.app, self.mirror, actions=actions if spec.ui_actions else None)
+            ui.mount(
+                self._scheduler_server.app,
+                self.mirror,
+                actions=actions if spec.ui_actions else None,
+                token=spec.token,
+            )
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self.controllers = controllers() if spec.controllers else []
@@ -119,6 +127,7 @@ class EmbeddedCluster:
             history=self.spec.history,
             first_resource_version=first,
             event_ttl=self.spec.event_ttl,
+            tracer=self.trace,
         )
         for name, value, description in SYSTEM_PRIORITY_CLASSES:
             store.create(
@@ -140,7 +149,7 @@ class EmbeddedCluster:
         for entry in self.controllers:
             self._tasks.append(asyncio.ensure_future(entry.factory(MemoryCluster(self.store), self.clock).run()))
         if self.spec.kubelets:
-            kubelets = FakeKubelets(MemoryCluster(self.store), self.clock, config=self.spec.kubelet)
+            kubelets = FakeKubelets(MemoryCluster(self.store), self.clock, config=self.spec.kubelet, tracer=self.trace)
             self._tasks.append(asyncio.ensure_future(kubelets.run()))
         if self.spec.builtin_controllers:
             manager = ControllerManager.on_store(self.store, self.clock, names=self.spec.builtin_controllers)

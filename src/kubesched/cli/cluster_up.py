@@ -94,7 +94,8 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
                 soft_wrap=True,
             )
             console.print(f"  kubesched queue --url {cluster.scheduler_url}")
-            console.print(f"  the UI: {cluster.scheduler_url}/ui/")
+            login = f"?token={spec.token}" if spec.token else ""
+            console.print(f"  the UI: {cluster.scheduler_url}/ui/{login}", soft_wrap=True)
         for entry in cluster.controllers:
             console.print(f"  controller {entry.name} ({entry.source}) is running")
         console.print("Press Ctrl-C to stop.")

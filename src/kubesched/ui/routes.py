@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 import msgspec
 from aiohttp import web
+from aiohttp.typedefs import Handler
 from lightkube.resources import core_v1
 
 from kubesched.cluster import ApiError
@@ -38,10 +40,13 @@ def _pages(app: web.Application) -> None:
     app.router.add_static("/ui/static/", STATIC, append_version=False)
 
 
-def mount(app: web.Application, mirror: Mirror, *, actions: Actions | None = None) -> None:
+def mount(app: web.Application, mirror: Mirror, *, actions: Actions | None = None, token: str | None = None) -> None:
     """Serve on `app`, under `/ui/`, the UI of the scheduler `mirror` follows (made before the
     scheduler starts, so that it sees every pod and node); with `actions`, the page may also
-    change the cluster through them (without, those requests are 403)."""
+    change the cluster through them (without, those requests are 403); with `token` (the API
+    server's), only to whoever shows it (`guard`)."""
+    if token is not None:
+        app.middlewares.append(guard(token))
     app[MIRROR] = mirror
     if actions is not None:
         app[ACTIONS] = actions
@@ -56,6 +61,37 @@ def mount(app: web.Application, mirror: Mirror, *, actions: Actions | None = Non
     app.router.add_get("/ui/api/queue", _queue)
     app.router.add_get("/ui/api/scheduler", _scheduler)
     app.router.add_get("/ui/api/stream", _stream)
+
+
+TOKEN_COOKIE = "kubesched-ui-token"
+
+
+def guard(token: str) -> Any:
+    """A middleware keeping `/ui/` to whoever has the API server's token: as a bearer token, or in
+    the cookie that opening `/ui/?token=TOKEN` once sets (the address is then shown without it).
+    Anything else under `/ui` is 401; the scheduler's other endpoints are left as they are."""
+
+    def shown(request: web.Request) -> bool:
+        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        given = given or request.cookies.get(TOKEN_COOKIE, "")
+        return bool(given) and hmac.compare_digest(given.encode(), token.encode())
+
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path != "/ui" and not request.path.startswith("/ui/"):
+            return await handler(request)
+        offered = request.query.get("token")
+        if offered is not None and hmac.compare_digest(offered.encode(), token.encode()):
+            response = web.HTTPFound(
+                request.rel_url.with_query({k: v for k, v in request.query.items() if k != "token"})
+            )
+            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="Strict", path="/ui")
+            raise response
+        if not shown(request):
+            return _json({"message": "the UI needs the cluster's token: open /ui/?token=TOKEN once"}, status=401)
+        return await handler(request)
+
+    return check
 
 
 def _mirror(request: web.Request) -> Mirror:

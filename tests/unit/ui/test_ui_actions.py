@@ -76,18 +76,19 @@ def test_requests_the_ui_refuses_before_acting(harness):
     off, on = web.Application(), web.Application()
     mount(off, Mirror(h.scheduler))
     mount(on, Mirror(h.scheduler), actions=actions)
-    (refused,) = call_all(off, ("POST", "/ui/api/nodes/node-0/cordon", None, ""))
+    (refused,) = call_all(off, ("POST", "/ui/api/nodes/node-0/cordon", None, {}))
     assert refused[0] == 403 and "cluster up --ui-actions" in json.loads(refused[1])["message"]
+    as_json = {"Content-Type": "application/json"}
     answers = call_all(
         on,
-        ("POST", "/ui/api/pods", b"name=x", "application/x-www-form-urlencoded"),  # another site's form
-        ("POST", "/ui/api/pods", b"{nope", "application/json"),
-        ("POST", "/ui/api/pods", [1], "application/json"),
-        ("POST", "/ui/api/pods", {"namespace": "default"}, "application/json"),
-        ("DELETE", "/ui/api/pods/default/nobody", None, ""),  # the API's own answer
+        ("POST", "/ui/api/pods", b"name=x", {"Content-Type": "application/x-www-form-urlencoded"}),  # a form
+        ("POST", "/ui/api/pods", b"{nope", as_json),
+        ("POST", "/ui/api/pods", [1], as_json),
+        ("POST", "/ui/api/pods", {"namespace": "default"}, as_json),
+        ("DELETE", "/ui/api/pods/default/nobody", None, {}),  # the API's own answer
     )
-    assert [status for status, _ in answers] == [415, 400, 400, 400, 404]
-    messages = [json.loads(text)["message"] for _, text in answers]
+    assert [status for status, _, _ in answers] == [415, 400, 400, 400, 404]
+    messages = [json.loads(text)["message"] for _, text, _ in answers]
     assert messages[0] == "expected a JSON body (application/json), got application/x-www-form-urlencoded"
     assert messages[2] == "the body is not a JSON object" and messages[3] == "name: required"
     assert "nobody" in messages[4]

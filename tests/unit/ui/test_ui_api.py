@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from builders import fetch_all, make_node, make_pod, namespace
+from builders import call_all, fetch_all, make_node, make_pod, namespace
 from kubesched.scheduler.explain import explain_pod
 from kubesched.ui import Mirror, mount
 
@@ -159,3 +159,26 @@ def test_the_pages_are_served_from_the_package(harness, clock):
     assert answers["/ui/static/app.js"][:2] in ((200, "text/javascript"), (200, "application/javascript"))
     assert answers["/ui/static/app.css"][:2] == (200, "text/css")
     assert answers["/ui/static/nope.js"][0] == 404
+
+
+def test_with_the_clusters_token_the_ui_is_only_for_whoever_shows_it(harness, clock):
+    _, mirror = cluster(harness, clock)
+    app = web.Application()
+    app.router.add_get("/healthz", lambda request: web.Response(text="ok"))
+    mount(app, mirror, token="s3cret")
+    bearer = {"Authorization": "Bearer s3cret"}
+    answers = call_all(
+        app,
+        ("GET", "/ui/api/cluster", None, {}),
+        ("GET", "/ui/api/cluster", None, {"Authorization": "Bearer guess"}),
+        ("GET", "/ui/api/cluster", None, bearer),
+        ("GET", "/ui/?token=guess", None, {}),
+        ("GET", "/ui/?token=s3cret", None, {}),
+        ("GET", "/ui/api/queue", None, {"Cookie": "kubesched-ui-token=s3cret"}),
+        ("GET", "/healthz", None, {}),  # the scheduler's other endpoints are as they were
+    )
+    assert [status for status, _, _ in answers] == [401, 401, 200, 401, 302, 200, 200]
+    assert json.loads(answers[0][1])["message"] == "the UI needs the cluster's token: open /ui/?token=TOKEN once"
+    _, _, headers = answers[4]
+    assert headers["Location"] == "/ui/" and "kubesched-ui-token=s3cret" in headers["Set-Cookie"]
+    assert "HttpOnly" in headers["Set-Cookie"] and "SameSite=Strict" in headers["Set-Cookie"]

@@ -11,6 +11,9 @@ from aiohttp import web
 
 from builders import fetch_all
 from kubesched.cli.drill import run_c2
+from kubesched.cli.lab.book import LABS
+from kubesched.cli.lab.harness import recording
+from kubesched.cli.main import main
 from kubesched.trace import JsonLinesSink
 from kubesched.ui import Recording, RecordingError, mount_replay
 from kubesched.ui.documents import PodFilter
@@ -108,3 +111,26 @@ def test_the_replays_json_answers_bad_moments_and_missing_pods(c2):
     status, _, body = answers[f"/ui/api/pods/default/urgent?at={chosen - 5}"]
     assert status == 404 and "does not exist at this moment" in json.loads(body)["message"]
     assert answers["/ui/api/stream"][0] == 404  # a recording is not live
+
+
+def test_a_labs_clusters_are_recorded_for_its_replay():
+    with recording() as clusters:
+        result = LABS["5.1.6"].run(seed=1)
+    assert result.check is not None and result.check.passed
+    assert clusters and all(kept.records for kept in clusters)
+    replayed = Recording(clusters[-1].records)
+    document = replayed.cluster(replayed.end, PodFilter())
+    assert document["nodes"] and document["unscheduled"]  # three ways to make every node refuse: none placed
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["lab", "run", "5.2.2", "--ui"], "--ui: lab 5.2.2 runs against a live cluster: open its own UI instead"),
+        (["lab", "run", "5.1.4", "--ui"], "--ui: lab 5.1.4 runs no cluster to replay"),
+        (["lab", "run", "5.1.6", "--ui", "--ui-bind", "x"], "--ui-bind: expected HOST:PORT, got 'x'"),
+    ],
+)
+def test_a_lab_that_cannot_be_replayed_says_why_in_one_line(capsys, argv, message):
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == message

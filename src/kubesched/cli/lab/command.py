@@ -13,8 +13,12 @@ from rich.table import Table
 
 from kubesched.cli import options
 from kubesched.cli.lab.book import BOOK, LABS, Lab
+from kubesched.cli.lab.harness import recording
 from kubesched.cli.lab.result import LabResult
+from kubesched.cli.ui import add_ui_options
+from kubesched.cli.ui import serve as serve_ui
 from kubesched.cluster import ApiError
+from kubesched.ui import Recording
 
 ANSWERED = "5.4.2"  # the lab that takes an answer file
 ANSWER_HELP = f"lab {ANSWERED}: your queue state machine (YAML) to compare with the queue's"
@@ -34,6 +38,7 @@ def add_parser(sub: Any) -> None:
     )
     run.add_argument("--answer", metavar="FILE", help=ANSWER_HELP)
     run.add_argument("--kubeconfig", metavar="K", help=KUBECONFIG_HELP)
+    add_ui_options(run, "the lab's recorded run (its last cluster)")
     check = verbs.add_parser("check", help="run only the checks; exit 1 when a claim does not hold")
     check.add_argument("id", nargs="?", help="a lab's id")
     check.add_argument("--all", action="store_true", help="every lab kubesched runs")
@@ -60,9 +65,21 @@ def lab_command(console: Console, args: argparse.Namespace) -> int:
         if args.kubeconfig and not labs[0].live:
             raise options.UsageError(f"--kubeconfig: lab {args.id} runs on the memory cluster, not against one")
     if args.verb == "run":
-        return _run(
-            console, labs[0], seed=args.seed, output=args.output, answer=args.answer, kubeconfig=args.kubeconfig
-        )
+        if not args.ui:
+            return _run(
+                console, labs[0], seed=args.seed, output=args.output, answer=args.answer, kubeconfig=args.kubeconfig
+            )
+        if labs[0].live:
+            raise options.UsageError(f"--ui: lab {args.id} runs against a live cluster: open its own UI instead")
+        bind = options.host_port("--ui-bind", args.ui_bind)
+        with recording() as clusters:
+            code = _run(console, labs[0], seed=args.seed, output=args.output, answer=args.answer, kubeconfig=None)
+        if not clusters or not clusters[-1].records:
+            raise options.UsageError(f"--ui: lab {args.id} runs no cluster to replay")
+        if len(clusters) > 1:
+            console.print(f"The lab ran {len(clusters)} clusters; the UI replays the last one.")
+        serve_ui(console, bind, recording=Recording(clusters[-1].records, name=f"lab {args.id}"))
+        return code
     failed = 0
     for lab in labs:
         if lab.live and not args.kubeconfig:

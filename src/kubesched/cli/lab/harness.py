@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
+import contextlib
+import contextvars
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,10 +22,28 @@ from kubesched.plugin import PluginSpec
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.sim import FakeKubelets, NodeTemplate
-from kubesched.trace import Record, Tracer
+from kubesched.trace import ListSink, Record, Tracer
 from kubesched.trace.narrate import Step, steps
 
 NODE = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())  # the labs' usual node
+
+# While `recording()` runs, each lab cluster made keeps its trace records in a ListSink of its own
+# here (`lab run --ui` replays them).
+_RECORDED: contextvars.ContextVar[list[ListSink] | None] = contextvars.ContextVar(
+    "kubesched_lab_recorded", default=None
+)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[ListSink]]:
+    """Every lab cluster made within the block has its trace records kept: one ListSink a cluster,
+    in the order they were made."""
+    kept: list[ListSink] = []
+    token = _RECORDED.set(kept)
+    try:
+        yield kept
+    finally:
+        _RECORDED.reset(token)
 
 
 @dataclass
@@ -92,6 +112,10 @@ def lab_cluster(
     the store and the clock (a slow network), where the lab's own calls and the kubelets go direct."""
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
+    recorded = _RECORDED.get()
+    if recorded is not None:
+        recorded.append(ListSink())
+        tracer.add_sink(recorded[-1])
     store = MemoryStore(clock=clock, seed=seed, tracer=tracer)
     for obj in (*objects, *nodes, *pods):
         store.create(obj)
