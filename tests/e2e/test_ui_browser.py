@@ -20,6 +20,7 @@ from aiohttp import web
 from lightkube.resources.core_v1 import Pod
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.support.ui import WebDriverWait
 
 from builders import compare_report, served
@@ -110,8 +111,13 @@ def read(browser: webdriver.Chrome, script: str) -> Any:
 
 
 def wait_until(browser: webdriver.Chrome, script: str) -> Any:
-    """The first truthy value `script` returns in the page, within WAIT seconds."""
-    return WebDriverWait(browser, WAIT).until(lambda b: b.execute_script(script))
+    """The first truthy value `script` returns in the page, within WAIT seconds (on a timeout the
+    page's address and text are printed, for the report)."""
+    try:
+        return WebDriverWait(browser, WAIT).until(lambda b: b.execute_script(script))
+    except TimeoutException:
+        print("page at", browser.current_url, "shows:", browser.find_element("css selector", "main").text[:1000])
+        raise
 
 
 def test_the_cluster_page_shows_the_nodes_and_a_new_pod_moves_to_its_node_without_a_reload(ui_cluster, browser, shots):

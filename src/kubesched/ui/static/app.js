@@ -59,11 +59,18 @@ const replay = { on: false, start: 0, end: 0, marks: [], t: null };
 
 function moment() { return replay.t === null ? replay.end : replay.start + replay.t; }
 
+// Each page shown is a navigation; what a page asked for that arrives after another page was opened
+// is dropped (Stale), so a late answer never draws over the page now shown.
+let navigation = 0;
+class Stale extends Error {}
+
 async function getJSON(path) {
+  const asked = navigation;
   if (replay.on) path += `${path.includes("?") ? "&" : "?"}at=${moment()}`;
   const response = await fetch(path, { headers: { Accept: "application/json" } });
-  const body = await response.json();
-  if (!response.ok) throw new Error(body.message || `${response.status}`);
+  const body = (response.headers.get("Content-Type") || "").includes("json") ? await response.json() : null;
+  if (asked !== navigation) throw new Stale();
+  if (!response.ok) throw new Error((body && body.message) || `${response.status}`);
   return body;
 }
 
@@ -82,9 +89,17 @@ async function act(method, path, body) {
   return answer;
 }
 
+// What the last action came to, kept while the page redraws (until another page is opened).
+const said = { message: "", failed: false };
+
 function say(message, failed) {
+  Object.assign(said, { message, failed });
   const out = document.getElementById("said");
   if (out) { out.textContent = message; out.className = failed ? "error" : ""; }
+}
+
+function saidLine() {
+  return h("p", { id: "said", role: "status", class: said.failed ? "error" : null }, said.message);
 }
 
 function doing(work, done) {
@@ -105,7 +120,7 @@ function toolbar() {
   h("button", { type: "submit", id: "create-pod" }, "Create pod"),
   h("button", { type: "button", id: "add-node", onclick: () =>
     doing(act("POST", "/ui/api/nodes", { count: 1 }), (a) => `added ${a.added.join(", ")}`) }, "Add a node"));
-  return [form, h("p", { id: "said", role: "status" })];
+  return [form, saidLine()];
 }
 
 // -- the live stream -------------------------------------------------------------------------------
@@ -316,6 +331,7 @@ async function showCluster() {
     listen(applyClusterChanges);
     follow(document_.version);
   } catch (error) {
+    if (error instanceof Stale) return;
     const alert = document.getElementById("filter-error");
     if (alert) alert.textContent = error.message;
     else page.replaceChildren(h("p", { class: "error", role: "alert" }, error.message));
@@ -412,6 +428,7 @@ async function showPod(key) {
   try {
     document_ = await getJSON(`/ui/api/pods/${key}`);
   } catch (error) {
+    if (error instanceof Stale) return;
     page.replaceChildren(h("h1", {}, key), h("p", { class: "error", role: "alert" }, error.message));
     listen((changes) => { if (mine(changes)) showPod(key); });  // it may be about to appear
     follow(live.version);
@@ -423,7 +440,7 @@ async function showPod(key) {
     doing(act("DELETE", `/ui/api/pods/${key}`), () => `deleted ${key}`) }, "Delete") : null;
   page.replaceChildren(
     h("h1", {}, pod.key, " ", h("span", { class: `chip ${pod.chip}` }, pod.chip), " ", remove),
-    h("p", { id: "said", role: "status" }),
+    saidLine(),
     facts([["node", pod.node], ["nominated node", pod.nominatedNode], ["scheduler", pod.scheduler],
       ["priority", pod.priority], ["queue", document_.queue && document_.queue.queue],
       ["wakes on", document_.queue && document_.queue.wake_on.join(", ")]]),
@@ -552,15 +569,17 @@ function drawReplayBar() {
 // -- the compare page ------------------------------------------------------------------------------
 
 async function showCompare() {
-  const response = await fetch("/ui/api/compare", { headers: { Accept: "application/json" } });
-  if (!response.ok) {
+  const report = await getJSON("/ui/api/compare").catch((error) => {
+    if (error instanceof Stale) throw error;
+    return null;
+  });
+  if (report === null) {
     page.replaceChildren(h("h1", {}, "Compare"), h("p", { class: "empty" },
       "No comparison is loaded here: run kubesched compare WORKLOAD --config A --config B --ui, ",
       "or kubesched ui --compare REPORT with a report of kubesched compare --output json."));
     listen(() => {});
     return;
   }
-  const report = await response.json();
   const pendingOf = (c) => Object.values(c.pending || {}).reduce((a, b) => a + b, 0);
   page.replaceChildren(
     h("h1", {}, `Compare: ${report.workload || "a workload"} (seed ${report.seed ?? 0})`),
@@ -584,6 +603,8 @@ async function showCompare() {
 // -- routing ---------------------------------------------------------------------------------------
 
 function route() {
+  navigation += 1;
+  live.listeners.clear();  // the page shown before hears no more changes
   const [where, query] = location.hash.split("?");
   const t = new URLSearchParams(query || "").get("t");
   if (replay.on && t !== null && Math.abs(Number(t) - replay.t) > 1e-6) {
@@ -601,11 +622,12 @@ function route() {
     : name === "queue" ? showQueue()
       : name === "scheduler" ? showScheduler()
         : showCluster();
-  Promise.resolve(shown).catch((error) =>
-    page.replaceChildren(h("p", { class: "error", role: "alert" }, error.message)));
+  Promise.resolve(shown).catch((error) => {
+    if (!(error instanceof Stale)) page.replaceChildren(h("p", { class: "error", role: "alert" }, error.message));
+  });
 }
 
-window.addEventListener("hashchange", route);
+window.addEventListener("hashchange", () => { Object.assign(said, { message: "", failed: false }); route(); });
 fetch("/ui/api/replay").then(async (response) => {
   if (response.ok) {
     Object.assign(replay, await response.json(), { on: true });
