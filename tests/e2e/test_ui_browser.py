@@ -19,8 +19,8 @@ import pytest
 from aiohttp import web
 from lightkube.resources.core_v1 import Pod
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 
 from builders import compare_report, served
