@@ -12,6 +12,7 @@ import multiprocessing
 import pstats
 import statistics
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,12 @@ from rich.table import Table
 from kubesched.api import yamlfile
 from kubesched.cli import options
 from kubesched.cli.runtime import tune_gc
+from kubesched.cli.ui import add_ui_options
+from kubesched.cli.ui import serve as serve_ui
 from kubesched.config import ConfigError
 from kubesched.framework.runtime import FrameworkError
+from kubesched.trace import ListSink, Sink
+from kubesched.ui import Recording
 from kubesched.workloads.cases import CASES, NOT_REPRODUCED, Selected, select
 from kubesched.workloads.runner import Stalled, run
 
@@ -62,6 +67,7 @@ def add_parser(sub: Any) -> None:
         help="keep no per-attempt results (kept by default, as run and cluster up keep them)",
     )
     bench.add_argument("--profile", metavar="FILE", help="write a cProfile report of one run to FILE (.pstats: raw)")
+    add_ui_options(bench, "the run's trace (one run, traced: slower than a measured one)")
     options.add_output_option(bench, "every run and the medians")
     options.add_plugin_option(bench)
 
@@ -87,10 +93,11 @@ class Job:
     record: bool
 
 
-def _once(job: Job) -> dict[str, Any]:
+def _once(job: Job, sinks: Sequence[Sink] = ()) -> dict[str, Any]:
     tune_gc()  # as every kubesched command (a --repeat run is a fresh process)
     registry = options.registry(job.plugins)
-    return run(job.selected, config=job.config, batch=job.batch, registry=registry, record=job.record).to_json()
+    result = run(job.selected, config=job.config, batch=job.batch, registry=registry, record=job.record, sinks=sinks)
+    return result.to_json()
 
 
 def _spread(values: list[float]) -> dict[str, float]:
@@ -130,7 +137,13 @@ def bench_command(console: Console, args: argparse.Namespace) -> int:
         config = _config(args.config)
         options.registry(args.plugin)  # a --plugin that does not load is a usage error here, not in a child
         job = Job(selected, config, not args.per_node, tuple(args.plugin or ()), args.results)
-        if args.profile:
+        if args.ui:
+            if args.repeat != 1 or args.profile:
+                raise options.UsageError("--ui: one traced run, without --repeat or --profile")
+            bind = options.host_port("--ui-bind", args.ui_bind)
+            kept = ListSink()
+            runs = [_once(job, sinks=[kept])]
+        elif args.profile:
             runs = [_profiled(job, Path(args.profile))]
         elif args.repeat == 1:
             runs = [_once(job)]
@@ -155,6 +168,9 @@ def bench_command(console: Console, args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print_report(console, body)
+    if args.ui:
+        console.print("(the run was traced for the UI: its throughput is not a measurement)")
+        return serve_ui(console, bind, recording=Recording(kept.records, name=selected.name))
     return 0
 
 

@@ -18,7 +18,7 @@ import gc
 import resource
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -31,6 +31,7 @@ from kubesched.config import default_config
 from kubesched.framework.registry import Registry
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
+from kubesched.trace import Sink, Tracer
 from kubesched.workloads.cases import (
     ATTEMPTED,
     Barrier,
@@ -281,12 +282,18 @@ async def _run(
     registry: Registry,
     record: bool,
     inspect: Inspect | None,
+    sinks: Sequence[Sink],
 ) -> Result:
     clock = RealClock()
-    store = MemoryStore(clock=clock, disable_admission=("Priority",))
+    tracer = Tracer(clock.now)
+    for sink in sinks:
+        tracer.add_sink(sink)
+    store = MemoryStore(clock=clock, disable_admission=("Priority",), tracer=tracer)
     cluster = MemoryCluster(store)
     config_ = default_config(registry, **(config or {}))
-    scheduler = Scheduler(cluster, clock, config_, registry, seed=0, identity="bench", record_results=record)
+    scheduler = Scheduler(
+        cluster, clock, config_, registry, seed=0, identity="bench", record_results=record, tracer=tracer
+    )
     scheduler.algorithm.batch = batch
     counter = ScheduledCounter()
     scheduler.shared_informers.informer(core_v1.Pod).add_handler(counter)
@@ -312,10 +319,14 @@ def run(
     registry: Registry | None = None,
     record: bool = True,
     inspect: Inspect | None = None,
+    sinks: Sequence[Sink] = (),
 ) -> Result:
     """Run the workload once; `batch=False` forces the per-node plugin methods, `record=False`
     keeps no attempt results (the result store's cost, measured), `inspect` is shown the store
-    at the end (what the workload made and where it went)."""
+    at the end (what the workload made and where it went); every trace record goes to `sinks`
+    (tracing off without them: it slows a run)."""
     gc.collect()
     registry = registry or in_tree_registry()
-    return asyncio.run(_run(selected, config=config, batch=batch, registry=registry, record=record, inspect=inspect))
+    return asyncio.run(
+        _run(selected, config=config, batch=batch, registry=registry, record=record, inspect=inspect, sinks=sinks)
+    )

@@ -14,9 +14,11 @@ from kubesched.cli.drill import run_c2
 from kubesched.cli.lab.book import LABS
 from kubesched.cli.lab.harness import recording
 from kubesched.cli.main import main
-from kubesched.trace import JsonLinesSink
+from kubesched.trace import JsonLinesSink, ListSink
 from kubesched.ui import Recording, RecordingError, mount_replay
 from kubesched.ui.documents import PodFilter
+from kubesched.workloads import runner
+from kubesched.workloads.cases import select
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +136,17 @@ def test_a_labs_clusters_are_recorded_for_its_replay():
 def test_a_lab_that_cannot_be_replayed_says_why_in_one_line(capsys, argv, message):
     assert main(argv) == 2
     assert capsys.readouterr().err.strip() == message
+
+
+def test_a_bench_run_traced_for_the_ui_replays_its_placements():
+    kept = ListSink()
+    result = runner.run(select("SchedulingBasic/5Nodes"), sinks=[kept])
+    replayed = Recording(kept.records)
+    document = replayed.cluster(replayed.end, PodFilter())
+    bound = [p for p in document["pods"] if p["node"]]
+    assert len(document["nodes"]) == 5 and len(bound) == result.to_json()["scheduled"] + 5  # measured + init pods
+
+
+def test_a_bench_with_the_ui_is_one_run(capsys):
+    assert main(["bench", "SchedulingBasic/5Nodes", "--ui", "--repeat", "2"]) == 2
+    assert capsys.readouterr().err.strip() == "--ui: one traced run, without --repeat or --profile"
