@@ -16,6 +16,7 @@ POD = "pod"
 NODE = "node"
 QUEUE = "queue"
 TIMELINE_LENGTH = 200  # trace records kept per pod
+TIMELINE_RECORDS = 250_000  # trace records kept in all: past them the pods least recently recorded lose theirs
 LOG_LENGTH = 100_000  # changes a stream may fall behind by before it is told to start over
 
 
@@ -43,7 +44,8 @@ class Mirror:
         self.pods: dict[str, Any] = {}  # namespace/name -> the latest pod
         self.nodes: dict[str, Any] = {}  # name -> the latest node
         self.on_node: dict[str, set[str]] = {}  # node name -> keys of the pods bound to it
-        self.timelines: dict[str, deque[Record]] = {}
+        self.timelines: dict[str, deque[Record]] = {}  # least recently recorded first
+        self.recorded = 0  # records in all the timelines
         self.version = 0
         self.log: deque[Change] = deque(maxlen=log_length)
         self.tracing = False
@@ -60,10 +62,14 @@ class Mirror:
         changes the queue."""
         if record.pod is None:
             return
-        timeline = self.timelines.get(record.pod)
+        timeline = self.timelines.pop(record.pod, None)  # put back last: the most recently recorded
         if timeline is None:  # (the queue hears of a new pod before the mirror does)
-            timeline = self.timelines[record.pod] = deque(maxlen=TIMELINE_LENGTH)
+            timeline = deque(maxlen=TIMELINE_LENGTH)
+        self.timelines[record.pod] = timeline
+        self.recorded += len(timeline) < TIMELINE_LENGTH
         timeline.append(record)
+        while self.recorded > TIMELINE_RECORDS and len(self.timelines) > 1:
+            self.recorded -= len(self.timelines.pop(next(iter(self.timelines))))
         self._changed(POD, record.pod)
         if record.kind.startswith("queue."):
             self._changed(QUEUE, record.pod)
@@ -82,7 +88,7 @@ class Mirror:
         if old is not None and old.spec.nodeName:
             self._unplace(old.spec.nodeName, key)
         if deleted:
-            self.timelines.pop(key, None)
+            self.recorded -= len(self.timelines.pop(key, ()))
         else:
             self.pods[key] = obj
             if obj.spec.nodeName:

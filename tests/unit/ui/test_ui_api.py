@@ -164,7 +164,11 @@ def test_the_pages_are_served_from_the_package(harness, clock):
 def test_with_the_clusters_token_the_ui_is_only_for_whoever_shows_it(harness, clock):
     _, mirror = cluster(harness, clock)
     app = web.Application()
-    app.router.add_get("/healthz", lambda request: web.Response(text="ok"))
+
+    async def healthz(request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    app.router.add_get("/healthz", healthz)
     mount(app, mirror, token="s3cret")
     bearer = {"Authorization": "Bearer s3cret"}
     answers = call_all(

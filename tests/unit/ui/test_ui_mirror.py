@@ -7,6 +7,7 @@ import pytest
 
 from builders import make_node, make_pod
 from kubesched.ui import Mirror
+from kubesched.ui import mirror as mirror_module
 
 
 def test_each_pod_and_node_change_is_logged_once_in_order(harness, clock):
@@ -44,3 +45,17 @@ def test_a_reader_further_behind_than_the_log_is_told_to_start_over(
     assert (changes is None) == told_to_start_over
     if changes is not None:
         assert [c.key for c in changes] == [f"n{i}" for i in range(behind_by)]
+
+
+def test_timelines_past_their_budget_lose_the_least_recently_recorded_pods(harness, clock, monkeypatch):
+    monkeypatch.setattr(mirror_module, "TIMELINE_RECORDS", 40)
+    h = harness()
+    mirror = Mirror(h.scheduler)
+    mirror.follow_trace()
+    h.node("n1", cpu=64)
+    h.start()
+    for i in range(12):
+        h.store.create(make_pod(f"p{i}").req(cpu="100m").obj)
+        clock.advance(1)
+    assert mirror.recorded == sum(len(t) for t in mirror.timelines.values()) <= 40
+    assert "default/p11" in mirror.timelines and "default/p0" not in mirror.timelines
