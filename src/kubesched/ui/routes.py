@@ -1,11 +1,13 @@
-"""The UI's routes on an aiohttp application: the pages (`/ui/`), their JSON (`/ui/api/...`) and the
-live stream (`/ui/api/stream`, server-sent events)."""
+"""The UI's routes on an aiohttp application: the pages (`/ui/`), their JSON (`/ui/api/...`), the
+live stream (`/ui/api/stream`, server-sent events) and the actions, over a running scheduler
+(`mount`); the same pages over a recorded run (`mount_replay`) and a comparison (`mount_comparison`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import hmac
+import math
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
@@ -29,9 +31,8 @@ HEARTBEAT = 15.0  # seconds of quiet after which the stream says it is alive
 EVENTS_WITHIN = 2.0  # seconds a pod page waits for the pod's Events
 MIRROR = web.AppKey("kubesched.ui.mirror", Mirror)
 ACTIONS = web.AppKey("kubesched.ui.actions", Actions)
-
-
 RECORDING = web.AppKey("kubesched.ui.recording", Recording)
+COMPARISON = web.AppKey("kubesched.ui.comparison", dict)
 
 
 def _pages(app: web.Application) -> None:
@@ -267,8 +268,6 @@ def _event(name: str, data: Any) -> bytes:
 
 # -- a comparison -----------------------------------------------------------------------------------
 
-COMPARISON = web.AppKey("kubesched.ui.comparison", dict)
-
 
 def mount_comparison(app: web.Application, report: dict[str, Any]) -> None:
     """Serve a `kubesched compare` report to the compare page (`/ui/api/compare`); the pages
@@ -303,7 +302,8 @@ def mount_replay(app: web.Application, recording: Recording) -> None:
 
 
 def _at(request: web.Request) -> float:
-    """`?at=`: the moment asked for; BadParameter when it is not a number."""
+    """`?at=`: the moment asked for (default: the recording's end); BadParameter when it is not a
+    number."""
     recording = request.app[RECORDING]
     text = request.query.get("at", "")
     if not text:
@@ -311,42 +311,49 @@ def _at(request: web.Request) -> float:
     try:
         at = float(text)
     except ValueError:
-        raise BadParameter(f"at: expected seconds on the recording's clock, got {text!r}") from None
-    if at != at or at in (float("inf"), float("-inf")):
+        at = math.nan
+    if not math.isfinite(at):
         raise BadParameter(f"at: expected seconds on the recording's clock, got {text!r}")
     return at
+
+
+MomentHandler = Callable[[Recording, float, web.Request], web.Response]
+
+
+def _at_moment(handler: MomentHandler) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """A replayed document's request: the recording and the moment asked for given to `handler`;
+    a query that does not parse (`at`, or the page's filters) is 400."""
+
+    async def handle(request: web.Request) -> web.Response:
+        try:
+            return handler(request.app[RECORDING], _at(request), request)
+        except BadParameter as e:
+            return _bad(str(e))
+
+    return handle
 
 
 async def _replay(request: web.Request) -> web.Response:
     return _json(request.app[RECORDING].document())
 
 
-async def _replay_cluster(request: web.Request) -> web.Response:
-    try:
-        at, where = _at(request), PodFilter.from_query(request.query)
-    except BadParameter as e:
-        return _bad(str(e))
-    return _json(request.app[RECORDING].cluster(at, where))
+@_at_moment
+def _replay_cluster(recording: Recording, at: float, request: web.Request) -> web.Response:
+    return _json(recording.cluster(at, PodFilter.from_query(request.query)))
 
 
-async def _replay_pod(request: web.Request) -> web.Response:
+@_at_moment
+def _replay_pod(recording: Recording, at: float, request: web.Request) -> web.Response:
     key = f"{request.match_info['namespace']}/{request.match_info['name']}"
-    try:
-        at = _at(request)
-    except BadParameter as e:
-        return _bad(str(e))
-    document = request.app[RECORDING].pod(key, at)
+    document = recording.pod(key, at)
     if document is None:
         return _json({"message": f"pod {key} does not exist at this moment of the recording"}, status=404)
     return _json(document)
 
 
-async def _replay_queue(request: web.Request) -> web.Response:
-    try:
-        at = _at(request)
-    except BadParameter as e:
-        return _bad(str(e))
-    return _json(request.app[RECORDING].queue(at))
+@_at_moment
+def _replay_queue(recording: Recording, at: float, request: web.Request) -> web.Response:
+    return _json(recording.queue(at))
 
 
 async def _replay_scheduler(request: web.Request) -> web.Response:
