@@ -141,6 +141,13 @@ def test_the_cluster_page_shows_the_nodes_and_a_new_pod_moves_to_its_node_withou
     cpu = read(browser, f"return document.querySelector(\"section[data-node='{node}'] .gauge output\").textContent")
     assert cpu.startswith("500m / ")
     browser.save_screenshot(str(shots / "cluster.png"))
+    browser.get(f"{ui_cluster.scheduler_url}/ui/#/pods")  # the same pods as a table, with their nodes
+    row = wait_until(
+        browser,
+        "const r = document.querySelector(\"tr[data-pod='default/web-1']\"); "
+        "return r && [...r.querySelectorAll('td')].map(td => td.textContent)",
+    )
+    assert row[0] == "default/web-1" and row[2] == node
 
 
 def test_a_pod_page_shows_the_numbers_kubesched_explain_prints(ui_cluster, browser, shots, capsys):

@@ -229,14 +229,14 @@ function drawCluster(document_) {
   if (replay.on) page.dataset.t = (moment() - replay.start).toFixed(3);  // the moment drawn
 }
 
-function filters() {
+function filters(again = showCluster) {
   const input = (name, label, hint) => h("label", {}, label,
     h("input", { name, value: cluster.query.get(name) || "", placeholder: hint, "aria-label": label }));
   const form = h("form", { class: "filters", onsubmit: (event) => {
     event.preventDefault();
     const data = new FormData(form);
     cluster.query = new URLSearchParams([...data].filter(([, v]) => v));
-    showCluster();
+    again();
   } },
   input("namespace", "namespace", "any"), input("label", "label selector", "app=web"),
   input("scheduler", "scheduler name", "any"), h("button", { type: "submit" }, "Filter"),
@@ -336,6 +336,41 @@ async function showCluster() {
     if (alert) alert.textContent = error.message;
     else page.replaceChildren(h("p", { class: "error", role: "alert" }, error.message));
   }
+}
+
+// -- the pods page: every pod in a table, as kubectl and Headlamp list them ------------------------
+
+const PODS_SHOWN = 1000;  // rows drawn at once: a filter narrows a larger list
+
+// `fn` run at most once every `ms` (the last call in a burst is not lost: it runs at the end of it).
+function throttled(fn, ms) {
+  let last = 0;
+  let timer = null;
+  return () => {
+    const wait = last + ms - Date.now();
+    if (wait <= 0) { last = Date.now(); fn(); return; }
+    if (timer === null) timer = setTimeout(() => { timer = null; last = Date.now(); fn(); }, wait);
+  };
+}
+
+async function showPods() {
+  const document_ = await getJSON(`/ui/api/cluster?${cluster.query}`);
+  showPending(document_.pending);
+  const pods = [...document_.unscheduled, ...document_.pods].sort((a, b) => a.key.localeCompare(b.key));
+  const rows = pods.slice(0, PODS_SHOWN);
+  page.replaceChildren(
+    h("h1", {}, `Pods (${pods.length})`),
+    filters(showPods),
+    pods.length > rows.length ? h("p", { class: "empty" }, `the first ${rows.length}: filter to narrow the list`) : null,
+    h("table", { "aria-label": "Pods" },
+      h("thead", {}, h("tr", {}, ["pod", "status", "node", "nominated node", "queue", "scheduler"]
+        .map((t) => h("th", {}, t)))),
+      h("tbody", {}, rows.map((p) => h("tr", { "data-pod": p.key },
+        h("td", {}, podLink(p.key)), h("td", {}, h("span", { class: `chip ${p.chip}` }, p.chip)),
+        h("td", {}, p.node || ""), h("td", {}, p.nominatedNode || ""), h("td", {}, p.queue || ""),
+        h("td", {}, p.scheduler))))));
+  listen(throttled(() => showPods().catch(() => {}), 1000));
+  follow(document_.version);
 }
 
 // -- the pod page ----------------------------------------------------------------------------------
@@ -619,6 +654,7 @@ function route() {
   }
   const shown = name === "pod" ? showPod(rest.join("/"))
     : name === "compare" ? showCompare()
+    : name === "pods" ? showPods()
     : name === "queue" ? showQueue()
       : name === "scheduler" ? showScheduler()
         : showCluster();
