@@ -23,6 +23,11 @@ function h(tag, attrs, ...children) {
   return el;
 }
 
+// `el`'s children replaced by `children` (nested lists flattened, null, undefined and false left out).
+function put(el, ...children) {
+  el.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
+}
+
 function podLink(key, text, chip) {
   const at = replay.on && replay.t !== null ? `?t=${replay.t.toFixed(6)}` : "";
   return h("a", { class: chip ? `chip ${chip}` : null, href: `#/pod/${key}${at}`,
@@ -188,7 +193,7 @@ function fillCard(card) {
     const verb = node.cordoned ? "uncordon" : "cordon";
     doing(act("POST", `/ui/api/nodes/${node.name}/${verb}`), () => `${verb}ed ${node.name}`);
   } }, node.cordoned ? "Uncordon" : "Cordon") : null;
-  card.replaceChildren(
+  put(card,
     h("h3", {}, node.name, node.cordoned ? h("span", { class: "badge" }, "cordoned") : null, cordon),
     taints ? h("div", { class: "taints" }, `taints: ${taints}`) : null,
     gauge("cpu", node.requested.cpu, node.allocatable.cpu, cpu),
@@ -217,7 +222,7 @@ function drawCluster(document_) {
     grid.append(card);
   }
   const unscheduled = document_.unscheduled;
-  page.replaceChildren(
+  put(page,
     h("h1", {}, `Cluster: ${document_.nodes.length} nodes, ${cluster.pods.size} pods`),
     filters(),
     h("div", { class: "toolbar" }, toolbar()),
@@ -315,7 +320,7 @@ function applyClusterChanges(changes) {
   if (waitingChanged) {
     const unscheduled = [...cluster.pods.values()].filter((p) => !p.node).sort((a, b) => a.key.localeCompare(b.key));
     const list = document.getElementById("unscheduled-pods");
-    if (list) list.replaceChildren(unscheduledList(unscheduled));
+    if (list) put(list, unscheduledList(unscheduled));
     const title = document.getElementById("unscheduled");
     if (title) title.textContent = `Unscheduled (${unscheduled.length})`;
   }
@@ -334,7 +339,7 @@ async function showCluster() {
     if (error instanceof Stale) return;
     const alert = document.getElementById("filter-error");
     if (alert) alert.textContent = error.message;
-    else page.replaceChildren(h("p", { class: "error", role: "alert" }, error.message));
+    else put(page, h("p", { class: "error", role: "alert" }, error.message));
   }
 }
 
@@ -358,7 +363,7 @@ async function showPods() {
   showPending(document_.pending);
   const pods = [...document_.unscheduled, ...document_.pods].sort((a, b) => a.key.localeCompare(b.key));
   const rows = pods.slice(0, PODS_SHOWN);
-  page.replaceChildren(
+  put(page,
     h("h1", {}, `Pods (${pods.length})`),
     filters(showPods),
     pods.length > rows.length ? h("p", { class: "empty" }, `the first ${rows.length}: filter to narrow the list`) : null,
@@ -464,7 +469,7 @@ async function showPod(key) {
     document_ = await getJSON(`/ui/api/pods/${key}`);
   } catch (error) {
     if (error instanceof Stale) return;
-    page.replaceChildren(h("h1", {}, key), h("p", { class: "error", role: "alert" }, error.message));
+    put(page, h("h1", {}, key), h("p", { class: "error", role: "alert" }, error.message));
     listen((changes) => { if (mine(changes)) showPod(key); });  // it may be about to appear
     follow(live.version);
     return;
@@ -473,7 +478,7 @@ async function showPod(key) {
   const attempts = [...document_.explain.attempts].reverse();
   const remove = actions.on ? h("button", { type: "button", id: "delete-pod", onclick: () =>
     doing(act("DELETE", `/ui/api/pods/${key}`), () => `deleted ${key}`) }, "Delete") : null;
-  page.replaceChildren(
+  put(page,
     h("h1", {}, pod.key, " ", h("span", { class: `chip ${pod.chip}` }, pod.chip), " ", remove),
     saidLine(),
     facts([["node", pod.node], ["nominated node", pod.nominatedNode], ["scheduler", pod.scheduler],
@@ -500,7 +505,7 @@ async function showPod(key) {
 async function showQueue() {
   const document_ = await getJSON("/ui/api/queue");
   showPending(document_.pending);
-  page.replaceChildren(
+  put(page,
     h("h1", {}, "Queue"),
     h("table", { "aria-label": "Pending pods" },
       h("thead", {}, h("tr", {}, ["pod", "queue", "attempts", "rejected by", "backoff left", "wakes on", "since"]
@@ -530,14 +535,14 @@ async function showScheduler() {
   const document_ = await getJSON("/ui/api/scheduler");
   showPending(document_.pending);
   if (document_.recorded) {
-    page.replaceChildren(h("h1", {}, "Scheduler"),
+    put(page, h("h1", {}, "Scheduler"),
       h("p", { class: "empty" }, "A recorded run keeps no profiles: the cluster, queue and pod pages replay it."));
     listen(() => {});
     return;
   }
   const metricName = (m) => m.name + (Object.keys(m.labels).length
     ? `{${Object.entries(m.labels).map(([k, v]) => `${k}="${v}"`).join(",")}}` : "");
-  page.replaceChildren(h("h1", {}, "Scheduler"),
+  put(page, h("h1", {}, "Scheduler"),
     facts(Object.entries(document_.cache).map(([k, v]) => [`cache ${k}`, v])),
     h("div", {}, document_.profiles.map((profile) => [
       h("h2", {}, `Profile ${profile.name}`),
@@ -609,14 +614,14 @@ async function showCompare() {
     return null;
   });
   if (report === null) {
-    page.replaceChildren(h("h1", {}, "Compare"), h("p", { class: "empty" },
+    put(page, h("h1", {}, "Compare"), h("p", { class: "empty" },
       "No comparison is loaded here: run kubesched compare WORKLOAD --config A --config B --ui, ",
       "or kubesched ui --compare REPORT with a report of kubesched compare --output json."));
     listen(() => {});
     return;
   }
   const pendingOf = (c) => Object.values(c.pending || {}).reduce((a, b) => a + b, 0);
-  page.replaceChildren(
+  put(page,
     h("h1", {}, `Compare: ${report.workload || "a workload"} (seed ${report.seed ?? 0})`),
     h("table", { "aria-label": "Summary" },
       h("thead", {}, h("tr", {}, ["configuration", "schedulerName", "nodes used", "cpu utilisation σ", "pending",
@@ -659,7 +664,7 @@ function route() {
       : name === "scheduler" ? showScheduler()
         : showCluster();
   Promise.resolve(shown).catch((error) => {
-    if (!(error instanceof Stale)) page.replaceChildren(h("p", { class: "error", role: "alert" }, error.message));
+    if (!(error instanceof Stale)) put(page, h("p", { class: "error", role: "alert" }, error.message));
   });
 }
 
