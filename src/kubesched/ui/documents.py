@@ -18,6 +18,7 @@ from kubesched.framework.args import decode_args
 from kubesched.framework.interface import ExtensionPoint
 from kubesched.scheduler.explain import explain_pod
 from kubesched.scheduler.server import queue_document
+from kubesched.trace import Record
 from kubesched.ui.mirror import Mirror
 
 if TYPE_CHECKING:
@@ -49,11 +50,18 @@ class PodFilter:
         return cls(query.get("namespace", ""), selector, query.get("scheduler", ""))
 
     def admits(self, pod: Any) -> bool:
-        if self.namespace and pod.metadata.namespace != self.namespace:
+        return self.admits_fields(
+            pod.metadata.namespace, pod.spec.schedulerName or DEFAULT_SCHEDULER, pod.metadata.labels or {}
+        )
+
+    def admits_fields(self, namespace: str, scheduler: str, labels: Mapping[str, str] | None) -> bool:
+        """Whether a pod of this namespace, scheduler name and labels is shown (labels None: not
+        known, as in a recording; then a selector admits none)."""
+        if self.namespace and namespace != self.namespace:
             return False
-        if self.scheduler and (pod.spec.schedulerName or DEFAULT_SCHEDULER) != self.scheduler:
+        if self.scheduler and scheduler != self.scheduler:
             return False
-        return self.selector is None or self.selector.matches(pod.metadata.labels or {})
+        return self.selector is None or (labels is not None and self.selector.matches(labels))
 
 
 def status_chip(pod: Any) -> str:
@@ -73,17 +81,14 @@ def status_chip(pod: Any) -> str:
 
 
 def pod_summary(pod: Any) -> dict[str, Any]:
-    """A pod as the cluster page draws it."""
+    """A pod as its own page shows it: `pod_brief` and its phase, priority, requests and labels."""
     status = pod.status
     return {
-        "key": f"{pod.metadata.namespace}/{pod.metadata.name}",
+        **pod_brief(pod),
         "namespace": pod.metadata.namespace,
         "name": pod.metadata.name,
-        "node": pod.spec.nodeName or None,
         "nominatedNode": (status.nominatedNodeName if status is not None else None) or None,
         "phase": (status.phase if status is not None else None) or "Pending",
-        "chip": status_chip(pod),
-        "scheduler": pod.spec.schedulerName or DEFAULT_SCHEDULER,
         "priority": pod.spec.priority or 0,
         "requests": cpu_and_memory(pod),
         "labels": dict(pod.metadata.labels or {}),
@@ -217,19 +222,21 @@ def rfc3339_text(value: Any) -> str | None:
 
 
 def timeline(mirror: Mirror, key: str) -> list[dict[str, Any]]:
-    """The pod's trace records, oldest first: what happened, when, and both code sites."""
-    return [
-        {
-            "time": rfc3339(record.time),
-            "seconds": record.time,
-            "kind": record.kind,
-            "node": record.node,
-            "details": record.details,
-            "site": record.site,
-            "upstream": list(record.upstream),
-        }
-        for record in mirror.timelines.get(key, ())
-    ]
+    """The pod's trace records, oldest first."""
+    return [timeline_row(record) for record in mirror.timelines.get(key, ())]
+
+
+def timeline_row(record: Record) -> dict[str, Any]:
+    """A trace record as a pod's timeline shows it: what happened, when, and both code sites."""
+    return {
+        "time": rfc3339(record.time),
+        "seconds": record.time,
+        "kind": record.kind,
+        "node": record.node,
+        "details": record.details,
+        "site": record.site,
+        "upstream": list(record.upstream),
+    }
 
 
 def queue_page(mirror: Mirror) -> dict[str, Any]:

@@ -12,12 +12,12 @@ import msgspec
 
 from kubesched.api.quantity import int_value, milli_value
 from kubesched.clock.base import rfc3339
+from kubesched.queue.scheduling_queue import GATED, IN_FLIGHT, METRIC_QUEUE, UNSCHEDULABLE
 from kubesched.trace import Record
-from kubesched.ui.documents import PodFilter
+from kubesched.ui.documents import PodFilter, timeline_row
 
 MOMENT_SLACK = 1e-6  # seconds
-_QUEUED = {"activeQ", "backoffQ", "unschedulablePods", "gated"}
-_WAITING_CHIP = {"unschedulablePods": "Unschedulable", "gated": "SchedulingGated"}  # else Pending
+_WAITING_CHIP = {UNSCHEDULABLE: "Unschedulable", GATED: "SchedulingGated"}  # else Pending
 
 
 class RecordingError(ValueError):
@@ -54,13 +54,25 @@ class _Pod:
             "labels": {},
         }
 
+    def queue_entry(self) -> dict[str, Any]:
+        """Its place in the queue, as the live queue page has it (what the trace does not keep empty)."""
+        return {
+            "key": self.key,
+            "queue": self.queue,
+            "attempts": self.attempts,
+            "backoff_until": None,
+            "rejected_by": self.rejected_by,
+            "wake_on": [],
+            "since": None,
+        }
+
 
 @dataclass(slots=True)
 class _Node:
     name: str
     allocatable: dict[str, int] = field(default_factory=dict)
     cordoned: bool = False
-    taints: list[str] = field(default_factory=list)
+    taints: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -102,12 +114,12 @@ class State:
         elif kind == "nomination.set":
             pod.nominated = record.node
         elif kind == "queue.move":
-            pod.queue = d.get("to") if d.get("to") in _QUEUED else None
+            pod.queue = d.get("to") if d.get("to") in METRIC_QUEUE else None
             pod.rejected_by = list(d.get("plugins", []))
             if not pod.node:
                 pod.chip = _WAITING_CHIP.get(d.get("to", ""), "Pending")
         elif kind == "queue.pop":
-            pod.queue, pod.attempts = "inFlight", d.get("attempts", pod.attempts + 1)
+            pod.queue, pod.attempts = IN_FLIGHT, d.get("attempts", pod.attempts + 1)
 
     def _node(self, record: Record) -> None:
         name = record.node
@@ -207,7 +219,9 @@ class Recording:
         for pod in state.pods.values():
             if pod.node:
                 placed.setdefault(pod.node, []).append(pod)
-        admitted = {key for key, pod in state.pods.items() if _admits(where, pod)}
+        admitted = {
+            key for key, pod in state.pods.items() if where.admits_fields(key.partition("/")[0], pod.scheduler, None)
+        }
         for name in sorted(state.nodes):
             node = state.nodes[name]
             mine = [p for p in placed.get(name, []) if p.phase not in ("Succeeded", "Failed")]
@@ -215,7 +229,7 @@ class Recording:
                 {
                     "name": name,
                     "cordoned": node.cordoned,
-                    "taints": [_taint(t) for t in node.taints],
+                    "taints": list(node.taints),
                     "labels": {},
                     "allocatable": dict(node.allocatable) or {"cpu": 0, "memory": 0, "pods": 0},
                     "requested": {
@@ -249,68 +263,29 @@ class Recording:
         pod = state.pods.get(key)
         if pod is None:
             return None
-        timeline = [
-            {
-                "time": rfc3339(r.time),
-                "seconds": r.time,
-                "kind": r.kind,
-                "node": r.node,
-                "details": r.details,
-                "site": r.site,
-                "upstream": list(r.upstream),
-            }
-            for r in self.upto(at)
-            if r.pod == key
-        ]
-        queue = None
-        if pod.queue is not None:
-            queue = {"key": key, "queue": pod.queue, "attempts": pod.attempts, "rejected_by": pod.rejected_by}
-            queue |= {"wake_on": [], "backoff_until": None, "since": None}
         return {
             "pod": pod.summary(),
             "conditions": [],
-            "queue": queue,
+            "queue": pod.queue_entry() if pod.queue is not None else None,
             "explain": {"pod": key, "attempts": []},
-            "timeline": timeline,
+            "timeline": [timeline_row(r) for r in self.upto(at) if r.pod == key],
             "tracing": True,
         }
 
     def queue(self, at: float) -> dict[str, Any]:
         state = self.state(at)
         pods = [
-            {
-                "key": p.key,
-                "queue": p.queue,
-                "attempts": p.attempts,
-                "backoff_until": None,
-                "rejected_by": p.rejected_by,
-                "wake_on": [],
-                "since": None,
-            }
+            p.queue_entry()
             for p in sorted(state.pods.values(), key=lambda p: p.key)
             if p.queue is not None and not p.node
         ]
         return {"pending": _pending(state), "pods": pods, "now": rfc3339(at)}
 
 
-def _admits(where: PodFilter, pod: _Pod) -> bool:
-    if where.namespace and pod.key.partition("/")[0] != where.namespace:
-        return False
-    if where.scheduler and pod.scheduler != where.scheduler:
-        return False
-    return where.selector is None  # the recording keeps no labels: a selector admits none
-
-
-def _taint(text: str) -> dict[str, str]:
-    key_value, _, effect = text.rpartition(":")
-    key, _, value = key_value.partition("=")
-    return {"key": key, "value": value, "effect": effect}
-
-
 def _pending(state: State) -> dict[str, int]:
-    counts = {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
-    names = {"activeQ": "active", "backoffQ": "backoff", "unschedulablePods": "unschedulable", "gated": "gated"}
+    """`scheduler_pending_pods`' counts, by the queue each waiting pod was last moved to."""
+    counts = dict.fromkeys(METRIC_QUEUE.values(), 0)
     for pod in state.pods.values():
-        if pod.queue in names and not pod.node:
-            counts[names[pod.queue]] += 1
+        if pod.queue in METRIC_QUEUE and not pod.node:
+            counts[METRIC_QUEUE[pod.queue]] += 1
     return counts

@@ -218,7 +218,7 @@ class NodeStrategy(Strategy):
             rv=rv,
             allocatable={k: str(allocatable[k]) for k in ("cpu", "memory", "pods") if k in allocatable},
             cordoned=bool(spec is not None and spec.unschedulable),
-            taints=[f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in taints],
+            taints=[{"key": t.key, "value": t.value or "", "effect": t.effect} for t in taints],
         )
 
 
