@@ -18,7 +18,20 @@ from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
 from kubesched.cache import Snapshot
-from kubesched.plugin import FilterPlugin, Handle, Status
+from kubesched.plugin import (
+    ActionType,
+    BindPlugin,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    PermitPlugin,
+    PreBindPlugin,
+    ReservePlugin,
+    Status,
+)
 from kubesched.plugin.testing import standalone_handle
 
 
@@ -123,6 +136,49 @@ def verdict_filter(name: str, status: Status) -> type[FilterPlugin]:
         pass
 
     return type(name, (FilterPlugin,), {"name": name, "filter": filter_, "__init__": init})
+
+
+class LatePlugin(ReservePlugin, PermitPlugin, PreBindPlugin, BindPlugin, EnqueueExtensions):
+    """A plugin at Reserve, Permit, PreBind and Bind whose verdicts the test sets per point
+    (`verdicts["reserve"]`, `["permit"]` with `["permit_timeout"]`, `["pre_bind"]` with
+    `["pre_bind_seconds"]`, `["bind"]`; unset: success, and Skip at Bind); every call is logged
+    in `log`. It registers Node/Add, so a node that joins may wake the pods it rejected."""
+
+    name = "Late"
+    log: list[str]
+    verdicts: dict[str, Any]
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.handle = handle
+
+    def reserve(self, state: Any, pod: Any, node: str) -> Status | None:
+        self.log.append(f"Reserve {pod.name}")
+        return self.verdicts.get("reserve")
+
+    def unreserve(self, state: Any, pod: Any, node: str) -> None:
+        self.log.append(f"Unreserve {pod.name}")
+
+    def permit(self, state: Any, pod: Any, node: str) -> tuple[Status | None, float]:
+        self.log.append(f"Permit {pod.name}")
+        return self.verdicts.get("permit"), self.verdicts.get("permit_timeout", 0.0)
+
+    async def pre_bind(self, state: Any, pod: Any, node: str) -> Status | None:
+        self.log.append(f"PreBind {pod.name}")
+        if seconds := self.verdicts.get("pre_bind_seconds"):
+            await self.handle.clock.sleep(seconds)
+        return self.verdicts.get("pre_bind")
+
+    async def bind(self, state: Any, pod: Any, node: str) -> Status | None:
+        self.log.append(f"Bind {pod.name}")
+        return self.verdicts.get("bind", Status(Code.SKIP))
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD))]
+
+
+def late_plugin(**verdicts: Any) -> type[LatePlugin]:
+    """A LatePlugin class of its own (its log and verdicts not shared with another test's)."""
+    return type("Late", (LatePlugin,), {"log": [], "verdicts": dict(verdicts)})
 
 
 def make_pod(name: str, namespace: str = "default") -> PodBuilder:

@@ -60,7 +60,19 @@ class Failures:
         self._current = current  # a pod's latest version by uid (None: gone or bound)
         self._spawn = spawn
 
-    def handle_failure(self, fwk: Framework, qpi: QueuedPodInfo, status: Status, diagnosis: Diagnosis | None) -> None:
+    def handle_failure(
+        self,
+        fwk: Framework,
+        qpi: QueuedPodInfo,
+        status: Status,
+        diagnosis: Diagnosis | None,
+        *,
+        nomination: str | None = None,
+    ) -> None:
+        """Requeue the pod after a failed attempt and report it. `diagnosis`: a FitError's (its
+        rejecting plugins decide what may wake the pod; without one the failure counts as an error
+        for the backoff). `nomination`: None leaves the pod's nomination as it is; a node name
+        nominates the pod there; "" clears it (upstream's clearNominatedNode)."""
         pod = qpi.pod_info
         reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
         result = "unschedulable" if status.is_rejected() else "error"
@@ -79,10 +91,10 @@ class Failures:
         if current is None or current.spec.nodeName:
             self.queue.done(pod.uid)
             return
-        nominated = diagnosis.post_filter_result if diagnosis else None
-        nomination = nominated.nominated_node_name if nominated is not None and nominated.mode == "override" else None
         qpi.pod_info = PodInfo(current)
-        if nomination is not None:
+        if nomination == "":
+            self.queue.nominator.delete(pod.uid)
+        elif nomination is not None:
             self.queue.nominator.add(qpi.pod_info, nomination)
             self.trace.emit("nomination.set", pod=pod.key, node=nomination)
         self.queue.add_unschedulable_if_not_present(qpi)

@@ -41,6 +41,7 @@ from kubesched.scheduler.shared_informers import SharedInformers, served_kinds_o
 from kubesched.trace import Tracer
 
 RECORD_KEY = "kubesched/attempt-record"  # where the cycle state keeps the attempt's record
+CLEAR_NOMINATION = ""  # a failure's nomination that clears the pod's (upstream's clearNominatedNode)
 
 
 class SchedulerFailure(Exception):
@@ -273,11 +274,17 @@ class Scheduler:
             if record is not None and (decision := preemption.decision(state)) is not None:
                 chosen = self.snapshot.get(decision.candidate.node)
                 record.preemption = preemption_of(decision, chosen, now=self.clock.now())
-            self.failures.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), fit.diagnosis)
+            self.failures.handle_failure(
+                fwk,
+                qpi,
+                Status(Code.UNSCHEDULABLE, fit.message()),
+                fit.diagnosis,
+                nomination=_nomination_after(fwk, fit.diagnosis),
+            )
             return None
         except SchedulingError as e:
             self._record(fwk, qpi, state, None, None, "error", e.status.message)
-            self.failures.handle_failure(fwk, qpi, e.status, None)
+            self.failures.handle_failure(fwk, qpi, e.status, None, nomination=CLEAR_NOMINATION)
             return None
         record = self._record(fwk, qpi, state, result.diagnosis, result, "scheduled")
         host = result.host
@@ -294,7 +301,7 @@ class Scheduler:
         try:
             self.cache.assume_pod(assumed)
         except CacheError as e:  # an error status, retried with backoff, as upstream's assume failure
-            self.failures.handle_failure(fwk, qpi, Status.error(str(e)), None)
+            self.failures.handle_failure(fwk, qpi, Status.error(str(e)), None, nomination=CLEAR_NOMINATION)
             return None
         self.queue.nominator.delete(assumed.uid)
         self.trace.emit("cache.assumed", pod=pod.key, node=host)
@@ -373,14 +380,19 @@ class Scheduler:
         return with_nominated
 
     def _fail_on_node(self, fwk: Framework, qpi: QueuedPodInfo, host: str, status: Status) -> None:
-        """A Reserve/Permit/WaitOnPermit failure: a rejection reads as a FitError over one node."""
+        """A Reserve, Permit or WaitOnPermit failure: a rejection reads as a FitError over the one
+        node chosen, its plugin the pod's rejector (S/schedule_one.go:342-356, 230-243, 430-440);
+        any other failure is an error. Either way the nomination is cleared."""
         if status.is_rejected():
             diagnosis = Diagnosis()
             diagnosis.record(host, status)
+            diagnosis.unschedulable_plugins.add(status.plugin)  # WaitOnPermit names its plugin whatever the code
             fit = FitError(qpi.key, 1, diagnosis)
-            self.failures.handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, fit.message()), diagnosis)
+            self.failures.handle_failure(
+                fwk, qpi, Status(status.code, fit.message()), diagnosis, nomination=CLEAR_NOMINATION
+            )
         else:
-            self.failures.handle_failure(fwk, qpi, status, None)
+            self.failures.handle_failure(fwk, qpi, status, None, nomination=CLEAR_NOMINATION)
 
     async def binding_cycle(
         self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: PodInfo, result: ScheduleResult
@@ -389,19 +401,24 @@ class Scheduler:
         record: AttemptRecord | None = state.get(RECORD_KEY)
         self.trace.emit("bind.started", pod=assumed.key, node=host)
         status = await fwk.wait_on_permit(assumed)
-        point = "WaitOnPermit"
-        if status is None:
-            point, status = "PreBind", await fwk.run_pre_bind(state, assumed, host)
-            if self.trace.enabled:
-                self.trace.emit("bind.prebound", pod=assumed.key, node=host, **_outcome(status))
+        if status is not None:
+            if record is not None:
+                record.finish("WaitOnPermit", status)
+            self._binding_failed(fwk, state, qpi, assumed, host, status, on_node=True)
+            return
+        # Past Permit no failure makes the pod unschedulable, and its in-flight events are no
+        # longer kept: the queue is done with it before PreBind (S/schedule_one.go:446-453).
+        self.queue.done(assumed.uid)
+        point, status = "PreBind", await fwk.run_pre_bind(state, assumed, host)
+        if self.trace.enabled:
+            self.trace.emit("bind.prebound", pod=assumed.key, node=host, **_outcome(status))
         if status is None:
             point, status = "Bind", await fwk.run_bind(state, assumed, host)
         if record is not None:
             record.finish(point, status)
         if status is not None:
-            self._binding_failed(fwk, state, qpi, assumed, host, status)
+            self._binding_failed(fwk, state, qpi, assumed, host, status, on_node=False)
             return
-        self.queue.done(assumed.uid)
         self.cache.finish_binding(assumed.uid)
         self.scheduled += 1
         self.attempt_results[("scheduled", fwk.profile_name)] += 1
@@ -416,8 +433,21 @@ class Scheduler:
         self.trace.emit("bind.postbound", pod=assumed.key, node=host)
 
     def _binding_failed(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: PodInfo, host: str, status: Status
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        host: str,
+        status: Status,
+        *,
+        on_node: bool,
     ) -> None:
+        """handleBindingCycleError (S/schedule_one.go:505-536): Unreserve, forget, announce the
+        freed room as an assigned pod's deletion, and requeue with the nomination cleared.
+        `on_node`: the failure came at WaitOnPermit, where a rejection is still a FitError over
+        the chosen node; at PreBind or Bind the plugin's status is reported as it is (a rejection
+        then reads Unschedulable but names no rejecting plugin, so the pod backs off)."""
         self.trace.emit("bind.failed", pod=assumed.key, node=host, code=str(status.code), message=status.message)
         fwk.run_unreserve(state, assumed, host)
         forgotten = self.cache.pod(assumed.uid) is not None and self.cache.is_assumed(assumed.uid)
@@ -426,7 +456,10 @@ class Scheduler:
         freed = ClusterEvent(ASSIGNED_POD, ActionType.DELETE)
         if forgotten and not status.is_rejected():
             self.queue.move_all_to_active_or_backoff(freed, assumed.pod, None)
-        self._fail_on_node(fwk, qpi, host, status)
+        if on_node:
+            self._fail_on_node(fwk, qpi, host, status)
+        else:
+            self.failures.handle_failure(fwk, qpi, status, None, nomination=CLEAR_NOMINATION)
         if forgotten and status.is_rejected():  # after the failure, so the pod itself is not moved by it
             self.queue.move_all_to_active_or_backoff(freed, assumed.pod, None, pre_check=lambda q: q.uid != assumed.uid)
 
@@ -441,6 +474,17 @@ class Scheduler:
 
     def _block(self, coro: Coroutine[Any, Any, None]) -> None:
         self._blocking.append(self._task(coro))
+
+
+def _nomination_after(fwk: Framework, diagnosis: Diagnosis) -> str | None:
+    """The nomination a FitError leaves: what PostFilter decided (None when it decided nothing),
+    cleared when the profile has no PostFilter plugin (S/schedule_one.go:286-306)."""
+    if not fwk.has_post_filter():
+        return CLEAR_NOMINATION
+    result = diagnosis.post_filter_result
+    if result is None or result.mode != "override":
+        return None
+    return result.nominated_node_name
 
 
 def _outcome(status: Status | None) -> dict[str, str]:

@@ -39,8 +39,10 @@ CODES = (Code.ERROR, Code.UNSCHEDULABLE)
 BACKOFF, WAITING = "backoffQ", "unschedulablePods"
 # (point, code) -> (where the pod goes, whether Unreserve runs): upstream v1.36.2.
 # An error anywhere backs off with no rejecting plugin; a rejection waits for an event, except at
-# PreScore and Score, where every non-success is an error. Past Reserve, a failure unreserves and
-# forgets the assumed pod.
+# PreScore and Score, where every non-success is an error, and at PreBind and Bind, past Permit,
+# where the queue is already done with the pod and the plain status names no rejecting plugin, so
+# it backs off too (schedule_one.go's bindingCycle and handleBindingCycleError). Past Reserve, a
+# failure unreserves and forgets the assumed pod.
 UPSTREAM: dict[tuple[str, str], tuple[str, bool]] = {
     ("PreFilter", "Error"): (BACKOFF, False),
     ("PreFilter", "Unschedulable"): (WAITING, False),
@@ -55,10 +57,29 @@ UPSTREAM: dict[tuple[str, str], tuple[str, bool]] = {
     ("Permit", "Error"): (BACKOFF, True),
     ("Permit", "Unschedulable"): (WAITING, True),
     ("PreBind", "Error"): (BACKOFF, True),
-    ("PreBind", "Unschedulable"): (WAITING, True),
+    ("PreBind", "Unschedulable"): (BACKOFF, True),
     ("Bind", "Error"): (BACKOFF, True),
-    ("Bind", "Unschedulable"): (WAITING, True),
+    ("Bind", "Unschedulable"): (BACKOFF, True),
 }
+
+# Where a rejection still reads as a FitError over the one chosen node (`0/1 nodes are available:
+# ...`); at PreBind and Bind the FailedScheduling message is the plugin's own.
+ON_ONE_NODE = ("Reserve", "Permit")
+
+
+LATE = ("Reserve", "Permit", "PreBind", "Bind")  # the points past the search, whose messages are checked
+
+
+def expected_message(point: str, code: str) -> str:
+    """The FailedScheduling message upstream gives the failing plugin's status at a point of LATE:
+    an error wrapped with the plugin's name, a rejection over the one chosen node at Reserve and
+    Permit, the plugin's own words at PreBind and Bind."""
+    plain = f"failing on purpose at {point}"
+    if code != str(Code.UNSCHEDULABLE):
+        return f'running {point} plugin "Failing{point}": {plain}'
+    if point in ON_ONE_NODE:
+        return f"0/1 nodes are available: 1 {plain}."
+    return plain
 
 
 @dataclass
@@ -223,15 +244,23 @@ def run(*, seed: int = 1, answers: Mapping[tuple[str, str], tuple[str, bool]] | 
         )
         for r in rows
     ]
-    wrong = {
+    wrong: dict[str, dict[str, object]] = {
         f"{r.point} {r.code}": {"seen": r.outcome(), "expected": expected[(r.point, r.code)]}
         for r in rows
         if r.outcome() != expected[(r.point, r.code)] or not r.forgotten
     }
+    wrong.update(
+        {
+            f"{r.point} {r.code} message": {"seen": r.message, "expected": expected_message(r.point, r.code)}
+            for r in rows
+            if r.point in LATE and r.message != expected_message(r.point, r.code)
+        }
+    )
     check = Check(
         claim="each row matches upstream's semantics: errors back off, rejections wait in unschedulablePods (but "
-        "PreScore and Score turn every failure into an error), and any failure after Reserve runs Unreserve and "
-        "forgets the assumed pod",
+        "PreScore and Score turn every failure into an error, and a rejection at PreBind or Bind, past Permit, "
+        "backs off with the plugin's own message), and any failure after Reserve runs Unreserve and forgets the "
+        "assumed pod",
         evidence={"rows": len(rows), "differ": wrong},
         passed=len(rows) == len(expected) and not wrong,
     )
