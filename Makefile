@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck layers unit bench clean
+.PHONY: demo test lint typecheck layers citations unit bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -18,7 +18,7 @@ $(STAMP): $(PY) pyproject.toml setup.py src/kubesched/cluster/protobuf/_wire.pyx
 demo: $(STAMP)
 	$(VENV)/bin/kubesched demo
 
-test: $(STAMP) lint typecheck layers unit
+test: $(STAMP) lint typecheck layers citations unit
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench tools $(CONTRIB)
@@ -29,6 +29,9 @@ typecheck: $(STAMP)
 
 layers: $(STAMP)
 	$(VENV)/bin/lint-imports
+
+citations: $(STAMP)
+	$(VENV)/bin/kubesched citations
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest

@@ -219,7 +219,7 @@ def _print_scores(console: Console, attempt: dict[str, Any]) -> None:
     console.print(table)
     console.print(
         f"  each plugin's score {_cite('ScorePlugin')}, normalized {_cite('ScoreExtensions')}, "
-        f"at most {_cite('MaxScore')}; the host {_cite('selectHost')}",
+        f"at most {_cite('MaxScore')}; the host {_cite('sortedNodeScores')}",
         highlight=False,
     )
     decision = attempt.get("decision")

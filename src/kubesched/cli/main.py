@@ -15,7 +15,7 @@ from rich.console import Console
 
 from kubesched import __version__
 from kubesched.apiserver.openapi import K8S_VERSION
-from kubesched.cli import bench, capstone, options
+from kubesched.cli import bench, capstone, citations, options
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.compare import compare_command
 from kubesched.cli.drill import print_c1, print_c2, print_c3, print_c4, run_c1, run_c2, run_c3, run_c4
@@ -203,6 +203,7 @@ def _parser() -> argparse.ArgumentParser:
     options.add_output_option(exp, "the attempts as recorded, the last one explained")
 
     capstone.add_parser(sub)
+    citations.add_parser(sub)
 
     cmp = sub.add_parser("compare", help="one workload under two or more scheduler configurations, side by side")
     cmp.add_argument("workload", help="a workload file (YAML: nodes, objects, pods; see docs/plugins.md)")
@@ -286,6 +287,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return plugins_command(console, args)
         if args.command == "compare":
             return compare_command(console, args)
+        if args.command == "citations":
+            return citations.citations_command(console, args)
         if args.command == "controllers":
             return controllers_command(console, args.kubeconfig)
         try:

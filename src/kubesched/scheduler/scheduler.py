@@ -381,7 +381,8 @@ class Scheduler:
 
     def _fail_on_node(self, fwk: Framework, qpi: QueuedPodInfo, host: str, status: Status) -> None:
         """A Reserve, Permit or WaitOnPermit failure: a rejection reads as a FitError over the one
-        node chosen, its plugin the pod's rejector (S/schedule_one.go:342-356, 230-243, 430-440);
+        node chosen, its plugin the pod's rejector (upstream's assumeAndReserve, prepareForBindingCycle
+        and bindingCycle);
         any other failure is an error. Either way the nomination is cleared."""
         if status.is_rejected():
             diagnosis = Diagnosis()
@@ -407,7 +408,7 @@ class Scheduler:
             self._binding_failed(fwk, state, qpi, assumed, host, status, on_node=True)
             return
         # Past Permit no failure makes the pod unschedulable, and its in-flight events are no
-        # longer kept: the queue is done with it before PreBind (S/schedule_one.go:446-453).
+        # longer kept: the queue is done with it before PreBind (upstream's bindingCycle).
         self.queue.done(assumed.uid)
         point, status = "PreBind", await fwk.run_pre_bind(state, assumed, host)
         if self.trace.enabled:
@@ -443,7 +444,7 @@ class Scheduler:
         *,
         on_node: bool,
     ) -> None:
-        """handleBindingCycleError (S/schedule_one.go:505-536): Unreserve, forget, announce the
+        """Upstream's handleBindingCycleError: Unreserve, forget, announce the
         freed room as an assigned pod's deletion, and requeue with the nomination cleared.
         `on_node`: the failure came at WaitOnPermit, where a rejection is still a FitError over
         the chosen node; at PreBind or Bind the plugin's status is reported as it is (a rejection
@@ -478,7 +479,7 @@ class Scheduler:
 
 def _nomination_after(fwk: Framework, diagnosis: Diagnosis) -> str | None:
     """The nomination a FitError leaves: what PostFilter decided (None when it decided nothing),
-    cleared when the profile has no PostFilter plugin (S/schedule_one.go:286-306)."""
+    cleared when the profile has no PostFilter plugin (upstream's schedulingAlgorithm)."""
     if not fwk.has_post_filter():
         return CLEAR_NOMINATION
     result = diagnosis.post_filter_result

@@ -7,9 +7,9 @@ tracer stamps them on every record beside kubesched's own `module:line`. Records
 has no counterpart for in kube-scheduler (fake kubelets, the embedded store, drills) carry none, and
 `OURS_ONLY` says why.
 
-Lines in `KS/framework/` were read at the `kubernetes/kube-scheduler` tag v0.36.2 (the staging mirror
-of v1.36.2); the others are the facts document's, taken from a module vendoring `k8s.io/kubernetes
-v1.36.2`.
+Every row names an excerpt of the source expected on one line of its span; `kubesched citations`
+checks each row against digests of the v1.36.2 source shipped beside this module
+(`upstream-v1.36.2.json`), or against a source tree given to it, and a test runs it on every row.
 """
 
 from __future__ import annotations
@@ -26,19 +26,36 @@ PREFIXES = {
 STALE = ("internal/queue/", "internal/cache/")  # the queue and cache moved to backend/ after v1.31
 
 
+TAG = "v1.36.2"  # the kube-scheduler every row is read at
+MODULES = {"k8s.io/kubernetes": "v1.36.2", "k8s.io/kube-scheduler": "v0.36.2", "k8s.io/client-go": "v0.36.2"}
+
+
 @dataclass(frozen=True)
 class UpstreamSite:
     """One upstream function or declaration: `file` with its facts-document prefix, `lines` one
-    line or a range, and what is found there."""
+    line or a range, and `expect`, a short exact excerpt of the source found on one line of that
+    span (the declaration, usually), which `kubesched citations` checks at tag v1.36.2."""
 
     symbol: str
     file: str
     lines: str
+    expect: str
+
+    @property
+    def ours(self) -> str:
+        """Where kubesched does the same (for the documents)."""
+        return WHERE_IN_KUBESCHED.get(self.symbol, "")
 
     @property
     def cite(self) -> str:
         """`S/schedule_one.go:175-198`, as the facts document writes it."""
         return f"{self.file}:{self.lines}"
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """The first and last line cited."""
+        first, _, last = self.lines.partition("-")
+        return int(first), int(last or first)
 
     @property
     def path(self) -> str:
@@ -49,9 +66,9 @@ class UpstreamSite:
         return self.file
 
 
-def _site(symbol: str, cite: str) -> UpstreamSite:
+def _site(symbol: str, cite: str, expect: str) -> UpstreamSite:
     file, _, lines = cite.rpartition(":")
-    return UpstreamSite(symbol, file, lines)
+    return UpstreamSite(symbol, file, lines, expect)
 
 
 _INTERFACE = "KS/framework/interface.go"
@@ -60,88 +77,197 @@ _QUEUE = "S/backend/queue/scheduling_queue.go"
 _PREEMPTION = "S/framework/preemption"
 _DEFAULT_PREEMPTION = "S/framework/plugins/defaultpreemption/default_preemption.go"
 _RUNTIME = "S/framework/runtime/framework.go"
+_SCHED = "func (sched *Scheduler) "
+_FWK = "func (f *frameworkImpl) "
+_PQ = "func (p *PriorityQueue) "
 
 SITES: dict[str, UpstreamSite] = {
     s.symbol: s
     for s in (
         # the plugin API: each extension point's interface
-        _site("Code", f"{_INTERFACE}:48-104"),
-        _site("PreEnqueuePlugin", f"{_INTERFACE}:445-449"),
-        _site("QueueSortPlugin", f"{_INTERFACE}:457-461"),
-        _site("EnqueueExtensions", f"{_INTERFACE}:480-494"),
-        _site("PreFilterExtensions", f"{_INTERFACE}:499-506"),
-        _site("PreFilterPlugin", f"{_INTERFACE}:511-530"),
-        _site("FilterPlugin", f"{_INTERFACE}:540-565"),
-        _site("PostFilterPlugin", f"{_INTERFACE}:569-589"),
-        _site("PreScorePlugin", f"{_INTERFACE}:596-604"),
-        _site("ScoreExtensions", f"{_INTERFACE}:607-612"),
-        _site("ScorePlugin", f"{_INTERFACE}:617-626"),
-        _site("ReservePlugin", f"{_INTERFACE}:634-646"),
-        _site("PreBindPlugin", f"{_INTERFACE}:650-663"),
-        _site("PostBindPlugin", f"{_INTERFACE}:667-674"),
-        _site("PermitPlugin", f"{_INTERFACE}:678-687"),
-        _site("BindPlugin", f"{_INTERFACE}:691-700"),
-        _site("MaxScore", f"{_INTERFACE}:329"),
+        _site("Code", f"{_INTERFACE}:48-104", "Success Code = iota"),
+        _site("PreEnqueuePlugin", f"{_INTERFACE}:445-449", "type PreEnqueuePlugin interface {"),
+        _site("QueueSortPlugin", f"{_INTERFACE}:457-461", "type QueueSortPlugin interface {"),
+        _site("EnqueueExtensions", f"{_INTERFACE}:480-494", "type EnqueueExtensions interface {"),
+        _site("PreFilterExtensions", f"{_INTERFACE}:499-506", "type PreFilterExtensions interface {"),
+        _site("PreFilterPlugin", f"{_INTERFACE}:511-530", "type PreFilterPlugin interface {"),
+        _site("FilterPlugin", f"{_INTERFACE}:540-565", "type FilterPlugin interface {"),
+        _site("PostFilterPlugin", f"{_INTERFACE}:569-589", "type PostFilterPlugin interface {"),
+        _site("PreScorePlugin", f"{_INTERFACE}:596-604", "type PreScorePlugin interface {"),
+        _site("ScoreExtensions", f"{_INTERFACE}:607-612", "type ScoreExtensions interface {"),
+        _site("ScorePlugin", f"{_INTERFACE}:617-626", "type ScorePlugin interface {"),
+        _site("ReservePlugin", f"{_INTERFACE}:634-646", "type ReservePlugin interface {"),
+        _site("PreBindPlugin", f"{_INTERFACE}:650-663", "type PreBindPlugin interface {"),
+        _site("PostBindPlugin", f"{_INTERFACE}:667-674", "type PostBindPlugin interface {"),
+        _site("PermitPlugin", f"{_INTERFACE}:678-687", "type PermitPlugin interface {"),
+        _site("BindPlugin", f"{_INTERFACE}:691-700", "type BindPlugin interface {"),
+        _site("MaxScore", f"{_INTERFACE}:329", "MaxScore int64 = 100"),
+        # the default profile
+        _site(
+            "getDefaultPlugins", "S/apis/config/v1/default_plugins.go:30-58", "func getDefaultPlugins() *v1.Plugins {"
+        ),
+        _site("getValidScoreWeights", f"{_RUNTIME}:577-612", "func getValidScoreWeights("),
         # the framework running each point's plugins
-        _site("RunFilterPlugins", f"{_RUNTIME}:1093-1126"),
-        _site("RunScorePlugins", f"{_RUNTIME}:1339-1446"),
-        _site("RunPreBindPlugins", f"{_RUNTIME}:1611-1705"),
-        _site("RunBindPlugins", f"{_RUNTIME}:1775-1811"),
-        _site("RunPostBindPlugins", f"{_RUNTIME}:1824-1857"),
-        _site("RunReservePluginsReserve", f"{_RUNTIME}:1859-1925"),
-        _site("RunPermitPlugins", f"{_RUNTIME}:1942-1987"),
-        _site("WaitOnPermit", f"{_RUNTIME}:2053-2077"),
+        _site("RunFilterPlugins", f"{_RUNTIME}:1093-1126", f"{_FWK}RunFilterPlugins("),
+        _site("RunPostFilterPlugins", f"{_RUNTIME}:1140-1187", f"{_FWK}RunPostFilterPlugins("),
+        _site("RunScorePlugins", f"{_RUNTIME}:1339-1446", f"{_FWK}RunScorePlugins("),
+        _site("RunPreBindPlugins", f"{_RUNTIME}:1611-1705", f"{_FWK}RunPreBindPlugins("),
+        _site("RunPreBindPreFlights", f"{_RUNTIME}:1720-1762", f"{_FWK}RunPreBindPreFlights("),
+        _site("RunBindPlugins", f"{_RUNTIME}:1775-1811", f"{_FWK}RunBindPlugins("),
+        _site("RunPostBindPlugins", f"{_RUNTIME}:1824-1857", f"{_FWK}RunPostBindPlugins("),
+        _site("RunReservePluginsReserve", f"{_RUNTIME}:1859-1925", f"{_FWK}RunReservePluginsReserve("),
+        _site("RunPermitPlugins", f"{_RUNTIME}:1942-1987", f"{_FWK}RunPermitPlugins("),
+        _site("WaitOnPermit", f"{_RUNTIME}:2053-2077", f"{_FWK}WaitOnPermit("),
         # one attempt
-        _site("ScheduleOne", f"{_ONE}:67-96"),
-        _site("scheduleOnePod", f"{_ONE}:99-148"),
-        _site("go runBindingCycle", f"{_ONE}:147"),
-        _site("runBindingCycle", f"{_ONE}:151-172"),
-        _site("schedulingCycle", f"{_ONE}:175-198"),
-        _site("prepareForBindingCycle", f"{_ONE}:202-362"),
-        _site("schedulingAlgorithm", f"{_ONE}:256-309"),
-        _site("RunPostFilterPlugins", f"{_ONE}:288-305"),
-        _site("bindingCycle", f"{_ONE}:397-503"),
-        _site("handleBindingCycleError", f"{_ONE}:505-536"),
-        _site("schedulePod", f"{_ONE}:570-626"),
-        _site("findNodesThatFitPod", f"{_ONE}:628-717"),
-        _site("findNodesThatPassFilters", f"{_ONE}:777-860"),
-        _site("numFeasibleNodesToFind", f"{_ONE}:864-890"),
-        _site("prioritizeNodes", f"{_ONE}:943-1104"),
-        _site("selectHost", f"{_ONE}:1056-1104"),
-        _site("assume", f"{_ONE}:1108-1143"),
-        _site("bind", f"{_ONE}:1148-1159"),
-        _site("Scheduled event", f"{_ONE}:1186"),
-        _site("handleSchedulingFailure", f"{_ONE}:1200-1299"),
-        _site("FailedScheduling event", f"{_ONE}:1289"),
-        _site("FitError.Error", "S/framework/types.go:926-978"),
-        _site("fitsRequest", "S/framework/plugins/noderesources/fit.go:678-765"),
-        _site("PodTopologySpread.Filter", "S/framework/plugins/podtopologyspread/filtering.go:314-359"),
-        _site("TaintToleration.Filter", "S/framework/plugins/tainttoleration/taint_toleration.go:119-132"),
+        _site("ScheduleOne", f"{_ONE}:67-96", f"{_SCHED}ScheduleOne("),
+        _site("scheduleOnePod", f"{_ONE}:99-148", f"{_SCHED}scheduleOnePod("),
+        _site("go runBindingCycle", f"{_ONE}:147", "go sched.runBindingCycle("),
+        _site("runBindingCycle", f"{_ONE}:151-172", f"{_SCHED}runBindingCycle("),
+        _site("schedulingCycle", f"{_ONE}:175-198", f"{_SCHED}schedulingCycle("),
+        _site("prepareForBindingCycle", f"{_ONE}:202-253", f"{_SCHED}prepareForBindingCycle("),
+        _site("schedulingAlgorithm", f"{_ONE}:256-309", f"{_SCHED}schedulingAlgorithm("),
+        _site("assumeAndReserve", f"{_ONE}:313-361", f"{_SCHED}assumeAndReserve("),
+        _site("unreserveAndForget", f"{_ONE}:364-394", f"{_SCHED}unreserveAndForget("),
+        _site("bindingCycle", f"{_ONE}:397-503", f"{_SCHED}bindingCycle("),
+        _site("Done before PreBind", f"{_ONE}:453", "sched.SchedulingQueue.Done(assumedPod.UID)"),
+        _site("handleBindingCycleError", f"{_ONE}:505-536", f"{_SCHED}handleBindingCycleError("),
+        _site("schedulePod", f"{_ONE}:570-626", f"{_SCHED}schedulePod("),
+        _site("findNodesThatFitPod", f"{_ONE}:628-717", f"{_SCHED}findNodesThatFitPod("),
+        _site("findNodesThatPassFilters", f"{_ONE}:777-860", f"{_SCHED}findNodesThatPassFilters("),
+        _site("numFeasibleNodesToFind", f"{_ONE}:864-890", f"{_SCHED}numFeasibleNodesToFind("),
+        _site("prioritizeNodes", f"{_ONE}:943-1104", "func prioritizeNodes("),
+        _site("sortedNodeScores", f"{_ONE}:1056-1104", "type sortedNodeScores struct {"),
+        _site("assume", f"{_ONE}:1108-1143", f"{_SCHED}assume("),
+        _site("bind", f"{_ONE}:1148-1159", f"{_SCHED}bind("),
+        _site("Scheduled event", f"{_ONE}:1186", '"Scheduled", "Binding", "Successfully assigned %v/%v to %v"'),
+        _site("handleSchedulingFailure", f"{_ONE}:1200-1299", f"{_SCHED}handleSchedulingFailure("),
+        _site("FailedScheduling event", f"{_ONE}:1289", '"FailedScheduling", "Scheduling", msg)'),
+        _site("FitError.Error", "S/framework/types.go:926-978", "func (f *FitError) Error() string {"),
+        _site("fitsRequest", "S/framework/plugins/noderesources/fit.go:678-765", "func fitsRequest("),
+        _site(
+            "PodTopologySpread.Filter",
+            "S/framework/plugins/podtopologyspread/filtering.go:314-359",
+            "func (pl *PodTopologySpread) Filter(",
+        ),
+        _site(
+            "TaintToleration.Filter",
+            "S/framework/plugins/tainttoleration/taint_toleration.go:119-132",
+            "func (pl *TaintToleration) Filter(",
+        ),
         # preemption
-        _site("DefaultPreemption.PostFilter", f"{_DEFAULT_PREEMPTION}:135-163"),
-        _site("SelectVictimsOnNode", f"{_DEFAULT_PREEMPTION}:251-353"),
-        _site("Evaluator.Preempt", f"{_PREEMPTION}/preemption.go:103-170"),
-        _site("DryRunPreemption", f"{_PREEMPTION}/preemption.go:404-456"),
-        _site("pickOneNodeForPreemption", f"{_PREEMPTION}/preemption.go:311-397"),
-        _site("PreemptPod", f"{_PREEMPTION}/executor.go:103-160"),
+        _site(
+            "DefaultPreemption.PostFilter", f"{_DEFAULT_PREEMPTION}:135-163", "func (pl *DefaultPreemption) PostFilter("
+        ),
+        _site(
+            "SelectVictimsOnNode", f"{_DEFAULT_PREEMPTION}:251-353", "func (pl *DefaultPreemption) SelectVictimsOnNode("
+        ),
+        _site("Evaluator.Preempt", f"{_PREEMPTION}/preemption.go:103-170", "func (ev *Evaluator) Preempt("),
+        _site("DryRunPreemption", f"{_PREEMPTION}/preemption.go:404-456", "func (ev *Evaluator) DryRunPreemption("),
+        _site("pickOneNodeForPreemption", f"{_PREEMPTION}/preemption.go:311-397", "func pickOneNodeForPreemption("),
+        _site("PreemptPod", f"{_PREEMPTION}/executor.go:103-160", "e.PreemptPod = func("),
         # the queue
-        _site("runPreEnqueuePlugins", f"{_QUEUE}:598-658"),
-        _site("moveToActiveQ", f"{_QUEUE}:699-710"),
-        _site("Activate", f"{_QUEUE}:757-810"),
-        _site("AddUnschedulableIfNotPresent", f"{_QUEUE}:905-965"),
-        _site("flushBackoffQCompleted", f"{_QUEUE}:968-981"),
-        _site("flushUnschedulablePodsLeftover", f"{_QUEUE}:985-1003"),
-        _site("Update", f"{_QUEUE}:1094-1199"),
-        _site("MoveAllToActiveOrBackoffQueue", f"{_QUEUE}:1253-1350"),
-        _site("isPodWorthRequeuing", f"{_QUEUE}:488-575"),
-        _site("requeuePodWithQueueingStrategy", f"{_QUEUE}:1283-1306"),
-        _site("unschedulablePods", "S/backend/queue/unschedulable_pods.go:27-112"),
-        _site("backoff", "S/backend/queue/backoff_queue.go:189-260"),
-        _site("Pop", "S/backend/queue/active_queue.go:306-352"),
-        _site("buildQueueingHintMap", "S/scheduler.go:497-530"),
+        _site("runPreEnqueuePlugins", f"{_QUEUE}:598-658", f"{_PQ}runPreEnqueuePlugins("),
+        _site("moveToActiveQ", f"{_QUEUE}:672-713", f"{_PQ}moveToActiveQ("),
+        _site("Activate", f"{_QUEUE}:757-810", f"{_PQ}Activate("),
+        _site("AddUnschedulableIfNotPresent", f"{_QUEUE}:905-965", f"{_PQ}AddUnschedulableIfNotPresent("),
+        _site("flushBackoffQCompleted", f"{_QUEUE}:968-981", f"{_PQ}flushBackoffQCompleted("),
+        _site("flushUnschedulablePodsLeftover", f"{_QUEUE}:985-1003", f"{_PQ}flushUnschedulablePodsLeftover("),
+        _site("Done", f"{_QUEUE}:1051-1058", f"{_PQ}Done("),
+        _site("Update", f"{_QUEUE}:1094-1199", f"{_PQ}Update("),
+        _site("MoveAllToActiveOrBackoffQueue", f"{_QUEUE}:1253-1350", f"{_PQ}MoveAllToActiveOrBackoffQueue("),
+        _site("isPodWorthRequeuing", f"{_QUEUE}:488-575", f"{_PQ}isPodWorthRequeuing("),
+        _site("requeuePodWithQueueingStrategy", f"{_QUEUE}:1283-1306", f"{_PQ}requeuePodWithQueueingStrategy("),
+        _site("unschedulablePods", "S/backend/queue/unschedulable_pods.go:27-112", "type unschedulablePods struct {"),
+        _site(
+            "backoff", "S/backend/queue/backoff_queue.go:189-260", "func (bq *backoffQueue) calculateBackoffDuration("
+        ),
+        _site("Pop", "S/backend/queue/active_queue.go:306-352", "func (aq *activeQueue) pop("),
+        _site("buildQueueingHintMap", "S/scheduler.go:476-543", "func buildQueueingHintMap("),
         # leader election
-        _site("LeaderElector", "CG/tools/leaderelection/leaderelection.go:72-88"),
+        _site("LeaderElector", "CG/tools/leaderelection/leaderelection.go:188-222", "type LeaderElector struct {"),
     )
+}
+
+# Where kubesched does what each row's upstream site does (docs/upstream-map.md shows both).
+WHERE_IN_KUBESCHED: dict[str, str] = {
+    "Code": "`framework/status.py`",
+    "PreEnqueuePlugin": "`framework/interface.py`",
+    "QueueSortPlugin": "`framework/interface.py`",
+    "EnqueueExtensions": "`framework/interface.py`",
+    "PreFilterExtensions": "`framework/interface.py`",
+    "PreFilterPlugin": "`framework/interface.py`",
+    "FilterPlugin": "`framework/interface.py`",
+    "PostFilterPlugin": "`framework/interface.py`",
+    "PreScorePlugin": "`framework/interface.py`",
+    "ScoreExtensions": "`framework/interface.py`",
+    "ScorePlugin": "`framework/interface.py`",
+    "ReservePlugin": "`framework/interface.py`",
+    "PreBindPlugin": "`framework/interface.py`",
+    "PostBindPlugin": "`framework/interface.py`",
+    "PermitPlugin": "`framework/interface.py`",
+    "BindPlugin": "`framework/interface.py`",
+    "MaxScore": "`framework/interface.py`",
+    "getDefaultPlugins": "`config` defaults (`default_profile`)",
+    "getValidScoreWeights": "`build_frameworks` (`scheduler/profiles.py`)",
+    "RunFilterPlugins": "`Framework.run_filter`",
+    "RunPostFilterPlugins": "`Framework.run_post_filter`",
+    "RunScorePlugins": "`Framework.run_score`",
+    "RunPreBindPlugins": "`Framework.run_pre_bind`",
+    "RunPreBindPreFlights": "not run (docs/deviations.md)",
+    "RunBindPlugins": "`Framework.run_bind`",
+    "RunPostBindPlugins": "`Framework.run_post_bind`",
+    "RunReservePluginsReserve": "`Framework.run_reserve`",
+    "RunPermitPlugins": "`Framework.run_permit`",
+    "WaitOnPermit": "`Framework.wait_on_permit`",
+    "ScheduleOne": "`Scheduler.run` / `schedule_one`",
+    "scheduleOnePod": "`Scheduler.schedule_one`",
+    "go runBindingCycle": "`Scheduler.schedule_one` (`_spawn(binding_cycle)`)",
+    "runBindingCycle": "`Scheduler.binding_cycle`",
+    "schedulingCycle": "`Scheduler.scheduling_cycle`",
+    "prepareForBindingCycle": "`Scheduler.scheduling_cycle`",
+    "schedulingAlgorithm": "`Scheduler.find_host`",
+    "assumeAndReserve": "`Scheduler.scheduling_cycle`",
+    "unreserveAndForget": "`Scheduler._binding_failed`",
+    "bindingCycle": "`Scheduler.binding_cycle`",
+    "Done before PreBind": "`Scheduler.binding_cycle`",
+    "handleBindingCycleError": "`Scheduler.binding_cycle`",
+    "schedulePod": "`Algorithm.schedule_pod`",
+    "findNodesThatFitPod": "`Algorithm.find_nodes_that_fit`",
+    "findNodesThatPassFilters": "`Algorithm.find_nodes_that_pass_filters`",
+    "numFeasibleNodesToFind": "`fit_error.num_feasible_nodes_to_find`",
+    "prioritizeNodes": "`Algorithm.prioritize`",
+    "sortedNodeScores": "`Algorithm.schedule_pod`",
+    "assume": "`Scheduler.scheduling_cycle` → `Cache.assume_pod`",
+    "bind": "`Scheduler.binding_cycle` → `Framework.run_bind`",
+    "Scheduled event": "`Scheduler.binding_cycle`",
+    "handleSchedulingFailure": "`Failures.handle_failure`",
+    "FailedScheduling event": "`Failures._report_failure`",
+    "FitError.Error": "`FitError.message` (`scheduler/fit_error.py`)",
+    "fitsRequest": "`plugins/noderesources_fit.py`",
+    "PodTopologySpread.Filter": "`plugins/pod_topology_spread/`",
+    "TaintToleration.Filter": "`plugins/taint_toleration.py`",
+    "DefaultPreemption.PostFilter": "`plugins/default_preemption.py`",
+    "SelectVictimsOnNode": "`DefaultPreemption.select_victims_on_node`",
+    "Evaluator.Preempt": "`framework/preemption.py`",
+    "DryRunPreemption": "`framework/preemption.py`",
+    "pickOneNodeForPreemption": "`framework/preemption.py`",
+    "PreemptPod": "`framework/preemption.py`",
+    "runPreEnqueuePlugins": "`SchedulingQueue._pre_enqueue`",
+    "moveToActiveQ": "`SchedulingQueue._to_active`",
+    "Activate": "`SchedulingQueue.activate`",
+    "AddUnschedulableIfNotPresent": "`SchedulingQueue.add_unschedulable_if_not_present`",
+    "flushBackoffQCompleted": "`SchedulingQueue._flush_backoff`",
+    "flushUnschedulablePodsLeftover": "`SchedulingQueue._flush_unschedulable`",
+    "Done": "`SchedulingQueue.done`",
+    "Update": "`SchedulingQueue.update`",
+    "MoveAllToActiveOrBackoffQueue": "`SchedulingQueue.move_all_to_active_or_backoff`",
+    "isPodWorthRequeuing": "`queue/hints.py` (`decide`)",
+    "requeuePodWithQueueingStrategy": "`SchedulingQueue._requeue`",
+    "unschedulablePods": "`queue/pool.py`",
+    "backoff": "`SchedulingQueue.backoff_duration`",
+    "Pop": "`SchedulingQueue.pop`",
+    "buildQueueingHintMap": "`framework/runtime.py` (`_with_taint_updates`), `queue/hints.py`",
+    "LeaderElector": "`scheduler/leader.py`",
 }
 
 _BY_CITE = {s.cite: s.symbol for s in SITES.values()}
@@ -170,7 +296,7 @@ TRACE_KINDS: dict[str, tuple[str, ...]] = {
     "cycle.start": ("ScheduleOne", "scheduleOnePod"),
     "cycle.filtered": ("findNodesThatFitPod", "RunFilterPlugins"),
     "cycle.scored": ("prioritizeNodes", "RunScorePlugins"),
-    "cycle.selected": ("schedulingCycle", "selectHost"),
+    "cycle.selected": ("schedulingCycle", "sortedNodeScores"),
     "cycle.reserved": ("prepareForBindingCycle", "RunReservePluginsReserve"),
     "cycle.permitted": ("prepareForBindingCycle", "RunPermitPlugins"),
     "cycle.failed": ("handleSchedulingFailure", "FitError.Error"),

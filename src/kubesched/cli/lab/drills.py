@@ -74,7 +74,7 @@ def run_spread(*, seed: int = 1, taints_policy: str | None = None) -> LabResult:
         Step(
             0.0,
             f"{p.name}: {'on ' + p.node if p.node else 'pending: ' + p.message}",
-            upstream=(cite("PodTopologySpread.Filter") if not p.node else cite("selectHost"),),
+            upstream=(cite("PodTopologySpread.Filter") if not p.node else cite("sortedNodeScores"),),
             pod=f"default/{p.name}",
         )
         for p in result.pods

@@ -81,7 +81,11 @@ def run(*, seed: int = 1, mode: str = "Least") -> LabResult:
             upstream=(extension_point("score"),),
         ),
         *(
-            Step(0.0, f"{scheduler}: pods per node size {dict(sorted(sizes.items()))}", upstream=(cite("selectHost"),))
+            Step(
+                0.0,
+                f"{scheduler}: pods per node size {dict(sorted(sizes.items()))}",
+                upstream=(cite("sortedNodeScores"),),
+            )
             for scheduler, sizes in placed.items()
         ),
         *lab.told(names[OWNED][0], kinds=("cycle.scored", "cycle.selected", "bind.done")),

@@ -14,6 +14,7 @@ from kubesched.framework.handle import Services
 from kubesched.framework.interface import ExtensionPoint
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.profiles import build_frameworks
+from kubesched.trace import cite
 from kubesched.trace.narrate import Step
 
 ID, TITLE = "5.1.4", "The default plugin set, mapped onto the points it fills"
@@ -69,11 +70,11 @@ def run(*, seed: int = 1, profiles: list[dict[str, Any]] | None = None) -> LabRe
             0.0,
             f"{point}: {', '.join(names) or '—'}",
             site_of(build_frameworks),
-            ("S/apis/config/v1/default_plugins.go:30-100",),
+            (cite("getDefaultPlugins"),),
         )
         for point, names in points.items()
     ]
-    steps.append(Step(0.0, f"score weights: {weights}", "", ("S/framework/runtime/framework.go:593-596",)))
+    steps.append(Step(0.0, f"score weights: {weights}", "", (cite("getValidScoreWeights"),)))
     check = Check(
         claim="the default profile fills every extension point with v1.36.2's plugins, in its order, with its weights",
         evidence={"points": points, "weights": weights},

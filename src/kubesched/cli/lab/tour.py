@@ -25,7 +25,7 @@ TOUR = (
     ("cycle.start", "scheduleOnePod starts the scheduling cycle"),
     ("cycle.filtered", "findNodesThatFitPod: PreFilter, then Filter on the nodes to find"),
     ("cycle.scored", "prioritizeNodes: PreScore, Score, NormalizeScore, weights"),
-    ("cycle.selected", "selectHost: the best total, ties broken at random"),
+    ("cycle.selected", "sortedNodeScores: the best total popped, ties broken at random"),
     ("cache.assumed", "assume: the cache counts the pod on the node before any API call"),
     ("cycle.reserved", "Reserve"),
     ("cycle.permitted", "Permit"),
@@ -111,9 +111,9 @@ def _detail(attempt: dict[str, Any], *, since: float) -> list[Step]:
     out.append(
         Step(
             at,
-            f"selectHost picks {attempt.get('selectedNode')} of the best {attempt.get('topNodes')}",
+            f"sortedNodeScores gives {attempt.get('selectedNode')} of the best {attempt.get('topNodes')}",
             site=site_of(Algorithm.schedule_pod),
-            upstream=(cite("selectHost"),),
+            upstream=(cite("sortedNodeScores"),),
         )
     )
     return out
