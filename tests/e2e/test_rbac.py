@@ -11,6 +11,7 @@ from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.apiserver.rbac import RBAC
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
 from kubesched.cli.lab import unprivileged
+from kubesched.cli.main import main
 from kubesched.sim import KubeletConfig, NodeTemplate
 
 ADMIN_TOKEN = "rbac-admin-token"
@@ -97,3 +98,9 @@ def test_without_a_rule_the_scheduler_cannot_do_its_work(secured):
     assert broken.check is not None and not broken.check.passed
     assert broken.check.evidence["fits"] is None  # nothing could bind
     assert broken.check.evidence["outside"]["code"] == 403
+
+
+def test_every_lab_runs_and_holds_against_a_live_rbac_cluster_none_skipped(secured, capsys):
+    assert main(["lab", "check", "--all", "--require-all", "--kubeconfig", str(secured.kubeconfig)]) == 0
+    out = capsys.readouterr().out
+    assert "SKIP" not in out and out.splitlines()[-1] == "37 passed, 0 failed, 0 skipped"

@@ -34,6 +34,7 @@ from kubesched.cli.lab import (
     victim_deletion,
 )
 from kubesched.cli.lab.book import BOOK
+from kubesched.cli.lab.command import SKIPPED
 from kubesched.cli.main import main
 from kubesched.queue.machine import MACHINE
 from kubesched.trace.upstream import is_ours_only
@@ -187,15 +188,35 @@ def test_every_lab_reports_the_same_for_the_same_seed(lab_id):
     assert first == second
 
 
-def test_lab_check_all_passes_and_list_shows_every_lab(capsys):
-    assert main(["lab", "check", "--all"]) == 0
+def test_lab_check_all_passes_says_what_it_skipped_and_exits_apart(capsys):
+    assert main(["lab", "check", "--all"]) == SKIPPED  # every check held, but not every lab ran
     out = capsys.readouterr().out
     assert out.count("PASS") == len(CHECKED)
-    assert (
-        out.count("SKIP") == 3 and "SKIP 5.5.8 Both artifacts, two replicas each, one lease (needs --kubeconfig)" in out
+    assert out.count("SKIP") == 3
+    assert "SKIP 5.5.8 Both artifacts, two replicas each, one lease: lab 5.5.8 runs against a live cluster" in out
+    assert out.splitlines()[-1] == (
+        f"{len(CHECKED)} passed, 0 failed, 3 skipped (5.2.2, 5.5.6, 5.5.8: they run against a live cluster; "
+        "give --kubeconfig)"
     )
     assert main(["lab", "list", "--output", "json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 37
+
+
+def test_require_all_makes_a_skipped_lab_a_failure(capsys):
+    assert main(["lab", "check", "--all", "--require-all"]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith(f"{len(CHECKED)} passed, 0 failed, 3 skipped (5.2.2, 5.5.6, 5.5.8")
+    assert "--require-all counts them as failed" in last
+
+
+def test_a_failed_check_fails_lab_check_all_and_is_named(capsys, monkeypatch):
+    # the reading docs once gave: a rejection at PreBind waits in unschedulablePods
+    monkeypatch.setitem(points.UPSTREAM, ("PreBind", "Unschedulable"), ("unschedulablePods", True))
+    assert main(["lab", "check", "--all"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL 5.1.2 The extension points" in out
+    assert out.splitlines()[-1].startswith(f"{len(CHECKED) - 1} passed, 1 failed, 3 skipped")
+    assert out.splitlines()[-1].endswith("; failed: 5.1.2")
 
 
 @pytest.mark.parametrize(
@@ -219,6 +240,7 @@ def test_lab_check_all_passes_and_list_shows_every_lab(capsys):
         ),
         (["lab", "check"], "lab check: give a lab's id or --all"),
         (["lab", "check", "5.1.6", "--all"], "lab check: give a lab's id or --all, not both"),
+        (["lab", "check", "5.1.6", "--require-all"], "--require-all: only with --all"),
     ],
 )
 def test_a_lab_that_cannot_run_is_one_clear_line_and_exit_2(capsys, argv, message):

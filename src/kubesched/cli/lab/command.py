@@ -21,6 +21,7 @@ from kubesched.cluster import ApiError
 from kubesched.ui import Recording
 
 ANSWERED = "5.4.2"  # the lab that takes an answer file
+SKIPPED = 3  # `lab check --all`'s exit status when nothing failed but some labs could not run here
 ANSWER_HELP = f"lab {ANSWERED}: your queue state machine (YAML) to compare with the queue's"
 KUBECONFIG_HELP = "the live cluster of the labs that need one (kubesched cluster up writes a kubeconfig)"
 
@@ -45,6 +46,11 @@ def add_parser(sub: Any) -> None:
     check.add_argument("--seed", type=int, default=1, help="the store's and the scheduler's seed (default 1)")
     check.add_argument("--answer", metavar="FILE", help=ANSWER_HELP)
     check.add_argument("--kubeconfig", metavar="K", help=KUBECONFIG_HELP)
+    check.add_argument(
+        "--require-all",
+        action="store_true",
+        help="with --all: a lab that cannot run here (a live one without --kubeconfig) fails instead of being skipped",
+    )
 
 
 def lab_command(console: Console, args: argparse.Namespace) -> int:
@@ -80,19 +86,48 @@ def lab_command(console: Console, args: argparse.Namespace) -> int:
             console.print(f"The lab ran {len(clusters)} clusters; the UI replays the last one.")
         serve_ui(console, bind, recording=Recording(clusters[-1].records, name=f"lab {args.id}"))
         return code
-    failed = 0
+    if args.require_all and not args.all:
+        raise options.UsageError("--require-all: only with --all")
+    return _check(console, labs, args)
+
+
+def _check(console: Console, labs: list[Lab], args: argparse.Namespace) -> int:
+    """Each lab's check, a line each, then `N passed, M failed, K skipped (why)`. Exit status: 0
+    when every lab ran and passed, 1 when one failed (or, with --require-all, was skipped),
+    SKIPPED when none failed but some could not run here."""
+    passed, failed, skipped = [], [], []
     for lab in labs:
         if lab.live and not args.kubeconfig:
             if not args.all:
                 raise options.UsageError(_needs_cluster(lab))
-            console.print(f"[yellow]SKIP[/yellow] {lab.id} {escape(lab.title)} (needs --kubeconfig)", highlight=False)
+            skipped.append(lab)
+            verdict = "[red]FAIL[/red]" if args.require_all else "[yellow]SKIP[/yellow]"
+            console.print(
+                f"{verdict} {lab.id} {escape(lab.title)}: {escape(_needs_cluster(lab))}",
+                highlight=False,
+                soft_wrap=True,
+            )
             continue
         result = _perform(lab, seed=args.seed, answer=args.answer, kubeconfig=args.kubeconfig)
-        passed = result.check is not None and result.check.passed
-        failed += not passed
-        mark = "[green]PASS[/green]" if passed else "[red]FAIL[/red]"
+        held = result.check is not None and result.check.passed
+        (passed if held else failed).append(lab)
+        mark = "[green]PASS[/green]" if held else "[red]FAIL[/red]"
         console.print(f"{mark} {lab.id} {escape(lab.title)}", highlight=False)
-    return 1 if failed else 0
+    console.print(_summary(passed, failed, skipped, required=args.require_all), highlight=False, soft_wrap=True)
+    if failed or (skipped and args.require_all):
+        return 1
+    return SKIPPED if skipped else 0
+
+
+def _summary(passed: list[Lab], failed: list[Lab], skipped: list[Lab], *, required: bool) -> str:
+    text = f"{len(passed)} passed, {len(failed)} failed, {len(skipped)} skipped"
+    if skipped:
+        ids = ", ".join(lab.id for lab in skipped)
+        counted = "; --require-all counts them as failed" if required else ""
+        text += f" ({ids}: they run against a live cluster; give --kubeconfig{counted})"
+    if failed:
+        text += f"; failed: {', '.join(lab.id for lab in failed)}"
+    return text
 
 
 def _runnable(lab_id: str) -> Lab:
