@@ -95,7 +95,9 @@ def _check(console: Console, labs: list[Lab], args: argparse.Namespace) -> int:
     """Each lab's check, a line each, then `N passed, M failed, K skipped (why)`. Exit status: 0
     when every lab ran and passed, 1 when one failed (or, with --require-all, was skipped),
     SKIPPED when none failed but some could not run here."""
-    passed, failed, skipped = [], [], []
+    passed: list[Lab] = []
+    failed: list[Lab] = []
+    skipped: list[Lab] = []
     for lab in labs:
         if lab.live and not args.kubeconfig:
             if not args.all:
