@@ -37,6 +37,9 @@ ROOTS: dict[str, tuple[str, ...]] = {
     "KS/": ("staging/src/k8s.io/kube-scheduler/", "k8s.io/kube-scheduler/"),
     "CG/": ("staging/src/k8s.io/client-go/", "k8s.io/client-go/"),
 }
+# Directories whose file lists are kept too (their Go files, tests aside), for the labs that ask
+# which files upstream has.
+TREES = ("S/backend/queue/",)
 # An upstream citation as kubesched writes it anywhere: a prefixed path or a bare
 # file name, a colon, a line or a span.
 CITATION = re.compile(r"(?:\b(?:S|KS|CG)/)?[A-Za-z0-9_./-]*\.go:\d+(?:-\d+)?")
@@ -165,8 +168,37 @@ def record(sites: Iterable[UpstreamSite], root: Path) -> tuple[dict[str, Any], l
             problems.append(Problem(site.cite, site.symbol, f"{site.expect!r} is on no line of the span"))
             continue
         anchors[site.symbol] = {"cite": site.cite, "line": at, "text": lines[at - 1].strip()}
-    digests = {"tag": TAG, "modules": MODULES, "read_from": SOURCE, "files": files, "anchors": anchors}
+    trees: dict[str, list[str]] = {}
+    for tree in TREES:
+        where = _directory(root, tree)
+        if where is None:
+            continue
+        trees[tree] = sorted(p.name for p in where.glob("*.go") if not p.name.endswith("_test.go"))
+    digests = {
+        "tag": TAG,
+        "modules": MODULES,
+        "read_from": SOURCE,
+        "files": files,
+        "anchors": anchors,
+        "trees": trees,
+    }
     return digests, problems
+
+
+def _directory(root: Path, short: str) -> Path | None:
+    for prefix, places in ROOTS.items():
+        if short.startswith(prefix):
+            for place in places:
+                path = root / place / short[len(prefix) :]
+                if path.is_dir():
+                    return path
+    return None
+
+
+def upstream_files(tree: str, digests: Mapping[str, Any] | None = None) -> list[str]:
+    """The Go files (tests aside) of an upstream directory at v1.36.2, as the digests list them
+    (`S/backend/queue/` → `active_queue.go`, ...); KeyError for a directory they do not list."""
+    return list((digests if digests is not None else load_digests())["trees"][tree])
 
 
 def check_source(sites: Iterable[UpstreamSite], digests: Mapping[str, Any], root: Path) -> list[Problem]:
@@ -186,6 +218,11 @@ def check_source(sites: Iterable[UpstreamSite], digests: Mapping[str, Any], root
                 problems.append(
                     Problem(f"{short}:{lines}", "*", "these lines differ from those the digests were read from")
                 )
+    for tree, names in digests.get("trees", {}).items():
+        if tree not in fresh["trees"]:
+            problems.append(Problem(tree, "*", f"the directory is not in {root}"))
+        elif fresh["trees"][tree] != names:
+            problems.append(Problem(tree, "*", f"the tree holds {fresh['trees'][tree]}, the digests list {names}"))
     problems += check(rows, fresh)
     return problems
 

@@ -106,6 +106,9 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
         ("5.5.5", {"late": "Filter"}),  # the same refusal twice: the same cost
         ("5.3.3", {"slow": False}),  # no binding cycle still open: the package variable happens to be right
         ("5.4.1", {"layout": archaeology.as_articles_cite}),  # the layout articles cite: internal/queue/
+        ("5.4.1", {"layout": archaeology.renamed_file}),  # a queue file v1.36.2 does not have
+        ("5.6.5", {"retell": lambda moments: moments[::-1]}),  # the story told backwards: bound before pending
+        ("5.6.5", {"retell": lambda moments: moments[1:]}),  # the pod never seen entering unschedulablePods
         ("5.6.2", {"second": "LeastAllocated"}),  # the same distribution twice
         ("5.2.4", {"links": (0.0, 0.0)}),  # instant links: the from-scratch scheduler wins every race
         ("5.3.2", {"slow": False}),  # a is bound before b's cycle begins
@@ -186,6 +189,21 @@ def test_lab_run_json_is_the_same_for_the_same_seed(capsys):
 def test_every_lab_reports_the_same_for_the_same_seed(lab_id):
     first, second = (json.dumps(CHECKED[lab_id](seed=3).to_json(), sort_keys=True) for _ in range(2))
     assert first == second
+
+
+def test_the_archaeology_lab_reads_the_queue_files_from_upstreams_source():
+    held = archaeology.run(seed=1).check
+    assert held is not None and held.evidence["upstream files"] == [
+        "active_queue.go",
+        "backoff_queue.go",
+        "nominator.go",
+        "scheduling_queue.go",
+        "testing.go",
+        "unschedulable_pods.go",
+    ]
+    broken = archaeology.run(seed=1, layout=archaeology.renamed_file).check
+    assert broken is not None and not broken.passed
+    assert broken.evidence["not upstream's"] == ["S/backend/queue/unschedulable_entities.go:27-112"]
 
 
 def test_lab_check_all_passes_says_what_it_skipped_and_exits_apart(capsys):
