@@ -191,6 +191,12 @@ def test_every_lab_reports_the_same_for_the_same_seed(lab_id):
     assert first == second
 
 
+def test_the_late_failure_lab_fails_on_cost_alone_when_both_refusals_cost_the_same():
+    broken = late_failure.run(seed=1, late="Filter").check
+    assert broken is not None and not broken.passed
+    assert broken.evidence["factor"] == 1.0 and broken.evidence["holds"]["costs more"] is False
+
+
 def test_the_archaeology_lab_reads_the_queue_files_from_upstreams_source():
     held = archaeology.run(seed=1).check
     assert held is not None and held.evidence["upstream files"] == [

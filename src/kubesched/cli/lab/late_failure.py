@@ -24,7 +24,6 @@ from kubesched.workloads.runner import make_pod
 
 ID, TITLE = "5.5.5", "Failing after the decision costs more than failing before it"
 NODES = 10
-FACTOR = 1.0  # the late refusal must cost more than this many times the early one
 REASON = "refused by policy"
 
 
@@ -128,6 +127,12 @@ def run(*, seed: int = 1, late: str = "Reserve") -> LabResult:
             upstream=(extension_point("postFilter"),),
         )
     )
+    holds = {
+        "costs more": after.calls > early.calls,
+        "assumes and forgets": after.cache_writes == ["assume_pod", "forget_pod"],
+        "unreserves once": after.unreserved == 1,
+        "the early refusal writes nothing": not early.cache_writes,
+    }
     check = Check(
         claim="for a pod that cannot preempt, the refusal at Reserve costs more calls than the same refusal at "
         "Filter (the factor measured), and adds an assume, a forget and an Unreserve the Filter refusal never needs",
@@ -136,10 +141,8 @@ def run(*, seed: int = 1, late: str = "Reserve") -> LabResult:
             f"callsAt{after.at}": after.calls,
             "factor": factor,
             "cacheWrites": after.cache_writes,
+            "holds": holds,
         },
-        passed=factor >= FACTOR
-        and after.cache_writes == ["assume_pod", "forget_pod"]
-        and after.unreserved == 1
-        and not early.cache_writes,
+        passed=all(holds.values()),
     )
     return LabResult(ID, TITLE, steps, check)
