@@ -4,6 +4,7 @@ kube-scheduler logs at -v=10: the Filter verdict of every node, the score table,
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from typing import Any
 
@@ -71,10 +72,17 @@ def run_tour(*, seed: int = 1, nodes: int = 3) -> LabResult:
         Step(s.time, f"{s.text} — {what[s.kind]}", s.site, s.upstream, s.pod, s.kind) for s in first.values()
     ]
     seen = [s.kind for s in narrated]
+    times = Counter(s.kind for s in told)
+    repeated = {kind: n for kind, n in times.items() if n != 1}
     check = Check(
         claim="the pod passes every step of upstream's path, once each, in upstream's order",
-        evidence={"expected": [kind for kind, _ in TOUR], "seen": seen, "node": lab.pod(POD).spec.nodeName},
-        passed=seen == [kind for kind, _ in TOUR],
+        evidence={
+            "expected": [kind for kind, _ in TOUR],
+            "seen": seen,
+            "repeated": repeated,
+            "node": lab.pod(POD).spec.nodeName,
+        },
+        passed=seen == [kind for kind, _ in TOUR] and not repeated,
     )
     return LabResult(TOUR_ID, TOUR_TITLE, narrated, check)
 
