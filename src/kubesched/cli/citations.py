@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from kubesched.cli import options
-from kubesched.trace.digests import check, check_source, dumps, load_digests, record
+from kubesched.trace.digests import check, dumps, load_digests, reread
 from kubesched.trace.upstream import SITES, TAG
 
 
@@ -40,10 +40,10 @@ def citations_command(console: Console, args: argparse.Namespace) -> int:
         if not root.is_dir():
             options.print_error(console, f"--source: {root} is not a directory")
             return 2
-        problems = check_source(rows, digests, root)
+        fresh, problems = reread(rows, digests, root)
         against = f"the source in {root}"
         if args.write and not problems:
-            Path(args.write).write_text(dumps(record(rows, root)[0]))
+            Path(args.write).write_text(dumps(fresh))
     else:
         problems = check(rows, digests)
     if args.output == "json":

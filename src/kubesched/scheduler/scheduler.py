@@ -381,13 +381,13 @@ class Scheduler:
 
     def _fail_on_node(self, fwk: Framework, qpi: QueuedPodInfo, host: str, status: Status) -> None:
         """A Reserve, Permit or WaitOnPermit failure: a rejection reads as a FitError over the one
-        node chosen, its plugin the pod's rejector (upstream's assumeAndReserve, prepareForBindingCycle
-        and bindingCycle);
-        any other failure is an error. Either way the nomination is cleared."""
+        node chosen, its plugin the pod's rejector (upstream's assumeAndReserve,
+        prepareForBindingCycle and bindingCycle); any other failure is an error. Either way the
+        nomination is cleared."""
         if status.is_rejected():
             diagnosis = Diagnosis()
             diagnosis.record(host, status)
-            diagnosis.unschedulable_plugins.add(status.plugin)  # WaitOnPermit names its plugin whatever the code
+            diagnosis.unschedulable_plugins.add(status.plugin)  # a Pending rejection too, as upstream
             fit = FitError(qpi.key, 1, diagnosis)
             self.failures.handle_failure(
                 fwk, qpi, Status(status.code, fit.message()), diagnosis, nomination=CLEAR_NOMINATION

@@ -123,12 +123,13 @@ def check(sites: Iterable[UpstreamSite], digests: Mapping[str, Any]) -> list[Pro
     return problems
 
 
-def _file(root: Path, short: str) -> Path | None:
+def _locate(root: Path, short: str, *, directory: bool = False) -> Path | None:
+    """Where a file (or a directory) named with a facts-document prefix is under `root`."""
     for prefix, places in ROOTS.items():
         if short.startswith(prefix):
             for place in places:
                 path = root / place / short[len(prefix) :]
-                if path.is_file():
+                if path.is_dir() if directory else path.is_file():
                     return path
     return None
 
@@ -149,7 +150,7 @@ def record(sites: Iterable[UpstreamSite], root: Path) -> tuple[dict[str, Any], l
     anchors: dict[str, Any] = {}
     problems: list[Problem] = []
     for site in sites:
-        path = _file(root, site.file)
+        path = _locate(root, site.file)
         if path is None:
             problems.append(Problem(site.cite, site.symbol, f"{site.path} is not in {root}"))
             continue
@@ -170,7 +171,7 @@ def record(sites: Iterable[UpstreamSite], root: Path) -> tuple[dict[str, Any], l
         anchors[site.symbol] = {"cite": site.cite, "line": at, "text": lines[at - 1].strip()}
     trees: dict[str, list[str]] = {}
     for tree in TREES:
-        where = _directory(root, tree)
+        where = _locate(root, tree, directory=True)
         if where is None:
             continue
         trees[tree] = sorted(p.name for p in where.glob("*.go") if not p.name.endswith("_test.go"))
@@ -185,16 +186,6 @@ def record(sites: Iterable[UpstreamSite], root: Path) -> tuple[dict[str, Any], l
     return digests, problems
 
 
-def _directory(root: Path, short: str) -> Path | None:
-    for prefix, places in ROOTS.items():
-        if short.startswith(prefix):
-            for place in places:
-                path = root / place / short[len(prefix) :]
-                if path.is_dir():
-                    return path
-    return None
-
-
 def upstream_files(tree: str, digests: Mapping[str, Any] | None = None) -> list[str]:
     """The Go files (tests aside) of an upstream directory at v1.36.2, as the digests list them
     (`S/backend/queue/` → `active_queue.go`, ...); KeyError for a directory they do not list."""
@@ -203,6 +194,13 @@ def upstream_files(tree: str, digests: Mapping[str, Any] | None = None) -> list[
 
 def check_source(sites: Iterable[UpstreamSite], digests: Mapping[str, Any], root: Path) -> list[Problem]:
     """Every row the tree at `root` refutes, and every digest that is not of that tree."""
+    return reread(sites, digests, root)[1]
+
+
+def reread(
+    sites: Iterable[UpstreamSite], digests: Mapping[str, Any], root: Path
+) -> tuple[dict[str, Any], list[Problem]]:
+    """The digests read afresh from the tree at `root`, and what `check_source` finds wrong."""
     rows = list(sites)
     fresh, problems = record(rows, root)
     for short, entry in digests.get("files", {}).items():
@@ -224,7 +222,7 @@ def check_source(sites: Iterable[UpstreamSite], digests: Mapping[str, Any], root
         elif fresh["trees"][tree] != names:
             problems.append(Problem(tree, "*", f"the tree holds {fresh['trees'][tree]}, the digests list {names}"))
     problems += check(rows, fresh)
-    return problems
+    return fresh, problems
 
 
 def citations_in(text: str) -> list[str]:

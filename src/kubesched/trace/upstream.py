@@ -60,10 +60,15 @@ class UpstreamSite:
     @property
     def path(self) -> str:
         """The file's path in kubernetes/kubernetes."""
-        for short, long in PREFIXES.items():
-            if self.file.startswith(short):
-                return long + self.file[len(short) :]
-        return self.file
+        return full_path(self.file)
+
+
+def full_path(cited: str) -> str:
+    """A cited file (or citation) in kubernetes/kubernetes: `S/backend/...` → `pkg/scheduler/backend/...`."""
+    for short, long in PREFIXES.items():
+        if cited.startswith(short):
+            return long + cited[len(short) :]
+    return cited
 
 
 def _site(symbol: str, cite: str, expect: str) -> UpstreamSite:

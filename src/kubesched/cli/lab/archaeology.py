@@ -12,19 +12,11 @@ from kubesched.cli.lab import queue_moves
 from kubesched.cli.lab.result import Check, LabResult
 from kubesched.trace.digests import upstream_files
 from kubesched.trace.narrate import Step
-from kubesched.trace.upstream import PREFIXES, SITES, STALE, symbol_of
+from kubesched.trace.upstream import SITES, STALE, full_path, symbol_of
 
 ID, TITLE = "5.4.1", "The archaeology case: the path that no longer exists"
 CURRENT = "pkg/scheduler/backend/queue/"
 QUEUE_TREE = "S/backend/queue/"
-
-
-def full_path(citation: str) -> str:
-    """A citation's file in kubernetes/kubernetes (`S/backend/...` → `pkg/scheduler/backend/...`)."""
-    for short, long in PREFIXES.items():
-        if citation.startswith(short):
-            return long + citation[len(short) :]
-    return citation
 
 
 def as_articles_cite(citation: str) -> str:
