@@ -29,9 +29,8 @@ def _setup(harness, clock, **verdicts: Any):
     tracer = Tracer(clock.now, keep=True)
     points = ("reserve", "permit", "preBind", "bind")
     plugins: dict[str, Any] = {p: {"enabled": [{"name": "Late"}]} for p in points}
-    plugins["bind"]["disabled"] = [{"name": "*"}] if "bind" in verdicts else []
-    if "bind" not in verdicts:
-        plugins["bind"] = {"enabled": [{"name": "Late"}]}  # skips: DefaultBinder, after it, binds
+    if "bind" in verdicts:
+        plugins["bind"]["disabled"] = [{"name": "*"}]  # Late alone binds; otherwise it skips and DefaultBinder binds
     h = harness(config={"profiles": [{"plugins": plugins}]}, extra=extra, tracer=tracer)
     h.node("n1", cpu=4)
     h.start()
