@@ -4,6 +4,8 @@ it is and fails when its claim is made false."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -35,9 +37,12 @@ from kubesched.cli.lab import (
 )
 from kubesched.cli.lab.book import BOOK
 from kubesched.cli.lab.command import SKIPPED
+from kubesched.cli.lab.references import DOCUMENTS, UPSTREAM, references_markdown
 from kubesched.cli.main import main
 from kubesched.queue.machine import MACHINE
-from kubesched.trace.upstream import is_ours_only
+from kubesched.trace.upstream import SITES, is_ours_only
+
+ROOT = Path(__file__).resolve().parents[3]
 
 CHECKED = {
     "5.1.1": tour.run_tour,
@@ -150,6 +155,22 @@ def test_a_labs_check_holds_and_fails_once_its_claim_is_made_false(lab_id, falsi
     assert held.steps and all(s.upstream or is_ours_only(s.kind) for s in held.steps)  # steps cite upstream
     broken = run(seed=1, **falsified)
     assert broken.check is not None and not broken.check.passed
+
+
+@pytest.mark.parametrize("lab_id", sorted(CHECKED))
+def test_a_lab_cites_only_the_upstream_sites_the_book_gives_it(lab_id):
+    printed = {u for step in CHECKED[lab_id](seed=1).steps for u in step.upstream}
+    declared = {SITES[s].cite for s in UPSTREAM[lab_id]}
+    assert printed and printed <= declared, sorted(printed - declared)
+
+
+def test_the_lab_book_lists_each_labs_upstream_sites_and_design_documents():
+    assert set(UPSTREAM) == set(DOCUMENTS) == {lab.id for lab in BOOK}
+    text = (ROOT / "docs" / "labs.md").read_text()
+    sections = dict(re.findall(r"(?ms)^### (5\.\d\.\d) (.*?)(?=^##)", text + "\n##"))
+    assert set(sections) == {lab.id for lab in BOOK}
+    missing = [lab_id for lab_id, body in sections.items() if references_markdown(lab_id) not in body]
+    assert missing == [], references_markdown(missing[0])
 
 
 def test_the_capstone_lab_fails_when_the_measured_profile_is_the_default(tmp_path):

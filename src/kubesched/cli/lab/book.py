@@ -36,7 +36,10 @@ from kubesched.cli.lab import (
     unprivileged,
     victim_deletion,
 )
+from kubesched.cli.lab.references import DOCUMENTS, UPSTREAM
 from kubesched.cli.lab.result import LabResult
+from kubesched.trace.documents import document
+from kubesched.trace.upstream import cite
 
 MEMORY = "memory cluster, virtual time"
 LIVE = "a live cluster (cluster up)"
@@ -81,6 +84,8 @@ class Lab:
             "runnable": self.runnable,
             "command": self.command
             or (f"kubesched lab run {self.id}" + (" --kubeconfig K" if self.live else "") if self.runnable else ""),
+            "upstream": [cite(s) for s in UPSTREAM[self.id]],
+            "documents": [{"cite": document(k).cite, "url": document(k).url} for k in DOCUMENTS[self.id]],
         }
 
 
