@@ -103,9 +103,11 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
     ("lab_id", "falsified"),
     [
         ("5.1.1", {"nodes": 1}),  # one feasible node: nothing is scored
+        ("5.1.1", {"refuse_once": True}),  # the first binding fails: the pod goes round twice
         # the common misreading: a rejection at PreScore waits in unschedulablePods like one at Filter
         ("5.1.2", {"answers": {("PreScore", "Unschedulable"): ("unschedulablePods", False)}}),
         ("5.1.3", {"slow": False}),  # bindings end as they begin: none overlap
+        ("5.1.3", {"retell": cycles.as_two_workers_would_tell}),  # two cycles interleaved, as two workers would
         ("5.1.5", {"enabled": False}),  # the plugin loaded but not enabled: the Sunday node gets pods
         ("5.5.7", {"packer": "LeastAllocated"}),  # the second profile spreads too
         ("5.5.5", {"late": "Filter"}),  # the same refusal twice: the same cost
@@ -118,6 +120,9 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
         ("5.2.4", {"links": (0.0, 0.0)}),  # instant links: the from-scratch scheduler wins every race
         ("5.3.2", {"slow": False}),  # a is bound before b's cycle begins
         ("5.4.5", {"horizon": 200.0}),  # ended before the five-minute flush
+        ("5.4.5", {"deaf": ("NodeAffinity",)}),  # no hint for node-5's arrival: the nvme pods wait for the flush
+        ("5.4.5", {"deaf": ("NodeAffinity", "TaintToleration")}),  # the infra pods too
+        ("5.4.5", {"reword": lambda m: m.replace("had untolerated taint(s)", "were unavailable")}),  # a reason lost
         ("5.5.1", {"spare_node": True}),  # room on a fourth node: bound at once, nothing nominated
         ("5.5.2", {"pdb_blocks": False}),  # a candidate without violations exists and is chosen
         ("5.6.3", {"pdb_blocks": True}),  # the victim is node-2's cache pod
@@ -125,6 +130,7 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
         ("5.2.1", {"interval": 2.0}),  # the watch catches up between pods: nothing overcommitted
         ("5.2.3", {"module": "kubesched.scheduler.scheduler"}),  # the framework scheduler is no artifact 1
         ("5.3.1", {"strategy": "MostAllocated"}),  # the fullest node wins instead
+        ("5.3.1", {"weighted": False}),  # the misreading that weights do not count
         ("5.3.4", {"resource": "memory"}),  # the messages name memory
         ("5.4.3", {"free_at": 5.0}),  # freed after the backoff: straight to activeQ
         ("5.4.4", {"initial": 2}),  # gaps of 2, 4, 8... s, not 1, 2, 4

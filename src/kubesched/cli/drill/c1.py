@@ -21,6 +21,7 @@ from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
+from kubesched.framework.registry import Registry
 from kubesched.plugins import node_affinity, noderesources_fit, taint_toleration
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
@@ -163,12 +164,15 @@ class BacklogStory:
         }
 
 
-def run_c1(*, seed: int = 1, horizon: float = HORIZON, sinks: Sequence[Sink] = ()) -> BacklogStory:
+def run_c1(
+    *, seed: int = 1, horizon: float = HORIZON, sinks: Sequence[Sink] = (), registry: Registry | None = None
+) -> BacklogStory:
     """Five 4-CPU nodes: node-0 to node-3 plain, node-4 labelled and tainted dedicated=infra. The
     backlog: twenty `big` pods (8 CPUs), fifteen `infra` pods (selecting node-4, not tolerating its
     taint) and fifteen `nvme` pods (requiring a disk label no node has). At t+60 s the taint comes
     off node-4; at t+90 s node-5 joins with disktype=nvme; the big pods wait for the flush (the
-    story ends at `horizon` seconds). Every trace record also goes to `sinks`."""
+    story ends at `horizon` seconds). Every trace record also goes to `sinks`; `registry` gives the
+    plugins (the in-tree and installed ones by default)."""
     clock = VirtualClock()
     tracer = Tracer(clock.now, keep=True)
     for sink in sinks:
@@ -180,7 +184,7 @@ def run_c1(*, seed: int = 1, horizon: float = HORIZON, sinks: Sequence[Sink] = (
         store.create(NodeTemplate(capacity=capacity, zones=()).make(f"node-{i}", i))
     infra = NodeTemplate(capacity=capacity, zones=(), labels={"dedicated": "infra"}, taints=[TAINT])
     store.create(infra.make("node-4", 4))
-    registry = plugin_registry()
+    registry = registry if registry is not None else plugin_registry()
     scheduler = Scheduler(cluster, clock, default_config(registry), registry, tracer=tracer, seed=seed, identity="c1")
     pods = {g.name: [f"{g.name}-{i:02d}" for i in range(g.count)] for g in GROUPS}
     start = 0.0

@@ -8,12 +8,18 @@ the claim it makes.
 
 from __future__ import annotations
 
-from kubesched.cli.drill.c1 import run_c1
+from collections.abc import Callable
+from typing import Any
+
+from kubesched.cli.drill.c1 import plugins_from_message, run_c1
 from kubesched.cli.drill.c2 import run_c2
 from kubesched.cli.drill.c3 import run_c3
 from kubesched.cli.drill.c4 import CITATIONS as C4_CITATIONS
 from kubesched.cli.drill.c4 import LINKS, run_c4
 from kubesched.cli.lab.result import Check, LabResult
+from kubesched.framework.events import NODE
+from kubesched.framework.registry import Factory, Registry
+from kubesched.scheduler.discovery import plugin_registry
 from kubesched.trace import cite
 from kubesched.trace.narrate import Step
 
@@ -23,12 +29,46 @@ SPREAD_ID, SPREAD_TITLE = "5.6.4", "5.C3 — unschedulable for a reason that is 
 RACE_ID, RACE_TITLE = "5.2.4", "5.C4 — two schedulers, one pod"
 
 
-def run_backlog(*, seed: int = 1, horizon: float = 420.0) -> LabResult:
-    """5.C1 to its horizon. A horizon before the five-minute flush (say 200 s) leaves the big pods
-    without their second exit, which makes the claim false."""
-    story = run_c1(seed=seed, horizon=horizon)
+def deaf_to_nodes(plugins: tuple[str, ...]) -> Registry:
+    """The plugins, with those named registering no Node event (no QueueingHint of theirs is asked
+    when a node changes): broken plugins, for falsifying the labs about hints."""
+    base = plugin_registry()
+    deaf = Registry()
+    for name in base:
+        entry = base.get(name)
+        assert entry is not None
+        factory = _without_node_events(entry.factory) if name in plugins else entry.factory
+        deaf.register(name, factory, entry.args_type, source=entry.source)
+    return deaf
+
+
+def _without_node_events(factory: Factory) -> Factory:
+    def make(args: Any, handle: Any) -> Any:
+        plugin = factory(args, handle)
+        events = [e for e in plugin.events_to_register() if e.event.resource != NODE]
+        plugin.events_to_register = lambda: events
+        return plugin
+
+    return make
+
+
+def run_backlog(
+    *,
+    seed: int = 1,
+    horizon: float = 420.0,
+    deaf: tuple[str, ...] = (),
+    reword: Callable[[str], str] | None = None,
+) -> LabResult:
+    """5.C1 to its horizon. Each part of the claim can be made false: a horizon before the
+    five-minute flush (say 200 s) leaves the big pods without their second exit; plugins `deaf` to
+    node events leave their pods waiting for the flush instead of the change that helps them
+    (NodeAffinity: the nvme pods; with TaintToleration too, the infra pods — NodeAffinity registers
+    Node/Add, so any taint change queues its pods as well); a message reworded (`reword`, a wrong
+    answer) no longer names the plugins `explain` finds."""
+    story = run_c1(seed=seed, horizon=horizon, registry=deaf_to_nodes(deaf) if deaf else None)
     told = [s for followed in story.followed.values() for s in followed]
-    agree = all(d.from_message == d.from_explain for d in story.diagnoses)
+    said = reword or (lambda message: message)
+    agree = all(plugins_from_message(said(d.message)) == d.from_explain for d in story.diagnoses)
     exits = {(e.pod.split("/")[1].rsplit("-", 1)[0], e.event) for e in story.exits if e.then.startswith("bound")}
     flushed = [e.pod for e in story.exits if e.exit == "UnschedulableTimeout"]
     check = Check(

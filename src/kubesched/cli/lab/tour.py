@@ -5,11 +5,16 @@ kube-scheduler logs at -v=10: the Filter verdict of every node, the score table,
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
+from lightkube.resources import core_v1
+
+from kubesched.api.quantity import milli_value
 from kubesched.cli.lab.harness import NODE, LabCluster, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult, site_of
+from kubesched.plugin import CycleState, Handle, PodInfo, PreBindPlugin, Status
 from kubesched.scheduler.algorithm import Algorithm
 from kubesched.scheduler.explain import explain_pod
 from kubesched.trace.narrate import Step
@@ -38,15 +43,37 @@ TOUR = (
 TAINT = {"key": "dedicated", "value": "infra", "effect": "NoSchedule"}
 
 
-def _cluster(seed: int, nodes: int, strategy: str) -> LabCluster:
+class RefusesOnce(PreBindPlugin):
+    """A PreBind plugin that fails each pod's first binding with an error (an API call that timed
+    out once): the pod backs off and goes round the path again."""
+
+    name: ClassVar[str] = "RefusesOnce"
+
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.refused: set[str] = set()
+
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        if pod.uid in self.refused:
+            return None
+        self.refused.add(pod.uid)
+        return Status.error("the API call timed out, once")
+
+
+def _cluster(seed: int, nodes: int, strategy: str, *, refuse_once: bool = False) -> LabCluster:
     """`nodes` 4-CPU nodes, node-0 tainted (so Filter has something to say); node-1 half full, so
-    the scores differ; NodeResourcesFit scoring with `strategy`."""
+    the scores differ; NodeResourcesFit scoring with `strategy`; with `refuse_once`, a PreBind
+    plugin that fails each pod's first binding."""
     tainted = replace(NODE, taints=[TAINT])
     made = [(tainted if i == 0 else NODE).make(f"node-{i}", i) for i in range(nodes)]
     busy = [make_pod("busy", {"cpu": "2", "memory": "8Gi"}, nodeName="node-1")] if nodes > 1 else []
     fit_args = {"scoringStrategy": {"type": strategy, "resources": [{"name": "cpu", "weight": 1}]}}
-    profile = {"schedulerName": "default-scheduler", "pluginConfig": [{"name": "NodeResourcesFit", "args": fit_args}]}
-    return lab_cluster(seed=seed, nodes=made, pods=busy, profiles=[profile])
+    profile: dict[str, Any] = {
+        "schedulerName": "default-scheduler",
+        "pluginConfig": [{"name": "NodeResourcesFit", "args": fit_args}],
+    }
+    if refuse_once:
+        profile["plugins"] = {"preBind": {"enabled": [{"name": RefusesOnce.name}]}}
+    return lab_cluster(seed=seed, nodes=made, pods=busy, plugins=[RefusesOnce], profiles=[profile])
 
 
 def _schedule(lab: LabCluster) -> None:
@@ -58,10 +85,11 @@ def _schedule(lab: LabCluster) -> None:
     lab.run(body)
 
 
-def run_tour(*, seed: int = 1, nodes: int = 3) -> LabResult:
+def run_tour(*, seed: int = 1, nodes: int = 3, refuse_once: bool = False) -> LabResult:
     """One pod on `nodes` nodes. With one node only nothing is scored (upstream's schedulePod
-    returns the only feasible node at once): a way to make the tour's claim false."""
-    lab = _cluster(seed, max(nodes, 1), "LeastAllocated")
+    returns the only feasible node at once): a way to make the tour's claim false. With
+    `refuse_once` its first binding fails and it goes round again: every step twice, false too."""
+    lab = _cluster(seed, max(nodes, 1), "LeastAllocated", refuse_once=refuse_once)
     _schedule(lab)
     told = lab.told(POD, kinds={kind for kind, _ in TOUR})
     first: dict[str, Step] = {}
@@ -127,10 +155,26 @@ def _detail(attempt: dict[str, Any], *, since: float) -> list[Step]:
     return out
 
 
-def run_detail(*, seed: int = 1, strategy: str = "LeastAllocated") -> LabResult:
+def _free_cpu(lab: LabCluster, nodes: Collection[str]) -> dict[str, int]:
+    """Each node's allocatable CPU less the requests of the other pods bound to it, in millicores."""
+    free = {
+        n.metadata.name: milli_value(n.status.allocatable["cpu"])
+        for n in lab.store.list(core_v1.Node).items
+        if n.metadata.name in nodes
+    }
+    for pod in lab.store.list(core_v1.Pod).items:
+        if pod.spec.nodeName in free and pod.metadata.name != POD:
+            for c in pod.spec.containers:
+                free[pod.spec.nodeName] -= milli_value(((c.resources and c.resources.requests) or {}).get("cpu", 0))
+    return free
+
+
+def run_detail(*, seed: int = 1, strategy: str = "LeastAllocated", weighted: bool = True) -> LabResult:
     """The same pod, one attempt in full. The claim is about the numbers: with LeastAllocated the
     emptiest feasible node wins, and each total is the sum of normalized score times weight. With
-    `strategy` MostAllocated the fullest node wins instead, which makes the claim false."""
+    `strategy` MostAllocated the fullest node wins instead, which makes the claim false; so does
+    the common misreading that weights do not count (`weighted` False: totals as plain sums of
+    normalized scores)."""
     lab = _cluster(seed, 3, strategy)
     _schedule(lab)
     document = explain_pod(lab.scheduler, f"default/{POD}")
@@ -140,14 +184,17 @@ def run_detail(*, seed: int = 1, strategy: str = "LeastAllocated") -> LabResult:
     rest = [s for s in told if s not in cycle and s.kind != "queue.move" and s.kind != "queue.pop"]
     narrated = cycle + _detail(attempt, since=lab.start) + rest
     rows = attempt.get("scores", [])
-    sums = {r["node"]: sum(p["weighted"] for p in r["plugins"].values()) for r in rows}
+    sums = {
+        r["node"]: sum(p["normalized"] * (p["weight"] if weighted else 1) for p in r["plugins"].values()) for r in rows
+    }
     totals = {r["node"]: r["total"] for r in rows}
     host = attempt.get("selectedNode")
-    emptiest = "node-2"  # node-0 is tainted, node-1 half full
+    free = _free_cpu(lab, totals)
+    emptiest = max(sorted(free), key=free.__getitem__) if free else None
     check = Check(
         claim="each node's total is Σ normalized score times weight, the host holds the best total, and with "
         "LeastAllocated the emptiest feasible node is the host",
-        evidence={"totals": totals, "sums": sums, "host": host, "emptiest": emptiest},
+        evidence={"totals": totals, "sums": sums, "host": host, "freeCpu": free, "emptiest": emptiest},
         passed=bool(rows) and sums == totals and totals.get(host) == max(totals.values()) and host == emptiest,
     )
     return LabResult(DETAIL_ID, DETAIL_TITLE, narrated, check)
