@@ -1,10 +1,14 @@
 """5.5.6 — stage 2, shape one: a Deployment nobody privileged. Against a live cluster whose API
-server decides by RBAC (`kubesched cluster up --authorization rbac`): deploy/'s namespace,
-ServiceAccount, roles and bindings applied as the admin; a token for the ServiceAccount from the
-TokenRequest API (what `kubectl create token kubesched -n kubesched` asks); then `kubesched run`
-with deploy/'s configuration and only that token. It must schedule everything a scheduler does —
-bind, report a pod that fits nowhere, preempt — with exactly that RBAC, and a request outside it
-must be refused with kube-apiserver's 403."""
+server decides by RBAC (`kubesched cluster up --authorization rbac`): all of deploy/ applied as
+the admin — namespace, ServiceAccount, roles and bindings, the ConfigMap, the Deployment and its
+PodDisruptionBudget. The cluster's controllers make the Deployment's two pods; the fake kubelets
+run no containers, so the lab starts what each pod's container declares: its command and args
+(`$(POD_IP)` expanded to the loopback address), the configuration read from the ConfigMap its
+volume mounts, and a token for the pod's ServiceAccount from the TokenRequest API (what the
+kubelet projects into a pod) — and nothing else. The two replicas elect a leader on the Lease
+deploy/'s configuration names; the leader must schedule everything a scheduler does — bind,
+report a pod that fits nowhere, preempt — with exactly that RBAC, and a request outside it must be
+refused with kube-apiserver's 403."""
 
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from typing import Any
 
 import yaml
 from lightkube import codecs
-from lightkube.resources import coordination_v1, core_v1, scheduling_v1
+from lightkube.resources import apps_v1, coordination_v1, core_v1, scheduling_v1
 
 import kubesched
 from kubesched.api.quantity import milli_value
@@ -74,8 +78,8 @@ async def _apply(admin: KubeCluster, docs: list[dict[str, Any]]) -> None:
             await admin.create(obj)
 
 
-async def _token(admin: KubeCluster) -> str:
-    path = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{ACCOUNT}/token"
+async def _token(admin: KubeCluster, account: str = ACCOUNT) -> str:
+    path = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{account}/token"
     body = json.dumps({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}).encode()
     _, answer = await admin.transport.request("POST", path, body=body)
     return str(json.loads(answer)["status"]["token"])
@@ -137,6 +141,49 @@ async def _scenario(admin: KubeCluster, *, wait: float) -> dict[str, Any]:
     return {"fits": fits, "urgent": urgent, "nowhere": nowhere, "node": node.metadata.name}
 
 
+async def _replicas(admin: KubeCluster, deployment: dict[str, Any], *, wait: float) -> list[Any]:
+    """The pods the controllers made for `deployment`, once there are as many as it asks for."""
+    selector = ",".join(f"{k}={v}" for k, v in deployment["spec"]["selector"]["matchLabels"].items())
+    wanted = int(deployment["spec"].get("replicas", 1))
+
+    async def made() -> list[Any]:
+        pods = (await admin.list(core_v1.Pod, namespace=NAMESPACE, label_selector=selector)).items
+        return pods if len(pods) >= wanted else []
+
+    pods = await _eventually(made, wait)
+    if not pods:
+        raise options.UsageError(f"lab {ID}: the Deployment's pods were not made within {wait:g} s (controllers off?)")
+    return sorted(pods, key=lambda p: p.metadata.name)[:wanted]
+
+
+def _expand(arg: str, env: dict[str, str]) -> str:
+    """`$(NAME)` references in a container argument, expanded as the kubelet does."""
+    for name, value in env.items():
+        arg = arg.replace(f"$({name})", value)
+    return arg
+
+
+def container_command(pod: Any, config_dir: Path, kubeconfig: Path) -> list[str]:
+    """What the pod's first container runs, run here: its command and args, the config volume at
+    `config_dir`, the pod's address the loopback one, each replica's endpoints on a port of its own,
+    and the API server reached through `kubeconfig` (what in-cluster configuration gives a pod)."""
+    container = pod.spec.containers[0]
+    env = {e.name: "127.0.0.1" for e in container.env or () if e.valueFrom and e.valueFrom.fieldRef}
+    mounts = {m.mountPath: config_dir for m in container.volumeMounts or () if m.name == "config"}
+    args = [_expand(a, env) for a in [*(container.command or ())[1:], *(container.args or ())]]
+    for mount, local in mounts.items():
+        args = [a.replace(mount, str(local)) for a in args]
+    args = ["127.0.0.1:0" if a.startswith("127.0.0.1:") else a for a in args]  # two replicas, one host
+    return [sys.executable, "-m", "kubesched", *args, "--kubeconfig", str(kubeconfig)]
+
+
+async def _lease_holder(admin: KubeCluster) -> str:
+    with contextlib.suppress(ApiError):
+        lease = await admin.get(coordination_v1.Lease, SCHEDULER, namespace=NAMESPACE)
+        return str(lease.spec.holderIdentity or "") if lease.spec else ""
+    return ""
+
+
 def _priority_class() -> dict[str, Any]:
     return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": HIGH}, "value": 1000}
 
@@ -155,41 +202,60 @@ async def _clean(admin: KubeCluster) -> None:
         with contextlib.suppress(ApiError):
             await admin.delete(core_v1.Pod, name, namespace="default", grace_period_seconds=0)
     with contextlib.suppress(ApiError):
+        await admin.delete(apps_v1.Deployment, "kubesched", namespace=NAMESPACE)
+    for made in (await admin.list(apps_v1.ReplicaSet, namespace=NAMESPACE)).items:
+        with contextlib.suppress(ApiError):
+            await admin.delete(apps_v1.ReplicaSet, made.metadata.name, namespace=NAMESPACE)
+    for pod in (await admin.list(core_v1.Pod, namespace=NAMESPACE)).items:
+        with contextlib.suppress(ApiError):
+            await admin.delete(core_v1.Pod, pod.metadata.name, namespace=NAMESPACE, grace_period_seconds=0)
+    with contextlib.suppress(ApiError):
         await admin.delete(coordination_v1.Lease, SCHEDULER, namespace=NAMESPACE)
     with contextlib.suppress(ApiError):
         await admin.delete(scheduling_v1.PriorityClass, HIGH)
 
 
 def run(*, seed: int = 1, kubeconfig: str, drop: str = "", wait: float = WAIT) -> LabResult:
-    """deploy/ against the RBAC cluster of `kubeconfig` (its admin's), and kubesched run as the
-    ServiceAccount, given `wait` seconds to do each thing. With `drop` naming a resource
-    (`pods/binding`), the ClusterRole loses the rules that grant it, which makes the claim false.
-    `seed` is unused."""
+    """deploy/ against the RBAC cluster of `kubeconfig` (its admin's), and the Deployment's
+    replicas run as their pods declare, given `wait` seconds to do each thing. With `drop` naming a
+    resource (`pods/binding`), the ClusterRole loses the rules that grant it, which makes the
+    claim false. `seed` is unused."""
     deploy = deploy_dir()
-    docs = [*_documents(deploy / "00-namespace.yaml"), *_documents(deploy / "10-rbac.yaml")]
-    config = next(d for d in _documents(deploy / "20-config.yaml") if d["kind"] == "ConfigMap")["data"]["config.yaml"]
+    rbac = [*_documents(deploy / "00-namespace.yaml"), *_documents(deploy / "10-rbac.yaml")]
+    workload = [*_documents(deploy / "20-config.yaml"), *_documents(deploy / "30-deployment.yaml")]
+    workload += _documents(deploy / "40-poddisruptionbudget.yaml")
+    deployment = next(d for d in workload if d["kind"] == "Deployment")
     with tempfile.TemporaryDirectory() as directory:
-        config_path = Path(directory) / "config.yaml"
-        config_path.write_text(config)
+        here = Path(directory)
 
-        async def prepare() -> str:
+        async def prepare() -> list[list[str]]:
             admin = connect(kubeconfig)
             try:
-                await _apply(admin, _without(docs, drop) if drop else docs)
-                return await _token(admin)
+                await _apply(admin, [*(_without(rbac, drop) if drop else rbac), *workload])
+                commands = []
+                for i, pod in enumerate(await _replicas(admin, deployment, wait=wait)):
+                    volume = next(v for v in pod.spec.volumes if v.name == "config")
+                    config = await admin.get(core_v1.ConfigMap, volume.configMap.name, namespace=NAMESPACE)
+                    mounted = here / f"replica-{i}"
+                    mounted.mkdir()
+                    for key, value in (config.data or {}).items():
+                        (mounted / key).write_text(value)
+                    token = await _token(admin, pod.spec.serviceAccountName)
+                    as_account = _kubeconfig_as(kubeconfig, token, here / f"replica-{i}.kubeconfig")
+                    commands.append(container_command(pod, mounted, as_account))
+                return commands
             finally:
                 await admin.close()
 
-        token = asyncio.run(prepare())
-        as_account = _kubeconfig_as(kubeconfig, token, Path(directory) / "kubesched.kubeconfig")
-        command = [sys.executable, "-m", "kubesched", "run", "--config", str(config_path)]
-        command += ["--kubeconfig", str(as_account), "--metrics-bind", "127.0.0.1:0"]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        commands = asyncio.run(prepare())
+        as_account = here / "replica-0.kubeconfig"
+        processes = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for c in commands]
 
         async def perform() -> dict[str, Any]:
             admin, account = connect(kubeconfig), connect(str(as_account))
             try:
                 seen = await _scenario(admin, wait=wait)
+                seen["holder"] = await _lease_holder(admin)
                 seen["denied"] = await _denied(account)
                 return seen
             finally:
@@ -200,21 +266,27 @@ def run(*, seed: int = 1, kubeconfig: str, drop: str = "", wait: float = WAIT) -
         try:
             seen = asyncio.run(perform())
         finally:
-            process.terminate()
-            try:
-                output, _ = process.communicate(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                output, _ = process.communicate()
+            outputs = []
+            for process in processes:
+                process.terminate()
+                try:
+                    outputs.append(process.communicate(timeout=20)[0])
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    outputs.append(process.communicate()[0])
         if drop:  # put deploy/'s RBAC back as it is
-            asyncio.run(_restore(kubeconfig, docs))
+            asyncio.run(_restore(kubeconfig, rbac))
+    output = "\n".join(outputs)
     forbidden = [line for line in output.splitlines() if "forbidden" in line.lower()]
     code, message = seen["denied"]
     user = f"system:serviceaccount:{NAMESPACE}:{ACCOUNT}"
     steps = [
         Step(
-            0.0, f"deploy/ applied as the admin{f', without the rules for {drop}' if drop else ''}; a token for {user}"
+            0.0,
+            f"deploy/ applied as the admin{f', without the rules for {drop}' if drop else ''}: the Deployment's "
+            f"{len(commands)} pods run as {user}, each with a token of its own",
         ),
+        Step(0.0, f"the Lease {NAMESPACE}/{SCHEDULER} is held by {seen['holder'] or 'nobody'}"),
         Step(0.0, f"kubesched run as {user}: lab-fits on {seen['fits']}", upstream=(cite("bind"),)),
         Step(
             0.0,
@@ -225,16 +297,21 @@ def run(*, seed: int = 1, kubeconfig: str, drop: str = "", wait: float = WAIT) -
         Step(0.0, f"as {user}, list secrets in {NAMESPACE}: {code} {message}"),
     ]
     check = Check(
-        claim="with exactly deploy/'s RBAC the scheduler binds, reports and preempts, no request of its is refused, "
-        "and a request outside that RBAC is refused with 403",
+        claim="deploy/'s Deployment runs its replicas as its ServiceAccount; with exactly deploy/'s RBAC one of them "
+        "holds the Lease and binds, reports and preempts, no request of theirs is refused, and a request outside "
+        "that RBAC is refused with 403",
         evidence={
+            "replicas": len(commands),
+            "leaseHolder": seen["holder"],
             "fits": seen["fits"],
             "urgent": seen["urgent"],
             "nowhereReported": bool(seen["nowhere"]),
             "schedulerRefused": forbidden[:3],
             "outside": {"code": code, "message": message},
         },
-        passed=bool(seen["fits"])
+        passed=len(commands) == int(deployment["spec"]["replicas"])
+        and bool(seen["holder"])
+        and bool(seen["fits"])
         and seen["urgent"] == seen["node"]
         and bool(seen["nowhere"])
         and not forbidden
