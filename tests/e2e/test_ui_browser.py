@@ -110,10 +110,16 @@ def read(browser: webdriver.Chrome, script: str) -> Any:
     return browser.execute_script(script)
 
 
-def drawn_cleanly(browser: webdriver.Chrome) -> bool:
-    """The page shows no value the drawing code failed to turn into text."""
+def slips(browser: webdriver.Chrome) -> list[str]:
+    """Each value the drawing code failed to turn into text, with the text around it (none when
+    the page is drawn cleanly)."""
     text = read(browser, "return document.querySelector('main').textContent")
-    return not any(slip in text for slip in ("null", "undefined", "[object ", "NaN"))
+    return [
+        text[max(0, at - 60) : at + 60]
+        for slip in ("null", "undefined", "[object ", "NaN")
+        for at in range(len(text))
+        if text.startswith(slip, at)
+    ]
 
 
 def wait_until(browser: webdriver.Chrome, script: str) -> Any:
@@ -146,7 +152,7 @@ def test_the_cluster_page_shows_the_nodes_and_a_new_pod_moves_to_its_node_withou
     assert read(browser, "return window.notReloaded") is True
     cpu = read(browser, f"return document.querySelector(\"section[data-node='{node}'] .gauge output\").textContent")
     assert cpu.startswith("500m / ")
-    assert drawn_cleanly(browser)
+    assert slips(browser) == []
     browser.save_screenshot(str(shots / "cluster.png"))
     browser.get(f"{ui_cluster.scheduler_url}/ui/#/pods")  # the same pods as a table, with their nodes
     row = wait_until(
@@ -172,7 +178,7 @@ def test_a_pod_page_shows_the_numbers_kubesched_explain_prints(ui_cluster, brows
     explained = json.loads(capsys.readouterr().out)["attempts"][-1]
     assert shown["chosen"] == explained["selectedNode"]
     assert shown["totals"] == {s["node"]: s["total"] for s in explained["scores"]}
-    assert drawn_cleanly(browser)
+    assert slips(browser) == []
     browser.save_screenshot(str(shots / "pod.png"))
 
 
@@ -185,11 +191,11 @@ def test_the_queue_page_shows_an_unschedulable_pod_with_what_wakes_it(ui_cluster
         "return row && row.textContent.includes('unschedulablePods') && row.textContent",
     )
     assert "NodeResourcesFit" in row and "Node(Add|UpdateNodeAllocatable)" in row
-    assert drawn_cleanly(browser)
+    assert slips(browser) == []
     browser.save_screenshot(str(shots / "queue.png"))
     browser.get(f"{ui_cluster.scheduler_url}/ui/#/scheduler")
     wait_until(browser, "return document.querySelector(\"table[aria-label='profile default-scheduler']\") !== null")
-    assert drawn_cleanly(browser)
+    assert slips(browser) == []
     browser.save_screenshot(str(shots / "scheduler.png"))
     for name in ("queue", "scheduler"):
         assert (shots / f"{name}.png").stat().st_size > 10_000

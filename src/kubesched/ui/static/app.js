@@ -446,7 +446,8 @@ function timelineTable(rows, tracing) {
       .map((t) => h("th", {}, t)))),
     h("tbody", {}, rows.map((r) => h("tr", {},
       h("td", {}, r.time), h("td", {}, r.kind), h("td", {}, r.node || ""),
-      h("td", {}, Object.entries(r.details).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ")),
+      h("td", {}, Object.entries(r.details).filter(([, v]) => v !== null && v !== undefined)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ")),
       h("td", { class: "site" }, r.site), h("td", { class: "site" }, r.upstream.join(" "))))));
 }
 
@@ -469,7 +470,8 @@ async function showPod(key) {
     document_ = await getJSON(`/ui/api/pods/${key}`);
   } catch (error) {
     if (error instanceof Stale) return;
-    put(page, h("h1", {}, key), h("p", { class: "error", role: "alert" }, error.message));
+    // the last action's outcome stays in view: deleting the pod ends here once it is gone
+    put(page, h("h1", {}, key), saidLine(), h("p", { class: "error", role: "alert" }, error.message));
     listen((changes) => { if (mine(changes)) showPod(key); });  // it may be about to appear
     follow(live.version);
     return;
