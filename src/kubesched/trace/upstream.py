@@ -111,6 +111,8 @@ SITES: dict[str, UpstreamSite] = {
         _site(
             "getDefaultPlugins", "S/apis/config/v1/default_plugins.go:30-58", "func getDefaultPlugins() *v1.Plugins {"
         ),
+        _site("applyFeatureGates", "S/apis/config/v1/default_plugins.go:60-73", "func applyFeatureGates("),
+        _site("applyDynamicResources", "S/apis/config/v1/default_plugins.go:75-91", "func applyDynamicResources("),
         _site("getValidScoreWeights", f"{_RUNTIME}:577-612", "func getValidScoreWeights("),
         # the framework running each point's plugins
         _site("RunFilterPlugins", f"{_RUNTIME}:1093-1126", f"{_FWK}RunFilterPlugins("),
@@ -213,6 +215,8 @@ WHERE_IN_KUBESCHED: dict[str, str] = {
     "BindPlugin": "`framework/interface.py`",
     "MaxScore": "`framework/interface.py`",
     "getDefaultPlugins": "`config` defaults (`default_profile`)",
+    "applyFeatureGates": "`config` defaults (`default_profile`)",
+    "applyDynamicResources": "`config` defaults (`default_profile`)",
     "getValidScoreWeights": "`build_frameworks` (`scheduler/profiles.py`)",
     "RunFilterPlugins": "`Framework.run_filter`",
     "RunPostFilterPlugins": "`Framework.run_post_filter`",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,14 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
         (  # a profile without ImageLocality's score
             "5.1.4",
             {"profiles": [{"schedulerName": "x", "plugins": {"score": {"disabled": [{"name": "ImageLocality"}]}}}]},
+        ),
+        (  # a restatement of the defaults with a wrong weight: its line is in no function of the source
+            "5.1.4",
+            {
+                "restated": tuple(
+                    replace(d, weight=1) if d.name == "TaintToleration" else d for d in plugin_set.UPSTREAM
+                )
+            },
         ),
         ("5.1.6", {"node_cpu": "16"}),  # the big pod fits: one refusal fewer
         ("5.2.5", {"interval": 2.0}),  # one pod every 2 s: the watch catches up between them

@@ -61,7 +61,7 @@ UPSTREAM: dict[str, tuple[str, ...]] = {
         "bind",
         "Scheduled event",
     ),
-    "5.1.4": ("MaxScore", "getDefaultPlugins", "getValidScoreWeights"),
+    "5.1.4": ("MaxScore", "getDefaultPlugins", "applyFeatureGates", "applyDynamicResources", "getValidScoreWeights"),
     "5.1.5": ("FilterPlugin", "RunFilterPlugins", "schedulingCycle", "findNodesThatFitPod", "sortedNodeScores"),
     "5.1.6": ("handleSchedulingFailure", "FitError.Error"),
     "5.2.1": ("assume",),
