@@ -1,7 +1,7 @@
 """A Kubernetes scheduler from scratch: watch, pick a node, POST a Binding. Nothing else.
 
-It keeps its own picture of each node's free CPU, memory and pod slots, built only from watch
-events: a pod counts against a node once the API server has told us it is bound there. It does
+It keeps its own picture of each node's free CPU, memory and pod slots, from a list and the watch
+after it: a pod counts against a node once the API server has told us it is bound there. It does
 NOT assume: after binding a pod it does not subtract the pod from the node's free resources
 itself, and it has no cache of in-flight decisions. Until the watch event for a binding
 arrives, the node looks as empty as before, so a burst of pods all lands on the same "emptiest"
@@ -12,6 +12,7 @@ assuming the pod into its cache before the bind is even sent (see docs/minimal.m
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,43 +75,55 @@ class MinimalScheduler:
         self._events = EventRecorder(cluster, clock, component=name)
 
     async def run(self) -> None:
-        """Watch nodes and pods until cancelled."""
-        await asyncio.gather(self._watch_nodes(), self._watch_pods())
+        """List, then watch nodes and pods from the lists' versions until cancelled."""
+        nodes, pods = await self.sync()
+        await asyncio.gather(
+            self._watch(core_v1.Node, nodes, self._on_node), self._watch(core_v1.Pod, pods, self._on_pod)
+        )
 
-    async def _watch_nodes(self) -> None:
-        async for event in self.cluster.watch(core_v1.Node):
-            if event.type not in (ADDED, MODIFIED, DELETED):
-                continue  # a bookmark (or anything else that is no node of its own)
-            name = event.object.metadata.name
-            if event.type == DELETED:
-                self.nodes.pop(name, None)
-                continue
-            try:
-                view = _node_view(event.object)
-            except FieldError:
-                continue
-            old = self.nodes.get(name)
-            if old is not None:
-                view.used_cpu, view.used_memory, view.placed = old.used_cpu, old.used_memory, old.placed
-            self.nodes[name] = view
-            await self._retry_pending()
+    async def sync(self) -> tuple[str, str]:
+        """Read every node, then every pod (binding ours that wait), as informers list before they
+        watch: no pod is placed before the nodes are known. The two lists' resourceVersions."""
+        nodes = await self.cluster.list(core_v1.Node)
+        for node in nodes.items:
+            await self._on_node(ADDED, node)
+        pods = await self.cluster.list(core_v1.Pod)
+        for pod in pods.items:
+            await self._on_pod(ADDED, pod)
+        return nodes.resource_version, pods.resource_version
 
-    async def _watch_pods(self) -> None:
-        async for event in self.cluster.watch(core_v1.Pod):
-            if event.type not in (ADDED, MODIFIED, DELETED):
-                continue  # a bookmark carries no pod
-            pod = event.object
-            uid = pod.metadata.uid
-            finished = pod.status is not None and pod.status.phase in ("Succeeded", "Failed")
-            if event.type == DELETED or finished:
-                self.pending.pop(uid, None)
-                if self._forget(uid):
-                    await self._retry_pending()
-            elif pod.spec.nodeName:
-                self.pending.pop(uid, None)
-                self._count(pod)
-            elif pod.spec.schedulerName == self.name and pod.metadata.deletionTimestamp is None:
-                await self.schedule(pod)
+    async def _watch(self, kind: type[Any], version: str, handle: Callable[[str, Any], Awaitable[None]]) -> None:
+        async for event in self.cluster.watch(kind, resource_version=version):
+            if event.type in (ADDED, MODIFIED, DELETED):  # a bookmark carries no object of its own
+                await handle(event.type, event.object)
+
+    async def _on_node(self, kind: str, node: Any) -> None:
+        name = node.metadata.name
+        if kind == DELETED:
+            self.nodes.pop(name, None)
+            return
+        try:
+            view = _node_view(node)
+        except FieldError:
+            return
+        old = self.nodes.get(name)
+        if old is not None:
+            view.used_cpu, view.used_memory, view.placed = old.used_cpu, old.used_memory, old.placed
+        self.nodes[name] = view
+        await self._retry_pending()
+
+    async def _on_pod(self, kind: str, pod: Any) -> None:
+        uid = pod.metadata.uid
+        finished = pod.status is not None and pod.status.phase in ("Succeeded", "Failed")
+        if kind == DELETED or finished:
+            self.pending.pop(uid, None)
+            if self._forget(uid):
+                await self._retry_pending()
+        elif pod.spec.nodeName:
+            self.pending.pop(uid, None)
+            self._count(pod)
+        elif pod.spec.schedulerName == self.name and pod.metadata.deletionTimestamp is None:
+            await self.schedule(pod)
 
     def _count(self, pod: Any) -> None:
         """A bound pod, as the watch reports it, uses room on its node from now on."""
