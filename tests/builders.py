@@ -18,6 +18,7 @@ from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
 from kubesched.cache import Snapshot
+from kubesched.cluster.protocol import BOOKMARK, Bookmark, WatchEvent
 from kubesched.plugin import (
     ActionType,
     BindPlugin,
@@ -519,3 +520,23 @@ def compare_report(tmp_path: Path, capsys: Any) -> Path:
     report = tmp_path / "report.json"
     report.write_text(capsys.readouterr().out)
     return report
+
+
+class Bookmarking:
+    """A cluster whose watches send a BOOKMARK before every event, as a live API server may: a
+    consumer must take it for a version, not an object."""
+
+    def __init__(self, cluster: Any) -> None:
+        self._cluster = cluster
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cluster, name)
+
+    def watch(self, kind: type[Any], **kw: Any) -> Any:
+        async def events() -> Any:
+            async for event in self._cluster.watch(kind, **kw):
+                version = meta_v1.ObjectMeta(resourceVersion=event.object.metadata.resourceVersion)
+                yield WatchEvent(BOOKMARK, Bookmark(kind=kind.__name__, metadata=version))
+                yield event
+
+        return events()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine
+from collections.abc import Collection, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from kubesched.clock import Clock
 from kubesched.clock.base import rfc3339
 from kubesched.cluster import DELETED, ApiError, Cluster
 from kubesched.cluster.events import NORMAL, WARNING, EventRecorder
+from kubesched.cluster.protocol import BOOKMARK
 from kubesched.sim.nodes import FAKE_NODE_ANNOTATION
 from kubesched.trace import Tracer
 
@@ -114,8 +115,12 @@ class FakeKubelets:
         *,
         config: KubeletConfig | None = None,
         tracer: Tracer | None = None,
+        serve: Collection[str] = (),
     ) -> None:
+        """`serve`: the nodes to be the kubelet of by name, annotated or not (none given: every node
+        annotated as fake)."""
         self._cluster = cluster
+        self._serve = frozenset(serve)
         self._clock = clock
         self.config = config or KubeletConfig()
         self._trace = tracer or Tracer(clock.now)
@@ -132,9 +137,11 @@ class FakeKubelets:
 
     async def _watch_nodes(self) -> None:
         async for event in self._cluster.watch(core_v1.Node):
+            if event.type == BOOKMARK:  # a live API server's: a version, no node
+                continue
             node = event.object
             name = node.metadata.name
-            if event.type == DELETED or FAKE_NODE_ANNOTATION not in (node.metadata.annotations or {}):
+            if event.type == DELETED or not self._serves(node):
                 self.nodes.pop(name, None)
                 continue
             try:
@@ -153,13 +160,20 @@ class FakeKubelets:
                 for pod in self._waiting.pop(name, []):
                     self._on_pod(pod, deleted=False)
 
+    def _serves(self, node: Any) -> bool:
+        if self._serve:
+            return bool(node.metadata.name in self._serve)
+        return FAKE_NODE_ANNOTATION in (node.metadata.annotations or {})
+
     async def _watch_pods(self) -> None:
         async for event in self._cluster.watch(core_v1.Pod):
+            if event.type == BOOKMARK:
+                continue
             self._on_pod(event.object, deleted=event.type == DELETED)
 
     def _on_pod(self, pod: Any, *, deleted: bool) -> None:
         node_name = pod.spec.nodeName
-        if not node_name:
+        if not node_name or (self._serve and node_name not in self._serve):
             return
         node = self.nodes.get(node_name)
         uid = pod.metadata.uid

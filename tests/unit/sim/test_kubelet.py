@@ -3,7 +3,7 @@
 import pytest
 from lightkube.resources import core_v1
 
-from builders import binding, make_pod
+from builders import Bookmarking, binding, make_pod
 from kubesched.clock import VirtualClock
 from kubesched.cluster import NotFound
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
@@ -18,11 +18,11 @@ def clock():
     c.close()
 
 
-def start(clock, *, nodes=1, cpu="2", pods="110", config=None):
+def start(clock, *, nodes=1, cpu="2", pods="110", config=None, wrap=lambda cluster: cluster, serve=()):
     store = MemoryStore(clock=clock)
     for node in make_nodes(nodes, NodeTemplate(capacity={"cpu": cpu, "memory": "4Gi", "pods": pods})):
         store.create(node)
-    kubelets = FakeKubelets(MemoryCluster(store), clock, config=config)
+    kubelets = FakeKubelets(wrap(MemoryCluster(store)), clock, config=config, serve=serve)
 
     async def serve():
         await kubelets.run()
@@ -140,6 +140,27 @@ def test_pods_on_other_nodes_are_ignored(clock):
     place(store, "elsewhere", "real-node", cpu="100m")
     clock.advance(5)
     assert pod(store, "elsewhere").status.phase == "Pending"
+
+
+def test_named_nodes_are_served_annotated_or_not_and_no_other(clock):
+    store = start(clock, nodes=2, serve={"node-1", "bare"})
+    bare = NodeTemplate().make("bare", 2)
+    bare.metadata.annotations = None  # not a fake node: served only because it is named
+    store.create(bare)
+    clock.advance(0.1)
+    for name, node in (("a", "node-0"), ("b", "node-1"), ("c", "bare")):
+        place(store, name, node, cpu="100m")
+    clock.advance(5)
+    assert {n: pod(store, n).status.phase for n in "abc"} == {"a": "Pending", "b": "Running", "c": "Running"}
+
+
+def test_bookmarks_in_the_watches_are_versions_not_pods(clock):
+    store = start(clock, wrap=Bookmarking)
+    place(store, "a", "node-0", cpu="100m")
+    clock.advance(1)
+    place(store, "b", "node-0", cpu="100m")
+    clock.advance(5)
+    assert [pod(store, n).status.phase for n in "ab"] == ["Running", "Running"]
 
 
 @pytest.mark.parametrize(
