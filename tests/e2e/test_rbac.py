@@ -27,6 +27,8 @@ def secured(tmp_path_factory):
         token=ADMIN_TOKEN,
         authorization=RBAC,
         kubelet=KubeletConfig(start_seconds=0.2, stop_seconds=0.3),
+        scheduler=True,  # the default scheduler the live forms of 5.5.4 and 5.6.1 rely on
+        scheduler_port=0,
     )
     with ClusterThread(spec) as running:
         path = tmp_path_factory.mktemp("rbac") / "config"

@@ -44,6 +44,7 @@ from kubesched.trace.upstream import cite
 MEMORY = "memory cluster, virtual time"
 LIVE = "a live cluster (cluster up)"
 LIVE_RBAC = "a live cluster deciding by RBAC (cluster up --authorization rbac)"
+EITHER = "memory cluster, virtual time; or a live cluster (--kubeconfig)"
 MODULES = {
     "5.1": "The framework as a table of contents",
     "5.2": "Build artifact 1: the from-scratch scheduler",
@@ -72,6 +73,11 @@ class Lab:
         return self.needs in (LIVE, LIVE_RBAC)
 
     @property
+    def takes_cluster(self) -> bool:
+        """Whether it runs against a live cluster when given `--kubeconfig` (always, when `live`)."""
+        return self.live or self.needs == EITHER
+
+    @property
     def runnable(self) -> bool:
         return self.run is not None
 
@@ -82,11 +88,14 @@ class Lab:
             "module": f"{self.module} {MODULES[self.module]}",
             "needs": self.needs,
             "runnable": self.runnable,
-            "command": self.command
-            or (f"kubesched lab run {self.id}" + (" --kubeconfig K" if self.live else "") if self.runnable else ""),
+            "command": self.command or (f"kubesched lab run {self.id}" + _kubeconfig(self) if self.runnable else ""),
             "upstream": [cite(s) for s in UPSTREAM[self.id]],
             "documents": [{"cite": document(k).cite, "url": document(k).url} for k in DOCUMENTS[self.id]],
         }
+
+
+def _kubeconfig(lab: Lab) -> str:
+    return " --kubeconfig K" if lab.live else " [--kubeconfig K]" if lab.takes_cluster else ""
 
 
 BOOK: tuple[Lab, ...] = (
@@ -96,11 +105,11 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.1.4", plugin_set.TITLE, MEMORY, plugin_set.run),
     Lab("5.1.5", profiles.FILTER_TITLE, MEMORY, profiles.run_filter),
     Lab("5.1.6", refusals.TITLE, MEMORY, refusals.run),
-    Lab("5.2.1", stale_cache.MEMORY_BURST.title, MEMORY, stale_cache.run_memory),
+    Lab("5.2.1", stale_cache.MEMORY_BURST.title, EITHER, stale_cache.run_memory),
     Lab("5.2.2", one_post.TITLE, LIVE, one_post.run),
     Lab("5.2.3", artifact.TITLE, MEMORY, artifact.run),
     Lab("5.2.4", drills.RACE_TITLE, MEMORY, drills.run_race, command="kubesched drill c4"),
-    Lab("5.2.5", stale_cache.CPU_BURST.title, MEMORY, stale_cache.run),
+    Lab("5.2.5", stale_cache.CPU_BURST.title, EITHER, stale_cache.run),
     Lab("5.3.1", tour.DETAIL_TITLE, MEMORY, tour.run_detail),
     Lab("5.3.2", cycles.WHILE_TITLE, MEMORY, cycles.run_while_bound),
     Lab("5.3.3", shared_state.TITLE, MEMORY, shared_state.run),
@@ -117,12 +126,12 @@ BOOK: tuple[Lab, ...] = (
     Lab("5.5.1", preemption.CLAIM_TITLE, MEMORY, preemption.run_claim),
     Lab("5.5.2", preemption.BUDGET_TITLE, MEMORY, preemption.run_budget),
     Lab("5.5.3", victim_deletion.TITLE, MEMORY, victim_deletion.run),
-    Lab("5.5.4", owned.TITLE, MEMORY, owned.run),
+    Lab("5.5.4", owned.TITLE, EITHER, owned.run),
     Lab("5.5.5", late_failure.TITLE, MEMORY, late_failure.run),
     Lab("5.5.6", unprivileged.TITLE, LIVE_RBAC, unprivileged.run),
     Lab("5.5.7", profiles.PROFILES_TITLE, MEMORY, profiles.run_profiles),
     Lab("5.5.8", leases.TITLE, LIVE, leases.run),
-    Lab("5.6.1", revert.TITLE, MEMORY, revert.run),
+    Lab("5.6.1", revert.TITLE, EITHER, revert.run),
     Lab("5.6.2", distributions.TITLE, MEMORY, distributions.run),
     Lab("5.6.3", drills.VICTIM_TITLE, MEMORY, drills.run_victim, command="kubesched drill c2"),
     Lab("5.6.4", drills.SPREAD_TITLE, MEMORY, drills.run_spread, command="kubesched drill c3"),

@@ -68,14 +68,14 @@ def lab_command(console: Console, args: argparse.Namespace) -> int:
         labs = [_runnable(args.id)]
         if args.answer and args.id != ANSWERED:
             raise options.UsageError(f"--answer: only lab {ANSWERED} takes an answer file, not {args.id}")
-        if args.kubeconfig and not labs[0].live:
+        if args.kubeconfig and not labs[0].takes_cluster:
             raise options.UsageError(f"--kubeconfig: lab {args.id} runs on the memory cluster, not against one")
     if args.verb == "run":
         if not args.ui:
             return _run(
                 console, labs[0], seed=args.seed, output=args.output, answer=args.answer, kubeconfig=args.kubeconfig
             )
-        if labs[0].live:
+        if labs[0].live or args.kubeconfig:
             raise options.UsageError(f"--ui: lab {args.id} runs against a live cluster: open its own UI instead")
         bind = options.host_port("--ui-bind", args.ui_bind)
         with recording() as clusters:
@@ -151,7 +151,7 @@ def _perform(lab: Lab, *, seed: int, answer: str | None = None, kubeconfig: str 
     given: dict[str, Any] = {"seed": seed}
     if answer:
         given["answer"] = answer
-    if not lab.live:
+    if not lab.takes_cluster or (not lab.live and not kubeconfig):
         return lab.run(**given)
     if not kubeconfig:
         raise options.UsageError(_needs_cluster(lab))

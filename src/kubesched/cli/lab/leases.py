@@ -24,7 +24,7 @@ import yaml
 from lightkube.resources import coordination_v1, core_v1
 
 from kubesched.cli import options
-from kubesched.cli.lab.one_post import connect
+from kubesched.cli.lab.live import all_bound, connect
 from kubesched.cli.lab.owned import OWNED, PLUGIN, owned_profile
 from kubesched.cli.lab.result import Check, LabResult
 from kubesched.cluster import ApiError, NotFound
@@ -117,14 +117,6 @@ async def _holder(cluster: KubeCluster, name: str) -> tuple[str, int] | None:
     return (spec.holderIdentity, spec.leaseTransitions or 0) if spec and spec.holderIdentity else None
 
 
-async def _all_bound(cluster: KubeCluster, names: list[str]) -> bool:
-    for name in names:
-        pod = await cluster.get(core_v1.Pod, name, namespace="default")
-        if pod.spec is None or not pod.spec.nodeName:
-            return False
-    return True
-
-
 async def _scheduled_events(cluster: KubeCluster, names: list[str]) -> dict[str, int]:
     """How many `Scheduled` events each pod got: one per binding a scheduler made."""
     counts = dict.fromkeys(names, 0)
@@ -155,7 +147,7 @@ async def _perform(
             holder = await _eventually(lambda lease=lease: _holder(cluster, lease), f"no holder of {lease}")
             seen["holders"][lease] = [holder]
         first = await create(1)
-        await _eventually(lambda: _all_bound(cluster, first), "the first pods were not all bound")
+        await _eventually(lambda: all_bound(cluster, first), "the first pods were not all bound")
         killed = {}
         for lease in (OWNED, MINIMAL):
             holder = seen["holders"][lease][0][0]
@@ -177,7 +169,7 @@ async def _perform(
         await asyncio.gather(*(taken_over(lease) for lease in (OWNED, MINIMAL)))
         if None not in seen["takeover"].values():  # else nothing binds the next pods
             second = await create(2)
-            await _eventually(lambda: _all_bound(cluster, second), "the pods after the takeover were not all bound")
+            await _eventually(lambda: all_bound(cluster, second), "the pods after the takeover were not all bound")
         seen["scheduledEvents"] = await _scheduled_events(cluster, names)
     finally:
         for name in names:

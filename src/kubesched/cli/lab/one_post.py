@@ -15,9 +15,10 @@ import msgspec
 from lightkube.resources import core_v1
 
 from kubesched.cli import options
+from kubesched.cli.lab.live import connect
 from kubesched.cli.lab.result import Check, LabResult
 from kubesched.cluster import ApiError
-from kubesched.cluster.kube import ConfigError, KubeCluster
+from kubesched.cluster.kube import KubeCluster
 from kubesched.trace import cite
 from kubesched.trace.narrate import Step
 from kubesched.workloads.runner import make_pod
@@ -25,13 +26,6 @@ from kubesched.workloads.runner import make_pod
 ID, TITLE = "5.2.2", "Scheduling, minus the scheduler: one POST"
 NOBODY = "nobody"  # a scheduler name no scheduler answers to
 RUNNING_WITHIN = 30.0  # seconds the kubelet has to start the pod
-
-
-def connect(kubeconfig: str) -> KubeCluster:
-    try:
-        return KubeCluster.from_kubeconfig(kubeconfig)
-    except (ConfigError, OSError) as e:
-        raise options.UsageError(f"--kubeconfig {kubeconfig}: {e}") from None
 
 
 def _binding(pod: str, node: str) -> bytes:

@@ -29,7 +29,7 @@ from lightkube.resources import apps_v1, coordination_v1, core_v1, scheduling_v1
 import kubesched
 from kubesched.api.quantity import milli_value
 from kubesched.cli import options
-from kubesched.cli.lab.one_post import connect
+from kubesched.cli.lab.live import connect
 from kubesched.cli.lab.result import Check, LabResult
 from kubesched.cluster import AlreadyExists, ApiError, NotFound
 from kubesched.cluster.kube import KubeCluster
