@@ -117,6 +117,7 @@ SITES: dict[str, UpstreamSite] = {
         # the framework running each point's plugins
         _site("RunFilterPlugins", f"{_RUNTIME}:1093-1126", f"{_FWK}RunFilterPlugins("),
         _site("RunPostFilterPlugins", f"{_RUNTIME}:1140-1187", f"{_FWK}RunPostFilterPlugins("),
+        _site("RunPreScorePlugins", f"{_RUNTIME}:1288-1321", f"{_FWK}RunPreScorePlugins("),
         _site("RunScorePlugins", f"{_RUNTIME}:1339-1446", f"{_FWK}RunScorePlugins("),
         _site("RunPreBindPlugins", f"{_RUNTIME}:1611-1705", f"{_FWK}RunPreBindPlugins("),
         _site("RunPreBindPreFlights", f"{_RUNTIME}:1720-1762", f"{_FWK}RunPreBindPreFlights("),
@@ -183,6 +184,11 @@ SITES: dict[str, UpstreamSite] = {
         _site("Update", f"{_QUEUE}:1094-1199", f"{_PQ}Update("),
         _site("MoveAllToActiveOrBackoffQueue", f"{_QUEUE}:1253-1350", f"{_PQ}MoveAllToActiveOrBackoffQueue("),
         _site("isPodWorthRequeuing", f"{_QUEUE}:488-575", f"{_PQ}isPodWorthRequeuing("),
+        _site(
+            "determineSchedulingHintForInFlightPod",
+            f"{_QUEUE}:818-861",
+            f"{_PQ}determineSchedulingHintForInFlightPod(",
+        ),
         _site("requeuePodWithQueueingStrategy", f"{_QUEUE}:1283-1306", f"{_PQ}requeuePodWithQueueingStrategy("),
         _site("unschedulablePods", "S/backend/queue/unschedulable_pods.go:27-112", "type unschedulablePods struct {"),
         _site(
@@ -220,6 +226,7 @@ WHERE_IN_KUBESCHED: dict[str, str] = {
     "getValidScoreWeights": "`build_frameworks` (`scheduler/profiles.py`)",
     "RunFilterPlugins": "`Framework.run_filter`",
     "RunPostFilterPlugins": "`Framework.run_post_filter`",
+    "RunPreScorePlugins": "`Framework.run_pre_score`",
     "RunScorePlugins": "`Framework.run_score`",
     "RunPreBindPlugins": "`Framework.run_pre_bind`",
     "RunPreBindPreFlights": "not run (docs/deviations.md)",
@@ -271,6 +278,7 @@ WHERE_IN_KUBESCHED: dict[str, str] = {
     "Update": "`SchedulingQueue.update`",
     "MoveAllToActiveOrBackoffQueue": "`SchedulingQueue.move_all_to_active_or_backoff`",
     "isPodWorthRequeuing": "`queue/hints.py` (`decide`)",
+    "determineSchedulingHintForInFlightPod": "`SchedulingQueue._in_flight_decision`",
     "requeuePodWithQueueingStrategy": "`SchedulingQueue._requeue`",
     "unschedulablePods": "`queue/pool.py`",
     "backoff": "`SchedulingQueue.backoff_duration`",

@@ -107,6 +107,18 @@ def test_the_book_holds_the_curriculums_37_labs_in_its_six_modules():
         ("5.1.1", {"refuse_once": True}),  # the first binding fails: the pod goes round twice
         # the common misreading: a rejection at PreScore waits in unschedulablePods like one at Filter
         ("5.1.2", {"answers": {("PreScore", "Unschedulable"): ("unschedulablePods", False)}}),
+        # the same misreading as a reading of the source: a line RunPreScorePlugins does not have
+        (
+            "5.1.2",
+            {
+                "failures": tuple(
+                    replace(f, line=replace(f.line, text="diagnosis.AddPluginStatus(s)"), names_rejector=True)
+                    if (f.point, f.code) == ("PreScore", "Unschedulable")
+                    else f
+                    for f in points.FAILURES
+                )
+            },
+        ),
         ("5.1.3", {"slow": False}),  # bindings end as they begin: none overlap
         ("5.1.3", {"retell": cycles.as_two_workers_would_tell}),  # two cycles interleaved, as two workers would
         ("5.1.5", {"enabled": False}),  # the plugin loaded but not enabled: the Sunday node gets pods
@@ -271,7 +283,8 @@ def test_require_all_makes_a_skipped_lab_a_failure(capsys):
 
 def test_a_failed_check_fails_lab_check_all_and_is_named(capsys, monkeypatch):
     # the reading docs once gave: a rejection at PreBind waits in unschedulablePods
-    monkeypatch.setitem(points.UPSTREAM, ("PreBind", "Unschedulable"), ("unschedulablePods", True))
+    misread = [replace(f, names_rejector=True) if f.point == "PreBind" else f for f in points.FAILURES]
+    monkeypatch.setattr(points, "FAILURES", tuple(misread))
     assert main(["lab", "check", "--all"]) == 1
     out = capsys.readouterr().out
     assert "FAIL 5.1.2 The extension points" in out

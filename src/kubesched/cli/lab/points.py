@@ -1,11 +1,13 @@
 """5.1.2 — the extension points, and what a failure at each one costs. A plugin fails at one point
 with Error, then with Unschedulable; each row says what the attempt became, where the queue put the
-pod, and whether Unreserve ran (and the assumed pod was forgotten). The expected rows are upstream's
-semantics (framework.go's Run*Plugins, schedule_one.go's failure handling)."""
+pod, and whether Unreserve ran (and the assumed pod was forgotten). The expected rows are read off
+v1.36.2's lines — the one that hands each failure on, whether it names the plugin as a rejector,
+the queue's line sending a pod without one to backoffQ, the lines that unreserve — each checked
+against the digests of that source, so a misreading of upstream makes the check fail."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -30,37 +32,159 @@ from kubesched.plugin import (
     StatusError,
 )
 from kubesched.sim import make_nodes
-from kubesched.trace import extension_point
+from kubesched.trace import cite, extension_point
+from kubesched.trace.digests import line_hash, load_digests
 from kubesched.trace.narrate import Step
+from kubesched.trace.upstream import SITES
 from kubesched.workloads.runner import make_pod
 
 ID, TITLE = "5.1.2", "The extension points, and what an error at each one costs"
 CODES = (Code.ERROR, Code.UNSCHEDULABLE)
 BACKOFF, WAITING = "backoffQ", "unschedulablePods"
-# (point, code) -> (where the pod goes, whether Unreserve runs): upstream v1.36.2.
-# An error anywhere backs off with no rejecting plugin; a rejection waits for an event, except at
-# PreScore and Score, where every non-success is an error, and at PreBind and Bind, past Permit,
-# where the queue is already done with the pod and the plain status names no rejecting plugin, so
-# it backs off too (schedule_one.go's bindingCycle and handleBindingCycleError). Past Reserve, a
-# failure unreserves and forgets the assumed pod.
-UPSTREAM: dict[tuple[str, str], tuple[str, bool]] = {
-    ("PreFilter", "Error"): (BACKOFF, False),
-    ("PreFilter", "Unschedulable"): (WAITING, False),
-    ("Filter", "Error"): (BACKOFF, False),
-    ("Filter", "Unschedulable"): (WAITING, False),
-    ("PreScore", "Error"): (BACKOFF, False),
-    ("PreScore", "Unschedulable"): (BACKOFF, False),
-    ("Score", "Error"): (BACKOFF, False),
-    ("Score", "Unschedulable"): (BACKOFF, False),
-    ("Reserve", "Error"): (BACKOFF, True),
-    ("Reserve", "Unschedulable"): (WAITING, True),
-    ("Permit", "Error"): (BACKOFF, True),
-    ("Permit", "Unschedulable"): (WAITING, True),
-    ("PreBind", "Error"): (BACKOFF, True),
-    ("PreBind", "Unschedulable"): (BACKOFF, True),
-    ("Bind", "Error"): (BACKOFF, True),
-    ("Bind", "Unschedulable"): (BACKOFF, True),
+POINTS = ("PreFilter", "Filter", "PreScore", "Score", "Reserve", "Permit", "PreBind", "Bind")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of v1.36.2's source, as it is written (whitespace aside), within the span of the
+    citation row `site`: what a row of the table rests on."""
+
+    site: str
+    text: str
+
+    def held(self, digests: Mapping[str, Any]) -> bool:
+        """Whether the line is in its site's span, by the digests of that source."""
+        row = SITES[self.site]
+        return line_hash(self.text) in digests["files"][row.file]["spans"][row.lines]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """How v1.36.2 hands on a failure at `point` with `code`: the line that does it, and whether
+    what it hands on names the plugin as a rejector (a FitError with the plugin among the
+    diagnosis' UnschedulablePlugins) or is a plain status, which names none."""
+
+    point: str
+    code: str
+    line: Line
+    names_rejector: bool
+
+
+# Where each failure leaves v1.36.2's scheduler, read off its lines. Only Unschedulable at the
+# points that build a FitError names the plugin; PreScore and Score wrap every non-success in an
+# error, and past Permit the status is passed on as it came.
+FAILURES: tuple[Failure, ...] = (
+    Failure("PreFilter", "Error", Line("findNodesThatFitPod", 'return nil, diagnosis, "", s.AsError()'), False),
+    Failure("PreFilter", "Unschedulable", Line("findNodesThatFitPod", "diagnosis.AddPluginStatus(s)"), True),
+    Failure(
+        "Filter",
+        "Error",
+        Line(
+            "RunFilterPlugins",
+            'status = fwk.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), status.AsError()))',
+        ),
+        False,
+    ),
+    Failure(
+        "Filter", "Unschedulable", Line("findNodesThatPassFilters", "diagnosis.AddPluginStatus(item.status)"), True
+    ),
+    *(
+        Failure(
+            "PreScore",
+            code,
+            Line(
+                "RunPreScorePlugins",
+                'return fwk.AsStatus(fmt.Errorf("running PreScore plugin %q: %w", pl.Name(), status.AsError()))',
+            ),
+            False,
+        )
+        for code in ("Error", "Unschedulable")
+    ),
+    *(
+        Failure(
+            "Score",
+            code,
+            Line("RunScorePlugins", 'return nil, fwk.AsStatus(fmt.Errorf("running Score plugins: %w", err))'),
+            False,
+        )
+        for code in ("Error", "Unschedulable")
+    ),
+    Failure("Reserve", "Error", Line("assumeAndReserve", "return assumedPodInfo, sts"), False),
+    Failure("Reserve", "Unschedulable", Line("assumeAndReserve", "fitErr.Diagnosis.AddPluginStatus(sts)"), True),
+    Failure("Permit", "Error", Line("prepareForBindingCycle", "return assumedPodInfo, runPermitStatus"), False),
+    Failure(
+        "Permit",
+        "Unschedulable",
+        Line("prepareForBindingCycle", "fitErr.Diagnosis.AddPluginStatus(runPermitStatus)"),
+        True,
+    ),
+    *(
+        Failure(
+            "PreBind",
+            code,
+            Line(
+                "bindingCycle",
+                "if status := schedFramework.RunPreBindPlugins(ctx, state, assumedPod, scheduleResult.SuggestedHost); "
+                "!status.IsSuccess() {",
+            ),
+            False,
+        )
+        for code in ("Error", "Unschedulable")
+    ),
+    *(
+        Failure(
+            "Bind",
+            code,
+            Line(
+                "bindingCycle",
+                "if status := sched.bind(ctx, schedFramework, assumedPod, scheduleResult.SuggestedHost, state); "
+                "!status.IsSuccess() {",
+            ),
+            False,
+        )
+        for code in ("Error", "Unschedulable")
+    ),
+)
+# Only a FitError's plugins become the pod's rejectors; a pod returned with none backs off, one
+# with a rejector waits for an event (in unschedulablePods when none came while it was in flight).
+REJECTORS = Line("handleSchedulingFailure", "podInfo.UnschedulablePlugins = fitError.Diagnosis.UnschedulablePlugins")
+NO_REJECTOR_BACKS_OFF = Line(
+    "determineSchedulingHintForInFlightPod",
+    "if len(pInfo.UnschedulablePlugins) == 0 && len(pInfo.PendingPlugins) == 0 {",
+)
+# The points whose failure unreserves and forgets the assumed pod, and the line that does it.
+UNRESERVES: dict[str, Line] = {
+    "Reserve": Line(
+        "assumeAndReserve",
+        "err := sched.unreserveAndForget(ctx, state, schedFramework, assumedPodInfo, scheduleResult.SuggestedHost)",
+    ),
+    "Permit": Line(
+        "prepareForBindingCycle",
+        "err := sched.unreserveAndForget(ctx, state, schedFramework, assumedPodInfo, scheduleResult.SuggestedHost)",
+    ),
+    **dict.fromkeys(
+        ("PreBind", "Bind"),
+        Line(
+            "handleBindingCycleError",
+            "if forgetErr := sched.unreserveAndForget(ctx, state, fwk, podInfo, scheduleResult.SuggestedHost); "
+            "forgetErr != nil {",
+        ),
+    ),
 }
+
+
+def read_from_source(
+    failures: Sequence[Failure], unreserves: Mapping[str, Line] = UNRESERVES, digests: Mapping[str, Any] | None = None
+) -> tuple[dict[tuple[str, str], tuple[str, bool]], list[str]]:
+    """The table as the lines say it — (point, code) -> (where the pod goes, whether Unreserve
+    runs) — and the lines it rests on that are not in v1.36.2's source where said (checked against
+    the digests of that source)."""
+    read = digests if digests is not None else load_digests()
+    rests_on = [REJECTORS, NO_REJECTOR_BACKS_OFF, *(f.line for f in failures), *unreserves.values()]
+    missing = sorted({f"{line.site}: {line.text}" for line in rests_on if not line.held(read)})
+    table = {(f.point, f.code): (WAITING if f.names_rejector else BACKOFF, f.point in unreserves) for f in failures}
+    return table, missing
+
 
 # Where a rejection still reads as a FitError over the one chosen node (`0/1 nodes are available:
 # ...`); at PreBind and Bind the FailedScheduling message is the plugin's own.
@@ -229,10 +353,20 @@ def _row(failing: type[Failing], code: Code, seed: int) -> Row:
     )
 
 
-def run(*, seed: int = 1, answers: Mapping[tuple[str, str], tuple[str, bool]] | None = None) -> LabResult:
-    """Sixteen attempts, one per point and code, each on two fresh nodes. `answers` replaces the
-    expected rows (upstream's) where given: a wrong answer makes the check fail."""
-    expected = {**UPSTREAM, **(answers or {})}
+def run(
+    *,
+    seed: int = 1,
+    answers: Mapping[tuple[str, str], tuple[str, bool]] | None = None,
+    failures: Sequence[Failure] | None = None,
+) -> LabResult:
+    """Sixteen attempts, one per point and code, each on two fresh nodes, against the table read
+    off v1.36.2's lines (`failures`: what each failure rests on there; a line the source does not
+    have makes the check fail). `answers` replaces rows where given: a wrong answer makes the
+    check fail too."""
+    failures = FAILURES if failures is None else failures
+    table, missing = read_from_source(failures)
+    rests_on = {(f.point, f.code): f.line.site for f in failures}
+    expected = {**table, **(answers or {})}
     rows = [_row(failing, code, seed) for failing in FAILING for code in CODES]
     steps = [
         Step(
@@ -240,10 +374,23 @@ def run(*, seed: int = 1, answers: Mapping[tuple[str, str], tuple[str, bool]] | 
             f"{r.point} {r.code}: pod to {r.queue}; Unreserve {'ran' if r.unreserved else 'did not run'}; "
             f"cache {'holds nothing of it' if r.forgotten else 'still holds it'}"
             + (f"; FailedScheduling: {r.message}" if r.message else ""),
-            upstream=(extension_point(r.point),),
+            upstream=(
+                extension_point(r.point),
+                *((cite(rests_on[(r.point, r.code)]),) if (r.point, r.code) in rests_on else ()),
+                *((cite(UNRESERVES[r.point].site),) if r.point in UNRESERVES else ()),
+            ),
         )
         for r in rows
     ]
+    steps.append(
+        Step(
+            0.0,
+            "v1.36.2 makes a failure's plugins the pod's rejectors only from a FitError, and sends a pod back "
+            f"with none to backoffQ; {len(failures)} lines of its source say how each failure is handed on, "
+            + (f"{len(missing)} of them not found there" if missing else "each found where said"),
+            upstream=(cite(REJECTORS.site), cite(NO_REJECTOR_BACKS_OFF.site)),
+        )
+    )
     wrong: dict[str, dict[str, object]] = {
         f"{r.point} {r.code}": {"seen": r.outcome(), "expected": expected[(r.point, r.code)]}
         for r in rows
@@ -257,11 +404,11 @@ def run(*, seed: int = 1, answers: Mapping[tuple[str, str], tuple[str, bool]] | 
         }
     )
     check = Check(
-        claim="each row matches upstream's semantics: errors back off, rejections wait in unschedulablePods (but "
+        claim="each row matches what v1.36.2's lines say: errors back off, rejections wait in unschedulablePods (but "
         "PreScore and Score turn every failure into an error, and a rejection at PreBind or Bind, past Permit, "
         "backs off with the plugin's own message), and any failure after Reserve runs Unreserve and forgets the "
         "assumed pod",
-        evidence={"rows": len(rows), "differ": wrong},
-        passed=len(rows) == len(expected) and not wrong,
+        evidence={"rows": len(rows), "differ": wrong, "notInSource": missing},
+        passed=len(rows) == len(expected) and not wrong and not missing,
     )
     return LabResult(ID, TITLE, steps, check)
