@@ -12,6 +12,7 @@ from kubesched.apiserver.rbac import RBAC
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
 from kubesched.cli.lab import unprivileged
 from kubesched.cli.main import main
+from kubesched.cli.options import UsageError
 from kubesched.sim import KubeletConfig, NodeTemplate
 
 ADMIN_TOKEN = "rbac-admin-token"
@@ -106,3 +107,15 @@ def test_every_lab_runs_and_holds_against_a_live_rbac_cluster_none_skipped(secur
     assert main(["lab", "check", "--all", "--require-all", "--kubeconfig", str(secured.kubeconfig)]) == 0
     out = capsys.readouterr().out
     assert "SKIP" not in out and out.splitlines()[-1] == "37 passed, 0 failed, 0 skipped"
+
+
+def test_replicas_that_never_come_are_one_line_and_leave_nothing_behind(tmp_path, kubectl_for):
+    # no Deployment controller: deploy/'s Deployment never makes its pods
+    spec = ClusterSpec(nodes=1, port=0, token=ADMIN_TOKEN, authorization=RBAC, builtin_controllers=())
+    with ClusterThread(spec) as running:
+        kubeconfig = write_kubeconfig(tmp_path / "config", running.url, token=ADMIN_TOKEN, ca_pem=running.ca_pem)
+        with pytest.raises(UsageError) as raised:
+            unprivileged.run(kubeconfig=str(kubeconfig), wait=1.0)
+        assert str(raised.value) == "lab 5.5.6: the Deployment's pods were not made within 1 s (controllers off?)"
+        admin = kubectl_for(kubeconfig)
+        assert admin("get", "deployments,replicasets", "-n", unprivileged.NAMESPACE, "-o", "name").stdout == ""

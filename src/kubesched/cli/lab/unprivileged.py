@@ -244,10 +244,18 @@ def run(*, seed: int = 1, kubeconfig: str, drop: str = "", wait: float = WAIT) -
                     as_account = _kubeconfig_as(kubeconfig, token, here / f"replica-{i}.kubeconfig")
                     commands.append(container_command(pod, mounted, as_account))
                 return commands
+            except BaseException:  # the replicas never came: nothing of the lab's is left behind
+                await _clean(admin)
+                raise
             finally:
                 await admin.close()
 
-        commands = asyncio.run(prepare())
+        try:
+            commands = asyncio.run(prepare())
+        except BaseException:
+            if drop:
+                asyncio.run(_restore(kubeconfig, rbac))
+            raise
         as_account = here / "replica-0.kubeconfig"
         processes = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for c in commands]
 
