@@ -1,7 +1,7 @@
 """Every exit of the scheduling cycle past the search and of the binding cycle, on the virtual
 clock, as v1.36.2 takes them: where the pod goes, what FailedScheduling and the PodScheduled
 condition say, Unreserve and the forgotten assumption, the nomination cleared, and which events
-of the attempt still count (S/schedule_one.go:313-362, 202-253, 397-536, 1200-1299)."""
+of the attempt still count (S/schedule_one.go:313-361, 202-253, 397-536, 1200-1299)."""
 
 from __future__ import annotations
 
