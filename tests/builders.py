@@ -34,6 +34,7 @@ from kubesched.plugin import (
     Status,
 )
 from kubesched.plugin.testing import standalone_handle
+from kubesched.whatif.snapshot import Snapshot as WhatIfSnapshot
 
 
 class PodBuilder:
@@ -63,6 +64,18 @@ class PodBuilder:
 
     def gates(self, *names: str) -> PodBuilder:
         self.obj.spec.schedulingGates = [m.PodSchedulingGate(name=n) for n in names]
+        return self
+
+    def phase(self, phase: str) -> PodBuilder:
+        self.obj.status = m.PodStatus(phase=phase)
+        return self
+
+    def host_port(self, port: int) -> PodBuilder:
+        self.obj.spec.containers[0].ports = [m.ContainerPort(containerPort=port, hostPort=port)]
+        return self
+
+    def node_selector(self, **labels: str) -> PodBuilder:
+        self.obj.spec.nodeSelector = labels
         return self
 
     def grace(self, seconds: int) -> PodBuilder:
@@ -180,6 +193,11 @@ class LatePlugin(ReservePlugin, PermitPlugin, PreBindPlugin, BindPlugin, Enqueue
 def late_plugin(**verdicts: Any) -> type[LatePlugin]:
     """A LatePlugin class of its own (its log and verdicts not shared with another test's)."""
     return type("Late", (LatePlugin,), {"log": [], "verdicts": dict(verdicts)})
+
+
+def snapshot_of(*objs: Any) -> WhatIfSnapshot:
+    """A cluster snapshot holding `objs` (lightkube objects or their builders)."""
+    return WhatIfSnapshot(tuple(getattr(o, "obj", o).to_dict() for o in objs))
 
 
 def make_pod(name: str, namespace: str = "default") -> PodBuilder:

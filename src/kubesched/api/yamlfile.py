@@ -17,18 +17,39 @@ def parse(text: str, source: str) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        problem = getattr(e, "problem", None) or str(e)
-        raise YamlError(f"{source}: not valid YAML{where}: {problem}") from None
+        raise _error(e, source) from None
+
+
+def parse_all(text: str, source: str) -> list[Any]:
+    """Every document in `text` (`---` between them), empty ones left out."""
+    try:
+        return [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as e:
+        raise _error(e, source) from None
+
+
+def _error(e: yaml.YAMLError, source: str) -> YamlError:
+    mark = getattr(e, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    problem = getattr(e, "problem", None) or str(e)
+    return YamlError(f"{source}: not valid YAML{where}: {problem}")
 
 
 def load(path: str | Path) -> Any:
     """The one document in the file at `path`."""
+    return parse(_read(path), str(path))
+
+
+def load_all(path: str | Path) -> list[Any]:
+    """Every document in the file at `path`."""
+    return parse_all(_read(path), str(path))
+
+
+def _read(path: str | Path) -> str:
     try:
         text = Path(path).read_text()
     except OSError as e:
         raise YamlError(f"{path}: {e.strerror or e}") from None
     except UnicodeDecodeError:
         raise YamlError(f"{path}: not a text file") from None
-    return parse(text, str(path))
+    return text

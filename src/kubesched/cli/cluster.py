@@ -13,7 +13,7 @@ from typing import Any
 from aiohttp import web
 from lightkube import codecs
 from lightkube.models import meta_v1
-from lightkube.resources import scheduling_v1
+from lightkube.resources import core_v1, scheduling_v1
 
 from kubesched import ui
 from kubesched.apiserver.rbac import ALWAYS_ALLOW, BOOTSTRAP, RBAC
@@ -31,6 +31,7 @@ from kubesched.scheduler.results import ResultStore
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
 from kubesched.trace import Tracer
+from kubesched.whatif.snapshot import Snapshot
 
 
 @dataclass
@@ -56,6 +57,7 @@ class ClusterSpec:
     controllers: bool = True  # run the controllers installed packages declare (entry points kubesched.controllers)
     builtin_controllers: tuple[str, ...] = tuple(CONTROLLERS)  # the built-in ones to run (ReplicaSet, Deployment, ...)
     ui_actions: bool = False  # the UI may create and delete pods, cordon nodes and add nodes
+    snapshot: Snapshot | None = None  # a saved cluster to start from (kubesched snapshot save), before the nodes
 
 
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # twice the highest priority a user may define
@@ -91,8 +93,12 @@ class EmbeddedCluster:
         )
         self.url = ""
         self.ca_pem: bytes | None = None
-        for node in make_nodes(spec.nodes, spec.template):
-            self.store.create(node)
+        if spec.snapshot is not None:
+            spec.snapshot.restore(self.store)
+        taken = {n.metadata.name for n in self.store.list(core_v1.Node).items}
+        nodes = make_nodes(spec.nodes + len(taken), spec.template)
+        for node in [n for n in nodes if n.metadata and n.metadata.name not in taken][: spec.nodes]:
+            self.store.create(node)  # the fake nodes, named around those of the snapshot
         self.scheduler: Scheduler | None = None
         self.scheduler_url = ""
         self._scheduler_server: SchedulerServer | None = None

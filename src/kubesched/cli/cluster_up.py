@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import secrets
 import signal
+from pathlib import Path
 
 from rich.console import Console
 
@@ -18,6 +19,7 @@ from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.scheduler.discovery import PluginLoadError
+from kubesched.whatif.snapshot import Snapshot, SnapshotError, load
 
 
 def _scheduler_config(args: argparse.Namespace, registry: Registry) -> SchedulerConfig | None:
@@ -49,11 +51,23 @@ def _ui_actions(args: argparse.Namespace) -> bool:
     return bool(args.ui_actions)
 
 
+def _snapshot(path: str | None) -> Snapshot | None:
+    if path is None:
+        return None
+    try:
+        return load(Path(path))
+    except SnapshotError as e:
+        raise options.UsageError(f"--from: {e}") from None
+
+
 def cluster_up(console: Console, args: argparse.Namespace) -> int:
     token, generated = _access(args)
     registry = options.registry(args.plugin)
+    snapshot = _snapshot(args.snapshot)
+    nodes = args.nodes if args.nodes is not None else 0 if snapshot else 3
     spec = ClusterSpec(
-        nodes=options.at_least("--nodes", args.nodes, 0),
+        nodes=options.at_least("--nodes", nodes, 0),
+        snapshot=snapshot,
         template=options.node_template(args.node_template),
         host=args.host,
         port=args.port,
@@ -76,7 +90,10 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
 
     def ready(cluster: EmbeddedCluster) -> None:
         path = write_kubeconfig(args.kubeconfig, cluster.url, token=token, ca_pem=cluster.ca_pem).resolve()
-        console.print(f"kubesched cluster is up at [bold]{cluster.url}[/bold] with {args.nodes} fake nodes.")
+        saved = f" from {args.snapshot} ({len(snapshot.items)} objects)" if snapshot else ""
+        console.print(
+            f"kubesched cluster is up at [bold]{cluster.url}[/bold]{saved} with {nodes} fake nodes.", soft_wrap=True
+        )
         if generated:
             console.print("  every request needs the generated token written into the kubeconfig")
         if args.authorization == RBAC:
@@ -112,6 +129,9 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         asyncio.run(main())
     except PluginLoadError as e:
         options.print_error(console, str(e))
+        return 2
+    except SnapshotError as e:
+        options.print_error(console, f"--from: {e}")
         return 2
     except OSError as e:
         ports = f"{args.port} (scheduler {args.scheduler_port})" if args.scheduler else f"{args.port}"

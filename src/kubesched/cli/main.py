@@ -15,7 +15,7 @@ from rich.console import Console
 
 from kubesched import __version__
 from kubesched.apiserver.openapi import K8S_VERSION
-from kubesched.cli import bench, capstone, citations, options
+from kubesched.cli import bench, capacity, capstone, citations, options, snapshot
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.compare import compare_command
 from kubesched.cli.drill import print_c1, print_c2, print_c3, print_c4, run_c1, run_c2, run_c3, run_c4
@@ -72,8 +72,14 @@ def _parser() -> argparse.ArgumentParser:
     cluster = sub.add_parser("cluster", help="the embedded cluster")
     cluster_sub = cluster.add_subparsers(dest="cluster_command", required=True)
     up = cluster_sub.add_parser("up", help="serve the Kubernetes API with fake nodes until interrupted")
-    up.add_argument("--nodes", type=int, default=3, help="fake nodes to create (default 3)")
+    up.add_argument("--nodes", type=int, default=None, help="fake nodes to create (default 3; with --from 0)")
     up.add_argument("--node-template", metavar="FILE", help="a Node manifest (YAML) the fake nodes copy")
+    up.add_argument(
+        "--from",
+        dest="snapshot",
+        metavar="FILE",
+        help="start from a saved cluster (kubesched snapshot save): its nodes, pods and the rest, as they were",
+    )
     up.add_argument(
         "--host",
         default="127.0.0.1",
@@ -202,6 +208,8 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--seed", type=int, default=0, help="without --url: seed for pod sizes (default 0)")
     options.add_output_option(exp, "the attempts as recorded, the last one explained")
 
+    capacity.add_parser(sub)
+    snapshot.add_parser(sub)
     capstone.add_parser(sub)
     citations.add_parser(sub)
 
@@ -287,6 +295,10 @@ def _main(argv: Sequence[str] | None) -> int:
             return plugins_command(console, args)
         if args.command == "compare":
             return compare_command(console, args)
+        if args.command == "capacity":
+            return capacity.capacity_command(console, args)
+        if args.command == "snapshot":
+            return snapshot.snapshot_command(console, args)
         if args.command == "citations":
             return citations.citations_command(console, args)
         if args.command == "controllers":

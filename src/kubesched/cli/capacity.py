@@ -1,0 +1,185 @@
+"""`kubesched capacity`: how many more of these pods a cluster takes, as cluster-capacity answers it,
+simulated on a copy of the cluster (a live one read with list requests only, or a snapshot file)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from kubesched.api import yamlfile
+from kubesched.cli import options
+from kubesched.cluster.errors import ApiError
+from kubesched.cluster.kube import ConfigError as KubeConfigError
+from kubesched.cluster.kube import KubeCluster
+from kubesched.whatif import review
+from kubesched.whatif.capacity import CapacityError, Template, simulate
+from kubesched.whatif.snapshot import Snapshot, SnapshotError, load, read
+
+# Kinds whose `spec.template` is a pod and whose replica count is `spec.<field>` (default 1).
+WORKLOADS = {
+    "Deployment": "replicas",
+    "ReplicaSet": "replicas",
+    "StatefulSet": "replicas",
+    "ReplicationController": "replicas",
+    "Job": "parallelism",
+}
+
+
+def add_parser(sub: Any) -> None:
+    cap = sub.add_parser(
+        "capacity",
+        help="how many instances of a pod a cluster can still schedule (cluster-capacity's question)",
+        description="Simulate placing copies of each pod spec, one by one, with kubesched's scheduler on a "
+        "copy of the cluster, until a copy does not fit or the limit is reached. The cluster is only read.",
+    )
+    source = cap.add_mutually_exclusive_group()
+    source.add_argument("--kubeconfig", metavar="K", help="the cluster to read (default: in-cluster, $KUBECONFIG)")
+    source.add_argument("--snapshot", metavar="FILE", help="instead: a file of kubesched snapshot save")
+    cap.add_argument(
+        "--podspec",
+        action="append",
+        required=True,
+        metavar="FILE",
+        help="a Pod (as many copies as fit), or a Deployment, ReplicaSet, StatefulSet, ReplicationController or "
+        "Job (its replica count of copies of its template), YAML or JSON; several documents, or the option "
+        "repeated, are placed in order, each seeing the copies before it",
+    )
+    cap.add_argument(
+        "--max-limit",
+        type=int,
+        default=0,
+        metavar="N",
+        help="copies of a Pod after which to stop (default 0: as many as fit)",
+    )
+    cap.add_argument(
+        "--exclude-nodes",
+        action="append",
+        default=[],
+        metavar="A,B",
+        help="nodes left out of the simulation, with their pods (comma-separated, repeatable)",
+    )
+    cap.add_argument(
+        "--config",
+        "--default-config",
+        dest="config",
+        metavar="FILE",
+        help="a KubeSchedulerConfiguration (default: upstream's default profile)",
+    )
+    cap.add_argument("--verbose", action="store_true", help="requirements, termination reason and distribution")
+    cap.add_argument(
+        "-o",
+        "--output",
+        default="",
+        metavar="FORMAT",
+        help="json or yaml: the ClusterCapacityReview (default: the counts, as text)",
+    )
+    cap.add_argument("--seed", type=int, default=0, help="seed of the simulated scheduler (default 0)")
+    options.add_plugin_option(cap)
+
+
+def templates(path: str) -> list[Template]:
+    """The templates in the file `path`; UsageError naming the file and what is wrong."""
+    try:
+        documents = yamlfile.load_all(path)
+    except yamlfile.YamlError as e:
+        raise options.UsageError(f"--podspec: {e}") from None
+    if len(documents) == 1 and isinstance(documents[0], dict) and documents[0].get("kind") == "List":
+        documents = documents[0].get("items") or []
+    if not documents:
+        raise options.UsageError(f"--podspec: {path}: no pod spec in the file")
+    return [_template(path, i, d) for i, d in enumerate(documents)]
+
+
+def _template(path: str, index: int, document: Any) -> Template:
+    where = f"--podspec: {path}" + (f": document {index + 1}" if index else "")
+    if not isinstance(document, dict):
+        raise options.UsageError(f"{where}: expected a Pod or a workload, got {type(document).__name__}")
+    kind = document.get("kind", "Pod")
+    if kind == "Pod":
+        return Template(document)
+    if kind not in WORKLOADS:
+        raise options.UsageError(f"{where}: kind {kind} is not a Pod, {', '.join(WORKLOADS)}")
+    meta, spec = document.get("metadata") or {}, document.get("spec") or {}
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        raise options.UsageError(f"{where}: spec.template: a pod template is required")
+    count = spec.get(WORKLOADS[kind], 1)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise options.UsageError(f"{where}: spec.{WORKLOADS[kind]}: a count of zero or more, not {count!r}")
+    pod_meta = {**(template.get("metadata") or {}), "name": meta.get("name")}
+    if meta.get("namespace"):
+        pod_meta["namespace"] = meta["namespace"]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template.get("spec") or {}}
+    return Template(pod, count)
+
+
+def _cluster(kubeconfig: str | None) -> KubeCluster:
+    try:
+        if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+            return KubeCluster.in_cluster()
+        return KubeCluster.from_kubeconfig(kubeconfig)
+    except (KubeConfigError, OSError) as e:
+        raise options.UsageError(f"--kubeconfig: {e}") from None
+
+
+def read_cluster(kubeconfig: str | None, *, selector: str = "") -> Snapshot:
+    """The snapshot of the cluster `kubeconfig` names (see `_cluster`), read with lists only."""
+    cluster = _cluster(kubeconfig)
+
+    async def go() -> Snapshot:
+        try:
+            return await read(cluster, selector=selector)
+        finally:
+            await cluster.close()
+
+    try:
+        return asyncio.run(go())
+    except ApiError as e:
+        raise options.UsageError(f"reading the cluster: {e}") from None
+
+
+def source(args: argparse.Namespace) -> Snapshot:
+    if args.snapshot:
+        try:
+            return load(Path(args.snapshot))
+        except SnapshotError as e:
+            raise options.UsageError(f"--snapshot: {e}") from None
+    return read_cluster(args.kubeconfig)
+
+
+def capacity_command(console: Console, args: argparse.Namespace) -> int:
+    try:
+        if args.output not in ("", *review.FORMATS):
+            raise options.UsageError(f"-o: output format {args.output!r} not recognized (json or yaml)")
+        registry = options.registry(args.plugin)
+        config = options.scheduler_config("--config", args.config, registry)
+        wanted = [t for path in args.podspec for t in templates(path)]
+        excluded = [n for value in args.exclude_nodes for n in value.split(",") if n]
+        snapshot = source(args)
+        results = simulate(
+            snapshot,
+            wanted,
+            config=config,
+            registry=registry,
+            max_limit=max(args.max_limit, 0),
+            exclude_nodes=excluded,
+            seed=args.seed,
+        )
+    except options.UsageError as e:
+        options.print_error(console, str(e))
+        return 2
+    except CapacityError as e:
+        options.print_error(console, f"--podspec: {e}")
+        return 2
+    document = review.review(results, max_limit=max(args.max_limit, 0))
+    if args.output:
+        sys.stdout.write(review.dumps(document, args.output))
+    else:
+        sys.stdout.write(review.text(document, verbose=args.verbose))
+    return 0

@@ -1,0 +1,229 @@
+"""A cluster's scheduling state as one file: what the scheduler reads of a cluster, read from any
+cluster (read-only), written as a `v1 List` YAML document, and put back into a memory store.
+
+The kinds kept are the ones a scheduling decision depends on (nodes, pods, PriorityClasses,
+budgets, the workloads spread defaults look at and the Deployments, DaemonSets and Jobs owning
+them, volumes and their classes, DRA's objects, CustomResourceDefinitions with their objects,
+such as a PodGroup) and the namespaces holding them. An owner reference to an object not kept is
+dropped, so that a cluster started from the file has no garbage collector delete the pods.
+Secrets are never read; pod specs keep the names of their environment variables but not their
+values. Fields that only the API server's bookkeeping gives (managedFields, resourceVersion,
+selfLink) are left out; UIDs, timestamps, generation and status are kept, so the same cluster
+saved twice gives the same file, and a file restored and saved again gives it back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+from lightkube.resources import (
+    apiextensions_v1,
+    apps_v1,
+    batch_v1,
+    core_v1,
+    policy_v1,
+    resource_v1,
+    scheduling_v1,
+    storage_v1,
+)
+
+from kubesched.api import yamlfile
+from kubesched.cluster import Cluster
+from kubesched.cluster.codec import decoder
+from kubesched.cluster.custom import custom_resource
+from kubesched.cluster.errors import ApiError, NotFound
+from kubesched.cluster.memory import MemoryStore
+
+# Restored in this order: what an object refers to comes before it.
+KINDS: tuple[type[Any], ...] = (
+    core_v1.Namespace,
+    scheduling_v1.PriorityClass,
+    storage_v1.StorageClass,
+    storage_v1.CSIDriver,
+    apiextensions_v1.CustomResourceDefinition,
+    core_v1.Node,
+    storage_v1.CSINode,
+    storage_v1.CSIStorageCapacity,
+    core_v1.PersistentVolume,
+    core_v1.PersistentVolumeClaim,
+    resource_v1.DeviceClass,
+    resource_v1.ResourceSlice,
+    resource_v1.ResourceClaim,
+    core_v1.Service,
+    apps_v1.Deployment,
+    apps_v1.DaemonSet,
+    batch_v1.Job,
+    core_v1.ReplicationController,
+    apps_v1.ReplicaSet,
+    apps_v1.StatefulSet,
+    policy_v1.PodDisruptionBudget,
+    core_v1.Pod,
+)
+# The kinds a label selector given to `read` filters: the namespaced objects of the workloads.
+SELECTED = frozenset(
+    {
+        core_v1.Pod,
+        core_v1.PersistentVolumeClaim,
+        resource_v1.ResourceClaim,
+        core_v1.Service,
+        apps_v1.Deployment,
+        apps_v1.DaemonSet,
+        batch_v1.Job,
+        core_v1.ReplicationController,
+        apps_v1.ReplicaSet,
+        apps_v1.StatefulSet,
+        policy_v1.PodDisruptionBudget,
+    }
+)
+VOLATILE = ("managedFields", "resourceVersion", "selfLink")
+PAGE = 500  # objects a list request asks for at a time
+
+
+class SnapshotError(ValueError):
+    """A snapshot file that cannot be read, in one line naming what is wrong."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The objects, as plain documents (`apiVersion`, `kind`, ...), in restore order."""
+
+    items: tuple[dict[str, Any], ...]
+
+    def of_kind(self, kind: str) -> list[dict[str, Any]]:
+        return [i for i in self.items if i.get("kind") == kind]
+
+    def dumps(self) -> str:
+        document = {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": list(self.items)}
+        return yaml.safe_dump(document, sort_keys=True, default_flow_style=False, allow_unicode=True)
+
+    def save(self, path: Path) -> None:
+        path.write_text(self.dumps())
+
+    def restore(self, store: MemoryStore) -> int:
+        """Put every object into `store` as it was (UID, timestamps and status kept); the namespaces
+        the store already has are replaced by the snapshot's. The number of objects stored."""
+        classes = _custom_classes(self.of_kind("CustomResourceDefinition"))
+        stored = 0
+        for index, item in enumerate(self.items):
+            cls = _class_of(item, classes)
+            try:
+                store.restore(decoder(cls).decode(json.dumps(item).encode()))
+            except (ApiError, msgspec.ValidationError) as e:
+                meta = item["metadata"]
+                name = f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
+                raise SnapshotError(f"items[{index}] ({item.get('kind')} {name}): {e}") from None
+            stored += 1
+        return stored
+
+
+_BUILT_IN = {(c._api_info.resource.api_version, c._api_info.resource.kind): c for c in KINDS}
+
+
+def _custom_classes(crds: Sequence[dict[str, Any]]) -> dict[tuple[str, str], type[Any]]:
+    """The resource class of each storage version the CRDs define, by (apiVersion, kind)."""
+    out: dict[tuple[str, str], type[Any]] = {}
+    for crd in crds:
+        spec = crd["spec"]
+        version = next((v for v in spec["versions"] if v.get("storage")), spec["versions"][0])
+        names = spec["names"]
+        cls = custom_resource(
+            group=spec["group"],
+            version=version["name"],
+            kind=names["kind"],
+            plural=names["plural"],
+            namespaced=spec.get("scope") == "Namespaced",
+        )
+        out[(f"{spec['group']}/{version['name']}", names["kind"])] = cls
+    return out
+
+
+def _class_of(item: dict[str, Any], custom: dict[tuple[str, str], type[Any]]) -> type[Any]:
+    key = (item.get("apiVersion", ""), item.get("kind", ""))
+    found = _BUILT_IN.get(key) or custom.get(key)
+    if found is None:
+        raise SnapshotError(f"items: {key[0]} {key[1]} is not a kind a snapshot holds")
+    return found
+
+
+def load(path: Path) -> Snapshot:
+    """The snapshot in `path`; SnapshotError when it is not one."""
+    try:
+        document = yamlfile.load(path)
+    except yamlfile.YamlError as e:
+        raise SnapshotError(str(e)) from None
+    if not isinstance(document, dict) or document.get("kind") != "List":
+        raise SnapshotError(f"{path}: not a snapshot (a v1 List of objects)")
+    items = document.get("items") or []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("metadata"), dict) or "name" not in item["metadata"]:
+            raise SnapshotError(f"{path}: items[{index}]: an object with metadata.name is required")
+    snapshot = Snapshot(tuple(items))
+    classes = _custom_classes(snapshot.of_kind("CustomResourceDefinition"))
+    for index, item in enumerate(items):
+        try:
+            _class_of(item, classes)
+        except SnapshotError as e:
+            raise SnapshotError(f"{path}: items[{index}]: {str(e).removeprefix('items: ')}") from None
+    return snapshot
+
+
+def _plain(obj: Any) -> dict[str, Any]:
+    document: dict[str, Any] = obj.to_dict()
+    meta = document.get("metadata") or {}
+    for key in VOLATILE:
+        meta.pop(key, None)
+    if document.get("kind") == "Pod":
+        spec = document.get("spec") or {}
+        for field in ("initContainers", "containers", "ephemeralContainers"):
+            for container in spec.get(field) or ():
+                for variable in container.get("env") or ():
+                    variable.pop("value", None)
+    return document
+
+
+async def _all(cluster: Cluster, kind: type[Any], selector: str) -> list[Any]:
+    items: list[Any] = []
+    token: str | None = None
+    while True:
+        page = await cluster.list(kind, label_selector=selector, limit=PAGE, continue_token=token)
+        items.extend(page.items)
+        token = page.continue_token
+        if not token:
+            return items
+
+
+async def read(cluster: Cluster, *, selector: str = "") -> Snapshot:
+    """The snapshot of `cluster`, read with list requests only. `selector` (a label selector)
+    keeps, of the workloads' namespaced objects (SELECTED), those it matches; the rest is read
+    whole. The namespaces kept are those holding something kept."""
+    groups: list[list[dict[str, Any]]] = []
+    for kind in KINDS:
+        if kind is core_v1.Pod:  # the objects of the custom kinds, before the pods that name them
+            for cls in _custom_classes(groups[KINDS.index(apiextensions_v1.CustomResourceDefinition)]).values():
+                groups.append(await _documents(cluster, cls, selector))
+        groups.append(await _documents(cluster, kind, selector if kind in SELECTED else ""))
+    used = {d["metadata"].get("namespace") for group in groups for d in group} - {None}
+    groups[0] = [d for d in groups[0] if d["metadata"]["name"] in used]
+    documents = [d for group in groups for d in group]
+    kept = {d["metadata"].get("uid") for d in documents}
+    for d in documents:  # an owner left out would have a garbage collector delete what it owns
+        owners = d["metadata"].get("ownerReferences")
+        if owners:
+            d["metadata"]["ownerReferences"] = [o for o in owners if o.get("uid") in kept] or None
+            if d["metadata"]["ownerReferences"] is None:
+                del d["metadata"]["ownerReferences"]
+    return Snapshot(tuple(documents))
+
+
+async def _documents(cluster: Cluster, kind: type[Any], selector: str) -> list[dict[str, Any]]:
+    try:
+        objs = await _all(cluster, kind, selector)
+    except NotFound:  # a kind this cluster does not serve (an API group switched off, say)
+        return []
+    return [_plain(o) for o in sorted(objs, key=lambda o: (o.metadata.namespace or "", o.metadata.name))]
