@@ -66,6 +66,10 @@ class PodBuilder:
         self.obj.spec.schedulingGates = [m.PodSchedulingGate(name=n) for n in names]
         return self
 
+    def priority_class(self, name: str) -> PodBuilder:
+        self.obj.spec.priorityClassName = name
+        return self
+
     def phase(self, phase: str) -> PodBuilder:
         self.obj.status = m.PodStatus(phase=phase)
         return self
@@ -196,8 +200,8 @@ def late_plugin(**verdicts: Any) -> type[LatePlugin]:
 
 
 def snapshot_of(*objs: Any) -> WhatIfSnapshot:
-    """A cluster snapshot holding `objs` (lightkube objects or their builders)."""
-    return WhatIfSnapshot(tuple(getattr(o, "obj", o).to_dict() for o in objs))
+    """A cluster snapshot holding `objs` (lightkube objects, their builders or documents)."""
+    return WhatIfSnapshot(tuple(o if isinstance(o, dict) else getattr(o, "obj", o).to_dict() for o in objs))
 
 
 def make_pod(name: str, namespace: str = "default") -> PodBuilder:

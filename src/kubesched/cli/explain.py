@@ -54,6 +54,13 @@ def explain_command(console: Console, args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     print_attempt(console, key, attempts[-1], kept=len(document["attempts"]), node=args.node, every=args.all_nodes)
+    if attempts[-1]["result"] == "unschedulable":
+        console.print(
+            f"What would make it fit: kubesched fit --kubeconfig K --pod {key} (or --snapshot FILE)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     return 0
 
 

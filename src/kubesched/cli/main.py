@@ -15,7 +15,7 @@ from rich.console import Console
 
 from kubesched import __version__
 from kubesched.apiserver.openapi import K8S_VERSION
-from kubesched.cli import bench, capacity, capstone, citations, options, snapshot
+from kubesched.cli import bench, capacity, capstone, citations, fit, options, snapshot
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.compare import compare_command
 from kubesched.cli.drill import print_c1, print_c2, print_c3, print_c4, run_c1, run_c2, run_c3, run_c4
@@ -209,6 +209,7 @@ def _parser() -> argparse.ArgumentParser:
     options.add_output_option(exp, "the attempts as recorded, the last one explained")
 
     capacity.add_parser(sub)
+    fit.add_parser(sub)
     snapshot.add_parser(sub)
     capstone.add_parser(sub)
     citations.add_parser(sub)
@@ -297,6 +298,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return compare_command(console, args)
         if args.command == "capacity":
             return capacity.capacity_command(console, args)
+        if args.command == "fit":
+            return fit.fit_command(console, args)
         if args.command == "snapshot":
             return snapshot.snapshot_command(console, args)
         if args.command == "citations":

@@ -84,12 +84,14 @@ def test_explain_expands_one_node_its_filter_verdict_or_its_scores(capsys):
     assert main(["explain", "default/huge", "--node", "node-1"]) == 0
     out = capsys.readouterr().out
     assert "node-1: ruled out by NodeResourcesFit at Filter: Insufficient cpu" in out
+    assert "What would make it fit: kubesched fit --kubeconfig K --pod default/huge" in out
     assert "KS/framework/interface.go:540-565" in out  # FilterPlugin's declaration
     assert main(["explain", "pod-003", "--output", "json"]) == 0
     host = json.loads(capsys.readouterr().out)["attempts"][-1]["selectedNode"]
     assert main(["explain", "pod-003", "--node", host]) == 0
     out = capsys.readouterr().out
     assert f"{host}: passed Filter; its scores" in out
+    assert "What would make it fit" not in out
     assert "rank 1 of 3 (the chosen node)" in out
     assert "NodeResourcesBalancedAllocation" in out
 
