@@ -4,6 +4,7 @@ its endpoint, its metrics, the cluster through a real client."""
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -15,6 +16,13 @@ from typing import Any
 import lightkube
 from lightkube.config.kubeconfig import KubeConfig
 from lightkube.resources.coordination_v1 import Lease
+
+
+def free_port() -> int:
+    """A TCP port of this machine free at the moment of asking."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def eventually(probe: Callable[[], Any], timeout: float = 20.0) -> Any:

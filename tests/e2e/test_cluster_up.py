@@ -14,11 +14,7 @@ import urllib.request
 import pytest
 import yaml
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from processes import free_port
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

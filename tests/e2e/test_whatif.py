@@ -7,10 +7,8 @@ import json
 import subprocess
 import sys
 
-from tests.e2e.test_cluster_up import free_port
-from tests.processes import eventually
-
 from kubesched.cli.main import main
+from processes import eventually, free_port
 
 POD = """
 apiVersion: v1

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from tests.builders import make_node, make_pod, snapshot_of
 
+from builders import make_node, make_pod, snapshot_of
 from kubesched.config import default_config, load_text
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.whatif.capacity import CapacityError, Template, simulate

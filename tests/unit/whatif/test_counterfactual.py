@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from tests.builders import make_node, make_pod, snapshot_of
 
+from builders import make_node, make_pod, snapshot_of
 from kubesched.cli.main import main
 from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry

@@ -7,8 +7,8 @@ import json
 
 import pytest
 import yaml
-from tests.builders import make_node, make_pod, snapshot_of
 
+from builders import make_node, make_pod, snapshot_of
 from kubesched.cli.main import main
 from kubesched.whatif import review
 from kubesched.whatif.capacity import Placed, StopReason, Template

@@ -8,8 +8,8 @@ import pytest
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
-from tests.builders import make_node, make_pod, namespace, web_service
 
+from builders import make_node, make_pod, namespace, web_service
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.whatif.snapshot import PAGE, SnapshotError, load, read
