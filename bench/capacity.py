@@ -1,5 +1,6 @@
 """How long `kubesched capacity` takes on a cluster of 1,000 nodes: ten questions of the kinds
-cluster-capacity answers, each simulated on its own copy of one snapshot.
+cluster-capacity answers, each simulated on its own copy of one snapshot (saved to a file and
+read back, as `capacity --snapshot` reads it); then `kubesched fit` for three unschedulable pods.
 
 .venv/bin/python -m bench.capacity [--nodes N] [--running P] [--repeat R]
 """
@@ -8,14 +9,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.sim import NodeTemplate, make_nodes
-from kubesched.whatif.capacity import Template, simulate
-from kubesched.whatif.snapshot import Snapshot
+from kubesched.whatif.capacity import Template, simulate, with_defaults
+from kubesched.whatif.counterfactual import Search, search
+from kubesched.whatif.snapshot import Snapshot, load
 
 SHAPES = ({"cpu": "4", "memory": "16Gi", "pods": "110"}, {"cpu": "8", "memory": "32Gi", "pods": "110"})
 
@@ -114,6 +118,25 @@ CASES: list[tuple[str, list[Template], dict[str, Any]]] = [
     ("priority 1000 pod, stops where it preempts", [Template(pod("vip", "3", priorityClassName="high"))], {}),
 ]
 
+FIT: list[tuple[str, dict[str, Any]]] = [
+    ("12-cpu pod", pod("whale", "12")),
+    ("nodeSelector no node has", pod("ssd", "1", nodeSelector={"disk": "ssd"})),
+    (
+        "affinity to absent pods",
+        pod(
+            "near",
+            "1",
+            affinity={
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": {"app": "cache"}}, "topologyKey": "kubernetes.io/hostname"}
+                    ]
+                }
+            },
+        ),
+    ),
+]
+
 
 def main() -> None:
     parser = argparse.ArgumentParser()
@@ -121,7 +144,12 @@ def main() -> None:
     parser.add_argument("--running", type=int, default=3000, help="pods already bound, 500m each")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    snapshot = cluster(args.nodes, args.running)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cluster.yaml"
+        cluster(args.nodes, args.running).save(path)
+        start = time.perf_counter()
+        snapshot = load(path)
+        print(f"snapshot file of {path.stat().st_size / 2**20:.1f} MiB read in {time.perf_counter() - start:.2f} s")
     registry = in_tree_registry()
     config = default_config(registry)
     print(f"{args.nodes} nodes, {args.running} running pods; {args.repeat} runs a case")
@@ -135,6 +163,18 @@ def main() -> None:
         stop = results[-1].stop
         print(
             f"{name:44} placed {placed}  stop {stop.fail_type if stop else '-':13} "
+            f"median {statistics.median(seconds):5.2f} s  range {min(seconds):.2f}-{max(seconds):.2f}"
+        )
+    for name, pod in FIT:
+        seconds, kinds = [], []
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            kinds = [
+                p.kind for p in search(Search(snapshot, config, registry), with_defaults(pod, ["default-scheduler"]))
+            ]
+            seconds.append(time.perf_counter() - start)
+        print(
+            f"fit: {name:39} {kinds}  "
             f"median {statistics.median(seconds):5.2f} s  range {min(seconds):.2f}-{max(seconds):.2f}"
         )
 
