@@ -7,6 +7,11 @@ from typing import Any
 
 import yaml
 
+# libyaml's C loader and dumper when PyYAML was built with it (its wheels are): ten times faster
+# on a snapshot of a large cluster, and the same documents.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
 
 class YamlError(ValueError):
     """A file that cannot be read or is not YAML; the message starts with the file's name."""
@@ -15,7 +20,7 @@ class YamlError(ValueError):
 def parse(text: str, source: str) -> Any:
     """The one document in `text` (None when empty); `source` names it in errors."""
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as e:
         raise _error(e, source) from None
 
@@ -23,7 +28,7 @@ def parse(text: str, source: str) -> Any:
 def parse_all(text: str, source: str) -> list[Any]:
     """Every document in `text` (`---` between them), empty ones left out."""
     try:
-        return [d for d in yaml.safe_load_all(text) if d is not None]
+        return [d for d in yaml.load_all(text, Loader=_LOADER) if d is not None]
     except yaml.YAMLError as e:
         raise _error(e, source) from None
 
@@ -33,6 +38,11 @@ def _error(e: yaml.YAMLError, source: str) -> YamlError:
     where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
     problem = getattr(e, "problem", None) or str(e)
     return YamlError(f"{source}: not valid YAML{where}: {problem}")
+
+
+def dumps(document: Any) -> str:
+    """`document` as block-style YAML, keys sorted."""
+    return yaml.dump(document, Dumper=_DUMPER, sort_keys=True, default_flow_style=False, allow_unicode=True)
 
 
 def load(path: str | Path) -> Any:

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-import yaml
-
+from kubesched.api import yamlfile
 from kubesched.api.quantity import format_bytes, format_milli_cpu, parse_quantity, to_milli, to_units
 from kubesched.plugins.resource_scoring import is_scalar_resource_name
 from kubesched.whatif.capacity import LIMIT_REACHED, Placed, StopReason
@@ -113,7 +112,7 @@ def dumps(document: dict[str, Any], output: str) -> str:
     """The review in `output` (json: one line, as cluster-capacity prints it; yaml: keys sorted)."""
     if output == "json":
         return json.dumps(document, separators=(",", ":")) + "\n"
-    return yaml.safe_dump(document, sort_keys=True, default_flow_style=False, allow_unicode=True)
+    return yamlfile.dumps(document)
 
 
 def _selector(labels: dict[str, str]) -> str:

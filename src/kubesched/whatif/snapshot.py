@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import yaml
 from lightkube.resources import (
     apiextensions_v1,
     apps_v1,
@@ -100,7 +99,7 @@ class Snapshot:
 
     def dumps(self) -> str:
         document = {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": list(self.items)}
-        return yaml.safe_dump(document, sort_keys=True, default_flow_style=False, allow_unicode=True)
+        return yamlfile.dumps(document)
 
     def save(self, path: Path) -> None:
         path.write_text(self.dumps())
