@@ -17,8 +17,11 @@ from kubesched.cli import options
 from kubesched.cluster.errors import ApiError
 from kubesched.cluster.kube import ConfigError as KubeConfigError
 from kubesched.cluster.kube import KubeCluster
+from kubesched.config import SchedulerConfig
+from kubesched.framework.registry import Registry
 from kubesched.whatif import review
 from kubesched.whatif.capacity import CapacityError, Template, simulate
+from kubesched.whatif.counterfactual import Search, common_node, nodes_needed
 from kubesched.whatif.snapshot import Snapshot, SnapshotError, load, read
 
 # Kinds whose `spec.template` is a pod and whose replica count is `spec.<field>` (default 1).
@@ -79,6 +82,17 @@ def add_parser(sub: Any) -> None:
         metavar="FORMAT",
         help="json or yaml: the ClusterCapacityReview (default: the counts, as text)",
     )
+    cap.add_argument(
+        "--nodes-needed",
+        action="store_true",
+        help="also find the fewest nodes to add for every replica count to be placed (each template needs one)",
+    )
+    cap.add_argument(
+        "--node-template", metavar="FILE", help="with --nodes-needed: the Node to add (default: the most common)"
+    )
+    cap.add_argument(
+        "--max-nodes", type=int, default=1000, help="with --nodes-needed: the most nodes tried (default 1000)"
+    )
     cap.add_argument("--seed", type=int, default=0, help="seed of the simulated scheduler (default 0)")
     options.add_plugin_option(cap)
 
@@ -117,6 +131,22 @@ def _template(path: str, index: int, document: Any) -> Template:
         pod_meta["namespace"] = meta["namespace"]
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template.get("spec") or {}}
     return Template(pod, count)
+
+
+def node_manifest(path: str | None) -> dict[str, Any] | None:
+    """`--node-template`: a Node manifest nodes are added like (None without the option)."""
+    if not path:
+        return None
+    try:
+        node = yamlfile.load(path)
+    except yamlfile.YamlError as e:
+        raise options.UsageError(f"--node-template: {e}") from None
+    if not isinstance(node, dict) or node.get("kind", "Node") != "Node":
+        raise options.UsageError(f"--node-template: {path}: expected a Node manifest")
+    node.setdefault("apiVersion", "v1")
+    node.setdefault("kind", "Node")
+    node.setdefault("metadata", {}).setdefault("name", "template")
+    return node
 
 
 def _cluster(kubeconfig: str | None) -> KubeCluster:
@@ -178,8 +208,45 @@ def capacity_command(console: Console, args: argparse.Namespace) -> int:
         options.print_error(console, f"--podspec: {e}")
         return 2
     document = review.review(results, max_limit=max(args.max_limit, 0))
+    if args.nodes_needed:
+        try:
+            document["status"]["nodesNeeded"] = _nodes_needed(
+                args, snapshot, wanted, excluded=excluded, config=config, registry=registry
+            )
+        except options.UsageError as e:
+            options.print_error(console, str(e))
+            return 2
     if args.output:
         sys.stdout.write(review.dumps(document, args.output))
     else:
         sys.stdout.write(review.text(document, verbose=args.verbose))
+        if args.nodes_needed:
+            sys.stdout.write(review.nodes_needed_text(document["status"]["nodesNeeded"]))
     return 0
+
+
+def _nodes_needed(
+    args: argparse.Namespace,
+    snapshot: Snapshot,
+    wanted: list[Template],
+    *,
+    excluded: list[str],
+    config: SchedulerConfig,
+    registry: Registry,
+) -> dict[str, Any]:
+    """`status.nodesNeeded`: how many nodes like which one would place every replica count."""
+    if any(t.replicas is None for t in wanted):
+        raise options.UsageError("--nodes-needed: every --podspec needs a replica count (a workload's replicas)")
+    node = node_manifest(args.node_template)
+    space = Search(
+        snapshot,
+        config,
+        registry,
+        node_template=node,
+        max_nodes=options.at_least("--max-nodes", args.max_nodes, 1),
+        exclude_nodes=tuple(excluded),
+    )
+    like = (node or common_node(space.snapshot) or {}).get("metadata", {}).get("name")
+    if like is None:
+        raise options.UsageError("--nodes-needed: the cluster has no node to copy; give --node-template")
+    return {"nodes": nodes_needed(space, wanted), "like": like, "maxNodes": space.max_nodes}

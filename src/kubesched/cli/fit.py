@@ -10,9 +10,8 @@ from typing import Any
 
 from rich.console import Console
 
-from kubesched.api import yamlfile
 from kubesched.cli import options
-from kubesched.cli.capacity import source, templates
+from kubesched.cli.capacity import node_manifest, source, templates
 from kubesched.whatif.capacity import CapacityError, with_defaults
 from kubesched.whatif.counterfactual import Search, pending_pod, search
 
@@ -38,26 +37,11 @@ def add_parser(sub: Any) -> None:
     options.add_plugin_option(fit)
 
 
-def _node_template(path: str | None) -> dict[str, Any] | None:
-    if not path:
-        return None
-    try:
-        node = yamlfile.load(path)
-    except yamlfile.YamlError as e:
-        raise options.UsageError(f"--node-template: {e}") from None
-    if not isinstance(node, dict) or node.get("kind", "Node") != "Node":
-        raise options.UsageError(f"--node-template: {path}: expected a Node manifest")
-    node.setdefault("apiVersion", "v1")
-    node.setdefault("kind", "Node")
-    node.setdefault("metadata", {}).setdefault("name", "template")
-    return node
-
-
 def fit_command(console: Console, args: argparse.Namespace) -> int:
     try:
         registry = options.registry(args.plugin)
         config = options.scheduler_config("--config", args.config, registry)
-        node = _node_template(args.node_template)
+        node = node_manifest(args.node_template)
         snapshot = source(args)
         if args.pod:
             try:

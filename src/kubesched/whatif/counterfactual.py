@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,10 +68,13 @@ class Search:
     registry: Registry
     node_template: Document | None = None  # the node add-nodes copies (None: the most common shape)
     max_nodes: int = 10
+    exclude_nodes: tuple[str, ...] = ()  # nodes (and their pods) left out of every copy
 
     def placed(self, snapshot: Snapshot, pod: Document) -> str | None:
         """The node `pod` is bound to when scheduled on `snapshot`, None when it is not."""
-        [result] = simulate(snapshot, [Template(pod, 1)], config=self.config, registry=self.registry)
+        [result] = simulate(
+            snapshot, [Template(pod, 1)], config=self.config, registry=self.registry, exclude_nodes=self.exclude_nodes
+        )
         return result.nodes[0] if result.nodes else None
 
 
@@ -148,6 +151,34 @@ def _add_nodes(space: Search, pod: Document) -> list[Proposal]:
             like = (template.get("metadata") or {}).get("name", "the node template")
             return [Proposal("add-nodes", f"add {count} node(s) like {like}", count, node, grown, pod)]
     return []
+
+
+def nodes_needed(space: Search, templates: Sequence[Template]) -> int | None:
+    """The fewest nodes like the space's node template (or the most common shape) to add for every
+    template's replica count to be placed, up to `space.max_nodes`; None past it. Found by doubling
+    the count, then halving the gap, each count simulated whole."""
+    template = space.node_template or common_node(space.snapshot)
+    if template is None or any(t.replicas is None for t in templates):
+        raise ValueError("nodes needed: every template needs a replica count, and the cluster a node")
+
+    def fits(count: int) -> bool:
+        grown = Snapshot((*space.snapshot.items, *_new_nodes(template, count)))
+        results = simulate(
+            grown, templates, config=space.config, registry=space.registry, exclude_nodes=space.exclude_nodes
+        )
+        return all(len(r.nodes) == r.template.replicas for r in results)
+
+    if fits(0):
+        return 0
+    low, high = 0, 1
+    while not fits(high):
+        if high >= space.max_nodes:
+            return None
+        low, high = high, min(high * 2, space.max_nodes)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if fits(middle) else (middle, high)
+    return high
 
 
 # -- taints ----------------------------------------------------------------------------------

@@ -157,3 +157,10 @@ def text(document: dict[str, Any], *, verbose: bool) -> str:
             lines.append(pod["podName"])
             lines += [f"\t- {r['nodeName']}: {r['replicas']} instance(s)" for r in pod["replicasOnNodes"]]
     return "\n".join(lines) + "\n"
+
+
+def nodes_needed_text(needed: dict[str, Any]) -> str:
+    """The line `capacity --nodes-needed` adds to the text."""
+    if needed["nodes"] is None:
+        return f"\nAdding up to {needed['maxNodes']} node(s) like {needed['like']} does not place every replica.\n"
+    return f"\nTo place every replica: add {needed['nodes']} node(s) like {needed['like']}.\n"

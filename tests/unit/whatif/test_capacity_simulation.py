@@ -3,15 +3,19 @@ reasons with the scheduler's FailedScheduling message, and the distribution over
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+import yaml
 
 from builders import make_node, make_pod, snapshot_of
+from kubesched.cli.main import main
 from kubesched.config import default_config, load_text
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.whatif.capacity import CapacityError, Template, simulate
+from kubesched.whatif.counterfactual import Search, nodes_needed
 
 REGISTRY = in_tree_registry()
 
@@ -235,3 +239,38 @@ def test_the_cluster_read_is_not_changed():
     before = snapshot.dumps()
     simulate(snapshot, [Template(small().obj.to_dict())], config=default_config(REGISTRY), registry=REGISTRY)
     assert snapshot.dumps() == before
+
+
+@pytest.mark.parametrize("replicas, needed", [(9, 0), (12, 1), (15, 2), (16, 3)])
+def test_nodes_needed_is_the_fewest_nodes_for_every_replica(replicas, needed):
+    space = Search(snapshot_of(*prediction_nodes()), default_config(REGISTRY), REGISTRY, max_nodes=50)
+    # the three shapes are one node each: the first, n1 (300m, 3 pods: three copies), is copied
+    assert nodes_needed(space, [Template(small().obj.to_dict(), replicas)]) == needed
+
+
+def test_nodes_needed_gives_up_past_the_bound_and_capacity_says_so(tmp_path, capsys):
+    space = Search(snapshot_of(*prediction_nodes()), default_config(REGISTRY), REGISTRY, max_nodes=2)
+    assert nodes_needed(space, [Template(small().obj.to_dict(), 30)]) is None
+    snapshot_of(*prediction_nodes()).save(tmp_path / "c.yaml")
+    rs = {
+        "kind": "ReplicaSet",
+        "metadata": {"name": "small"},
+        "spec": {"replicas": 12, "template": small().obj.to_dict()},
+    }
+    (tmp_path / "rs.yaml").write_text(yaml.safe_dump(rs))
+    args = [
+        "capacity",
+        "--snapshot",
+        str(tmp_path / "c.yaml"),
+        "--podspec",
+        str(tmp_path / "rs.yaml"),
+        "--nodes-needed",
+    ]
+    assert main(args) == 0
+    assert capsys.readouterr().out == "9\n\nTo place every replica: add 1 node(s) like n1.\n"
+    assert main([*args, "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"]["nodesNeeded"] == {"nodes": 1, "like": "n1", "maxNodes": 1000}
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(yaml.safe_dump(small().obj.to_dict()))
+    assert main(["capacity", "--snapshot", str(tmp_path / "c.yaml"), "--podspec", str(pod), "--nodes-needed"]) == 2
+    assert "--nodes-needed: every --podspec needs a replica count" in capsys.readouterr().err
