@@ -189,7 +189,10 @@ HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfigu
     ("text", "message"),
     [
         (HEADER + "bogus: 1\n", "{file}: Object contains unknown field `bogus`"),
-        (HEADER + "profiles: [\n", "{file}: not valid YAML (line 4, column 1): expected the node content"),
+        (
+            HEADER + "profiles: [\n",
+            "{file}: not valid YAML (line 4, column 1): did not find expected node content",
+        ),  # libyaml's words, as go-yaml's
         ("", "{file}: Object 'Kind' is missing in ''"),  # kube-scheduler's decoder: an empty file has no kind
         ("profiles: []\n", """{file}: Object 'Kind' is missing in '{{"profiles":[]}}'"""),
         ("kind: KubeSchedulerConfiguration\n", "{file}: Object 'apiVersion' is missing in"),
