@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import msgspec
+import yaml
 from aiohttp import web
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
@@ -202,6 +204,16 @@ def late_plugin(**verdicts: Any) -> type[LatePlugin]:
 def snapshot_of(*objs: Any) -> WhatIfSnapshot:
     """A cluster snapshot holding `objs` (lightkube objects, their builders or documents)."""
     return WhatIfSnapshot(tuple(o if isinstance(o, dict) else getattr(o, "obj", o).to_dict() for o in objs))
+
+
+def plugins_crd(name: str) -> Any:
+    """A CustomResourceDefinition of the scheduler-plugins package (`crd-<name>.yaml`)."""
+    from lightkube.resources import apiextensions_v1
+
+    import kubesched_scheduler_plugins
+
+    manifest = Path(kubesched_scheduler_plugins.__file__).parent / "manifests" / f"crd-{name}.yaml"
+    return msgspec.convert(yaml.safe_load(manifest.read_text()), apiextensions_v1.CustomResourceDefinition)
 
 
 def make_pod(name: str, namespace: str = "default") -> PodBuilder:

@@ -8,6 +8,7 @@ import contextlib
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -20,6 +21,8 @@ from kubesched.apiserver.rbac import ALWAYS_ALLOW, BOOTSTRAP, RBAC
 from kubesched.apiserver.server import ApiServer
 from kubesched.apiserver.tls import self_signed, server_context
 from kubesched.clock import RealClock
+from kubesched.cluster.journal import JournalError
+from kubesched.cluster.journal.sqlite import SqliteJournal
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.cluster.memory.store import DEFAULT_HISTORY
 from kubesched.config import SchedulerConfig, default_config
@@ -58,6 +61,8 @@ class ClusterSpec:
     builtin_controllers: tuple[str, ...] = tuple(CONTROLLERS)  # the built-in ones to run (ReplicaSet, Deployment, ...)
     ui_actions: bool = False  # the UI may create and delete pods, cordon nodes and add nodes
     snapshot: Snapshot | None = None  # a saved cluster to start from (kubesched snapshot save), before the nodes
+    data_dir: Path | None = None  # keep the store in a SQLite database there, and start from what it holds
+    data_sync: str = "NORMAL"  # SQLite's synchronous: NORMAL survives a killed process, FULL a power loss too
 
 
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # twice the highest priority a user may define
@@ -85,6 +90,7 @@ class EmbeddedCluster:
         self.clock = RealClock()
         # One trace for the store, the kubelets and the scheduler: off (free) until the UI follows it.
         self.trace = Tracer(self.clock.now)
+        self.journal: SqliteJournal | None = None
         self.store = self.new_store()
         if spec.authorization == RBAC and spec.token is None:
             raise ValueError("RBAC authorization needs a token: without one nobody is signed in")
@@ -93,12 +99,8 @@ class EmbeddedCluster:
         )
         self.url = ""
         self.ca_pem: bytes | None = None
-        if spec.snapshot is not None:
-            spec.snapshot.restore(self.store)
-        taken = {n.metadata.name for n in self.store.list(core_v1.Node).items}
-        nodes = make_nodes(spec.nodes + len(taken), spec.template)
-        for node in [n for n in nodes if n.metadata and n.metadata.name not in taken][: spec.nodes]:
-            self.store.create(node)  # the fake nodes, named around those of the snapshot
+        if not self.store.restored:
+            self._populate()
         self.scheduler: Scheduler | None = None
         self.scheduler_url = ""
         self._scheduler_server: SchedulerServer | None = None
@@ -123,18 +125,44 @@ class EmbeddedCluster:
         self._tasks: list[asyncio.Task[Any]] = []
         self.controllers = controllers() if spec.controllers else []
 
+    def _populate(self) -> None:
+        """A new cluster's objects: the snapshot's, then the fake nodes, named around its nodes."""
+        spec = self.spec
+        if spec.snapshot is not None:
+            spec.snapshot.restore(self.store)
+        taken = {n.metadata.name for n in self.store.list(core_v1.Node).items}
+        nodes = make_nodes(spec.nodes + len(taken), spec.template)
+        for node in [n for n in nodes if n.metadata and n.metadata.name not in taken][: spec.nodes]:
+            self.store.create(node)
+
     def new_store(self) -> MemoryStore:
-        """An empty store as this cluster keeps one: random uids, and versions counted from the
-        microsecond it was made, past any an earlier run of the cluster gave out."""
+        """A store as this cluster keeps one: random uids, and versions counted from the
+        microsecond it was made, past any an earlier run of the cluster gave out. With a data
+        directory, the store is kept there and one saved there is taken as it was."""
         first = int(self.clock.now() * 1_000_000)
-        store = MemoryStore(
-            clock=self.clock,
-            seed=None,
-            history=self.spec.history,
-            first_resource_version=first,
-            event_ttl=self.spec.event_ttl,
-            tracer=self.trace,
-        )
+        if self.spec.data_dir is not None:
+            self.journal = SqliteJournal(self.spec.data_dir, history=self.spec.history, synchronous=self.spec.data_sync)
+        try:
+            store = MemoryStore(
+                clock=self.clock,
+                seed=None,
+                history=self.spec.history,
+                first_resource_version=first,
+                event_ttl=self.spec.event_ttl,
+                tracer=self.trace,
+                journal=self.journal,
+            )
+        except BaseException:
+            if self.journal is not None:
+                self.journal.close()
+            raise
+        if store.restored:
+            if self.spec.snapshot is not None and self.journal is not None:
+                self.journal.close()
+                raise JournalError(
+                    f"{self.spec.data_dir}: holds a cluster already; --from needs an empty data directory"
+                )
+            return store
         for name, value, description in SYSTEM_PRIORITY_CLASSES:
             store.create(
                 scheduling_v1.PriorityClass(
@@ -193,6 +221,8 @@ class EmbeddedCluster:
             await self._scheduler_server.stop()
         if self._runner is not None:
             await self._runner.cleanup()
+        if self.journal is not None:
+            self.journal.close()
 
 
 class ClusterThread:

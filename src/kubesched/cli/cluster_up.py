@@ -10,12 +10,14 @@ import secrets
 import signal
 from pathlib import Path
 
+from lightkube.resources import core_v1
 from rich.console import Console
 
 from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.apiserver.rbac import RBAC
 from kubesched.cli import options
 from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
+from kubesched.cluster.journal import JournalError
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.scheduler.discovery import PluginLoadError
@@ -86,13 +88,20 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         scheduler_config=_scheduler_config(args, registry),
         registry=registry,
         ui_actions=_ui_actions(args),
+        data_dir=Path(args.data_dir) if args.data_dir else None,
+        data_sync=args.data_sync,
     )
 
     def ready(cluster: EmbeddedCluster) -> None:
         path = write_kubeconfig(args.kubeconfig, cluster.url, token=token, ca_pem=cluster.ca_pem).resolve()
         saved = f" from {args.snapshot} ({len(snapshot.items)} objects)" if snapshot else ""
+        if cluster.store.restored:
+            saved = f" as it was kept in {args.data_dir}"
+        elif args.data_dir:
+            saved += f", kept in {args.data_dir}"
+        shown = len(cluster.store.list(core_v1.Node).items) if cluster.store.restored else nodes
         console.print(
-            f"kubesched cluster is up at [bold]{cluster.url}[/bold]{saved} with {nodes} fake nodes.", soft_wrap=True
+            f"kubesched cluster is up at [bold]{cluster.url}[/bold]{saved} with {shown} fake nodes.", soft_wrap=True
         )
         if generated:
             console.print("  every request needs the generated token written into the kubeconfig")
@@ -132,6 +141,9 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         return 2
     except SnapshotError as e:
         options.print_error(console, f"--from: {e}")
+        return 2
+    except JournalError as e:
+        options.print_error(console, f"--data-dir: {e}")
         return 2
     except OSError as e:
         ports = f"{args.port} (scheduler {args.scheduler_port})" if args.scheduler else f"{args.port}"

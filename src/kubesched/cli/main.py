@@ -126,6 +126,20 @@ def _parser() -> argparse.ArgumentParser:
         f"(default), -name to leave one out ({', '.join(sorted(CONTROLLERS))})",
     )
     up.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="keep the cluster in a SQLite database in DIR and start from what it holds (default: in memory, "
+        "lost at stop)",
+    )
+    up.add_argument(
+        "--data-sync",
+        type=str.upper,
+        choices=("NORMAL", "FULL"),
+        default="NORMAL",
+        help="with --data-dir: NORMAL (default) loses no answered write when the process is killed; FULL also "
+        "none when the machine loses power, at an fsync per write",
+    )
+    up.add_argument(
         "--watch-history", type=int, default=10_000, help="changes kept for watch resumption (default 10000)"
     )
     up.add_argument(

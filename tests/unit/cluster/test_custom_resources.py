@@ -3,20 +3,17 @@ one (typed views of it too), objects are checked against its schema, and deletin
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-import yaml
 from lightkube.models import meta_v1
 from lightkube.resources import apiextensions_v1
 
-import kubesched_scheduler_plugins
+from builders import plugins_crd
 from kubesched.cluster import AlreadyExists, Invalid
 from kubesched.cluster.custom import custom_resource
 
-MANIFESTS = Path(kubesched_scheduler_plugins.__file__).parent / "manifests"
 PodGroup = custom_resource(group="scheduling.x-k8s.io", version="v1alpha1", kind="PodGroup", plural="podgroups")
 
 
@@ -34,26 +31,20 @@ TypedPodGroup = custom_resource(
 )
 
 
-def crd(name: str) -> Any:
-    return msgspec.convert(
-        yaml.safe_load((MANIFESTS / f"crd-{name}.yaml").read_text()), apiextensions_v1.CustomResourceDefinition
-    )
-
-
 def group(name: str, **spec: Any) -> Any:
     return PodGroup(metadata=meta_v1.ObjectMeta(name=name, namespace="default"), spec=spec)
 
 
 @pytest.fixture
 def served(store):
-    store.create(crd("podgroups"))
+    store.create(plugins_crd("podgroups"))
     return store
 
 
 def test_a_kind_is_served_once_its_crd_is_established(store):
     with pytest.raises(TypeError, match="not served"):
         store.list(PodGroup)
-    created = store.create(crd("podgroups"))
+    created = store.create(plugins_crd("podgroups"))
     conditions = {c.type: c.status for c in created.status.conditions}
     assert conditions == {"NamesAccepted": "True", "Established": "True"}
     assert created.status.acceptedNames.shortNames == ["pg", "pgs"]
@@ -137,15 +128,15 @@ def test_deleting_the_crd_deletes_its_objects_and_stops_serving_the_kind(served,
 
 
 def test_a_crd_with_a_wrong_name_or_a_kind_already_served_is_refused(served):
-    wrong = crd("elasticquotas")
+    wrong = plugins_crd("elasticquotas")
     wrong.metadata.name = "quotas.example.com"
     with pytest.raises(Invalid, match=r'metadata.name: Invalid value: "quotas.example.com": must be spec.names.plural'):
         served.create(wrong)
-    again = crd("podgroups")
+    again = plugins_crd("podgroups")
     again.metadata.name = "podgroups.scheduling.x-k8s.io"
     with pytest.raises(AlreadyExists, match=r'podgroups\.scheduling\.x-k8s\.io" already exists'):
         served.create(again)
-    rival = crd("podgroups")
+    rival = plugins_crd("podgroups")
     rival.spec.names.plural = "groups"
     rival.metadata.name = "groups.scheduling.x-k8s.io"
     with pytest.raises(Invalid, match=r'spec.names.kind: Invalid value: "PodGroup": is already in use'):

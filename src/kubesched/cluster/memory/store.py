@@ -40,9 +40,11 @@ from kubesched.cluster.errors import (
     conflict,
 )
 from kubesched.cluster.fields import managers
+from kubesched.cluster.journal import Journal, Saved, ordered, split_kind_key
 from kubesched.cluster.kinds import KINDS, Kind, custom_kind
 from kubesched.cluster.memory.admission import AdmissionChain
 from kubesched.cluster.memory.conversion import VIEWS, View, converter
+from kubesched.cluster.memory.durable import Durable, key_of, unpack
 from kubesched.cluster.memory.encoded import EncodedTable
 from kubesched.cluster.memory.eviction import evict
 from kubesched.cluster.memory.ownership import Ownership
@@ -92,6 +94,9 @@ def _propagation_finalizers(finalizers: list[str] | None, policy: str | None) ->
     if wanted not in kept:
         kept.append(wanted)
     return kept
+
+
+_BUILT_IN = {key_of(kind): cls for cls, kind in KINDS.items() if kind.cls is cls}  # journal names of built-in kinds
 
 
 class Change(NamedTuple):
@@ -166,6 +171,7 @@ class MemoryStore:
         first_resource_version: int = 0,
         event_ttl: float | None = None,
         disable_admission: Collection[str] = (),
+        journal: Journal | None = None,
     ) -> None:
         """`seed` draws object uids reproducibly (None: from the system's randomness, as a
         server that may restart over a new store must, lest two objects share a uid).
@@ -175,7 +181,9 @@ class MemoryStore:
         Event is kept after its last write (kube-apiserver's --event-ttl; None: for ever).
         `disable_admission`: admission plugins turned off, as kube-apiserver's
         --disable-admission-plugins (`NamespaceLifecycle`; `Priority`: a pod's spec.priority is
-        kept as given, as in the API server scheduler_perf runs against)."""
+        kept as given, as in the API server scheduler_perf runs against). `journal`: where every
+        change is written before it is visible (`cluster.journal`); a journal that holds a saved
+        store is loaded instead of starting empty (`restored` is then True)."""
         self._admission = AdmissionChain(disabled=disable_admission)
         self.clock = clock
         self.event_ttl = event_ttl
@@ -207,8 +215,46 @@ class MemoryStore:
         self._bound = BoundForms()
         self._stamp_cache: tuple[int, datetime] = (-1, datetime.fromtimestamp(0, UTC))
         self._dry_run = False
+        self._durable = Durable(journal) if journal is not None else None
+        saved = journal.load() if journal is not None else None
+        self.restored = saved is not None
+        if saved is not None:
+            self._load(saved)
+            return
+        if journal is not None:
+            journal.begin(first_resource_version)
         for name in INITIAL_NAMESPACES:
             self.create(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=name)))
+
+    def _load(self, saved: Saved) -> None:
+        """Take the objects, history and version counter a journal saved (CRDs first, so that
+        their kinds are served when their objects come)."""
+        crd = self._kinds[apiextensions_v1.CustomResourceDefinition]
+        for row in ordered(saved.objects, key_of(crd)):
+            kind = self._kind_named(row.kind)
+            if kind is None:
+                continue  # a custom kind no longer defined
+            obj = unpack(kind.cls, row.data)
+            self._objects[kind.cls][(row.namespace, row.name)] = obj
+            self._strategy(kind).created(obj)
+            if self.event_ttl is not None and kind.cls is core_v1.Event:
+                heapq.heappush(
+                    self._event_expiry, (self.clock.now() + self.event_ttl, (row.namespace, row.name), row.rv)
+                )
+        for entry in saved.changes[-self._history_limit :]:
+            kind = self._kind_named(entry.kind)
+            if kind is not None:
+                old = unpack(kind.cls, entry.old) if entry.old is not None else None
+                self._history.append(Change(entry.rv, kind.cls, entry.type, unpack(kind.cls, entry.data), old))
+        self._rv = saved.rv
+        self._compacted = self._history[0].rv - 1 if self._history else saved.rv
+
+    def _kind_named(self, name: str) -> Kind | None:
+        if (cls := _BUILT_IN.get(name)) is not None:
+            return self._kinds[cls]
+        api_version, kind = split_kind_key(name)
+        group, _, version = api_version.rpartition("/")
+        return self._custom.get((group, version, kind))
 
     # -- kinds -----------------------------------------------------------------------------
 
@@ -716,9 +762,11 @@ class MemoryStore:
         """Store a new version. `obj` and its metadata must be fresh objects, owned by the store."""
         if self._dry_run:
             return obj
-        self._rv += 1
         o: Any = obj
-        o.metadata.resourceVersion = str(self._rv)
+        o.metadata.resourceVersion = str(self._rv + 1)
+        if self._durable is not None:
+            self._durable.put(kind, key, self._rv + 1, type_, obj, old)
+        self._rv += 1
         self._objects[kind.cls][key] = obj
         self._record(kind, type_, obj, old)
         if old is None:
@@ -728,10 +776,12 @@ class MemoryStore:
     def _remove(self, kind: Kind, key: Key, obj: Any) -> Any:
         if self._dry_run:
             return obj
-        self._rv += 1
         gone = msgspec.structs.replace(
-            obj, metadata=msgspec.structs.replace(obj.metadata, resourceVersion=str(self._rv))
+            obj, metadata=msgspec.structs.replace(obj.metadata, resourceVersion=str(self._rv + 1))
         )
+        if self._durable is not None:
+            self._durable.remove(kind, key, self._rv + 1, gone)
+        self._rv += 1
         del self._objects[kind.cls][key]
         self._strategy(kind).removed(obj)
         self._record(kind, DELETED, gone, None)

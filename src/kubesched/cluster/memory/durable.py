@@ -1,0 +1,51 @@
+"""The memory store's side of a journal: kinds named by apiVersion and kind, objects packed as
+msgpack, a journal that fails answered as the API server answers a storage error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from kubesched.cluster.errors import InternalError
+from kubesched.cluster.journal import Entry, Journal, JournalError, Row, kind_key
+from kubesched.cluster.kinds import Kind
+
+_pack = msgspec.msgpack.Encoder().encode
+_DECODERS: dict[type[Any], msgspec.msgpack.Decoder[Any]] = {}
+
+Key = tuple[str, str]
+
+
+def unpack(cls: type[Any], data: bytes) -> Any:
+    found = _DECODERS.get(cls)
+    if found is None:
+        found = _DECODERS[cls] = msgspec.msgpack.Decoder(cls)
+    return found.decode(data)
+
+
+def key_of(kind: Kind) -> str:
+    return kind_key(kind.api_version, kind.kind)
+
+
+class Durable:
+    """Writes each committed change of a store to its journal before the change is visible."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+
+    def put(self, kind: Kind, key: Key, rv: int, type_: str, obj: Any, old: Any | None) -> None:
+        name = key_of(kind)
+        data = _pack(obj)
+        entry = Entry(rv, name, type_, data, _pack(old) if old is not None else None)
+        try:
+            self.journal.put(Row(name, key[0], key[1], rv, data), entry)
+        except JournalError as e:
+            raise InternalError(f"storage: {e}") from None
+
+    def remove(self, kind: Kind, key: Key, rv: int, gone: Any) -> None:
+        name = key_of(kind)
+        try:
+            self.journal.remove(name, key[0], key[1], Entry(rv, name, "DELETED", _pack(gone)))
+        except JournalError as e:
+            raise InternalError(f"storage: {e}") from None

@@ -1,0 +1,92 @@
+"""`cluster up --data-dir` killed with SIGKILL in the middle of a burst of creates: after a restart
+every create that was answered 201 is there as it was answered, versions go on rising, and a
+client's watch resumes from where it was or is told to relist."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import urllib.request
+
+import aiohttp
+
+from processes import start_cluster_up
+
+PODS = "/api/v1/namespaces/default/pods"
+
+
+def pod(name: str) -> dict:
+    spec = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+async def burst(url: str, count: int, *, kill_after: int, pid: int) -> dict[str, str]:
+    """Create `count` pods, 32 at a time; SIGKILL the server once `kill_after` are answered.
+    The answered ones: name -> the resourceVersion in the answer."""
+    answered: dict[str, str] = {}
+    gate = asyncio.Semaphore(32)
+    async with aiohttp.ClientSession(url, timeout=aiohttp.ClientTimeout(total=10)) as client:
+
+        async def create(i: int) -> None:
+            async with gate:
+                try:
+                    async with client.post(PODS, json=pod(f"burst-{i}")) as response:
+                        if response.status != 201:
+                            return
+                        created = await response.json()
+                except aiohttp.ClientError:
+                    return
+                answered[f"burst-{i}"] = created["metadata"]["resourceVersion"]
+                if len(answered) == kill_after:
+                    os.kill(pid, signal.SIGKILL)
+
+        await asyncio.gather(*(create(i) for i in range(count)))
+    return answered
+
+
+def get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def first_watch_event(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.readline())
+
+
+def test_a_killed_cluster_keeps_every_answered_write_and_resumes_watches(tmp_path):
+    data = ["--data-dir", str(tmp_path / "data"), "--watch-history", "500", "--no-kubelets", "--nodes", "1"]
+    process, url = start_cluster_up(tmp_path / "kubeconfig", *data)
+    try:
+        answered = asyncio.run(burst(url, 2_000, kill_after=800, pid=process.pid))
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+    assert process.returncode == -signal.SIGKILL
+    assert 800 <= len(answered) < 2_000
+
+    process, url = start_cluster_up(tmp_path / "kubeconfig", *data)
+    try:
+        listed = get(url + PODS)
+        stored = {p["metadata"]["name"]: p["metadata"]["resourceVersion"] for p in listed["items"]}
+        assert {name: stored.get(name) for name in answered} == answered  # none lost, none changed
+        newest = max(int(rv) for rv in stored.values())
+        assert int(listed["metadata"]["resourceVersion"]) >= newest
+
+        request = urllib.request.Request(
+            url + PODS, json.dumps(pod("after")).encode(), {"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            after = json.loads(response.read())
+        assert int(after["metadata"]["resourceVersion"]) > newest  # versions go on from where they were
+
+        resumed = first_watch_event(f"{url}{PODS}?watch=true&resourceVersion={newest}")
+        assert (resumed["type"], resumed["object"]["metadata"]["name"]) == ("ADDED", "after")
+        oldest = min(int(rv) for rv in answered.values())
+        expired = first_watch_event(f"{url}{PODS}?watch=true&resourceVersion={oldest}")
+        assert (expired["type"], expired["object"]["code"], expired["object"]["reason"]) == ("ERROR", 410, "Expired")
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=15)

@@ -1,0 +1,172 @@
+"""A store kept in SQLite: what was written is there after a restart, as it was, with its
+resourceVersions; watches resume across the restart while the kept history allows."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from lightkube.resources import apiextensions_v1, apps_v1, core_v1
+
+from builders import binding, deployment, make_node, make_pod, plugins_crd
+from kubesched.cluster import Gone
+from kubesched.cluster.codec import encode
+from kubesched.cluster.custom import custom_resource
+from kubesched.cluster.errors import InternalError
+from kubesched.cluster.journal import JournalError
+from kubesched.cluster.journal.sqlite import SqliteJournal
+from kubesched.cluster.memory import MemoryStore
+from kubesched.cluster.memory.strategy import INITIAL_NAMESPACES
+
+PodGroup = custom_resource(group="scheduling.x-k8s.io", version="v1alpha1", kind="PodGroup", plural="podgroups")
+KINDS = (core_v1.Namespace, core_v1.Node, core_v1.Pod, apps_v1.Deployment, apiextensions_v1.CustomResourceDefinition)
+
+
+def open_store(clock, directory, *, history=10_000, first=0):
+    journal = SqliteJournal(directory, history=history)
+    return MemoryStore(clock=clock, watch_latency=0.0, journal=journal, history=history, first_resource_version=first)
+
+
+def close(store):
+    store._durable.journal.close()
+
+
+def contents(store, *kinds):
+    return {cls.__name__: [encode(o) for o in store.list(cls).items] for cls in kinds}
+
+
+def busy(store):
+    """Writes of every sort: creates, a bind, a patch, a graceful and a plain delete, a CRD and
+    one of its objects."""
+    store.create(make_node("n1").obj)
+    for name in ("a", "b", "c"):
+        store.create(make_pod(name).req(cpu="100m").obj)
+    store.bind(binding(store.get(core_v1.Pod, "a", namespace="default"), "n1"))
+    store.patch(core_v1.Pod, "b", {"metadata": {"labels": {"tier": "web"}}}, namespace="default")
+    store.delete(core_v1.Pod, "a", namespace="default")  # bound: graceful, stays with a deletionTimestamp
+    store.delete(core_v1.Pod, "c", namespace="default")
+    store.create(deployment("web", replicas=2))
+    store.create(plugins_crd("podgroups"))
+    store.create(PodGroup(metadata={"name": "g1", "namespace": "default"}, spec={"minMember": 2}))
+
+
+def test_a_restarted_store_has_every_object_as_it_was_and_counts_on(tmp_path, clock):
+    store = open_store(clock, tmp_path)
+    assert not store.restored
+    busy(store)
+    before, rv = contents(store, *KINDS, PodGroup), store.resource_version
+    close(store)
+    again = open_store(clock, tmp_path)
+    assert again.restored
+    assert contents(again, *KINDS, PodGroup) == before
+    assert again.resource_version == rv
+    assert again.get(core_v1.Pod, "a", namespace="default").metadata.deletionTimestamp is not None
+    made = again.create(make_pod("d").obj)
+    assert int(made.metadata.resourceVersion) == rv + 1
+
+
+@pytest.mark.parametrize("back", [1, 3, 6, 12])
+def test_a_watch_resumes_across_a_restart_with_the_events_it_would_have_had(tmp_path, clock, back):
+    store = open_store(clock, tmp_path)
+    busy(store)
+    since = str(store.resource_version - back)
+    expected = [(e.type, encode(e.object)) for e in store.watch(core_v1.Pod, resource_version=since).drain()]
+    close(store)
+    again = open_store(clock, tmp_path)
+    resumed = [(e.type, encode(e.object)) for e in again.watch(core_v1.Pod, resource_version=since).drain()]
+    assert resumed == expected
+
+
+def test_a_watch_from_before_the_kept_history_is_gone_after_a_restart(tmp_path, clock):
+    store = open_store(clock, tmp_path, history=4)
+    busy(store)
+    first, last = store.resource_version - 20, store.resource_version
+    close(store)
+    again = open_store(clock, tmp_path, history=4)
+    with pytest.raises(Gone, match="too old resource version"):
+        again.watch(core_v1.Pod, resource_version=str(first))
+    assert again.watch(core_v1.Pod, resource_version=str(last - 2)) is not None
+
+
+def test_a_new_data_directory_keeps_the_first_version_it_counted_from(tmp_path, clock):
+    store = open_store(clock, tmp_path, first=5_000)
+    close(store)
+    again = open_store(clock, tmp_path, first=9_000)
+    assert again.resource_version == 5_000 + 4  # the four initial namespaces
+    replayed = again.watch(core_v1.Namespace, resource_version="5000").drain()
+    assert [e.object.metadata.name for e in replayed] == list(INITIAL_NAMESPACES)
+
+
+def test_a_second_server_on_the_same_directory_is_refused(tmp_path, clock):
+    store = open_store(clock, tmp_path)
+    with pytest.raises(JournalError, match=r"in use by another kubesched \(pid \d+\)"):
+        SqliteJournal(tmp_path, history=10)
+    close(store)
+    SqliteJournal(tmp_path, history=10).close()
+
+
+def test_a_file_that_is_not_a_database_is_refused_naming_it(tmp_path):
+    (tmp_path / "state.db").write_bytes(b"this is no database at all" * 100)
+    with pytest.raises(JournalError, match=r"state\.db: not a kubesched data file"):
+        SqliteJournal(tmp_path, history=10)
+
+
+class FailingJournal:
+    """A journal whose disk is full after `room` writes."""
+
+    def __init__(self, inner, room):
+        self.inner, self.room = inner, room
+
+    def load(self):
+        return self.inner.load()
+
+    def begin(self, first_rv):
+        self.inner.begin(first_rv)
+
+    def put(self, row, entry):
+        self._spend()
+        self.inner.put(row, entry)
+
+    def remove(self, kind, namespace, name, entry):
+        self._spend()
+        self.inner.remove(kind, namespace, name, entry)
+
+    def _spend(self):
+        if self.room == 0:
+            raise JournalError("database or disk is full")
+        self.room -= 1
+
+    def close(self):
+        self.inner.close()
+
+
+def test_a_write_the_journal_refuses_is_an_internal_error_and_changes_nothing(tmp_path, clock):
+    journal = FailingJournal(SqliteJournal(tmp_path, history=100), room=5)
+    store = MemoryStore(clock=clock, watch_latency=0.0, journal=journal)
+    store.create(make_pod("kept").obj)
+    watch = store.watch(core_v1.Pod)
+    watch.drain()
+    rv = store.resource_version
+    with pytest.raises(InternalError, match="storage: database or disk is full"):
+        store.create(make_pod("lost").obj)
+    with pytest.raises(InternalError):
+        store.delete(core_v1.Pod, "kept", namespace="default")
+    assert [p.metadata.name for p in store.list(core_v1.Pod).items] == ["kept"]
+    assert store.resource_version == rv and watch.drain() == []
+    journal.close()
+    again = open_store(clock, tmp_path)
+    assert [p.metadata.name for p in again.list(core_v1.Pod).items] == ["kept"]
+
+
+def test_events_and_their_expiry_survive_a_restart(tmp_path, clock):
+    journal = SqliteJournal(tmp_path, history=100)
+    store = MemoryStore(clock=clock, watch_latency=0.0, journal=journal, event_ttl=60.0)
+    event = msgspec.convert(
+        {"metadata": {"name": "e1", "namespace": "default"}, "involvedObject": {"kind": "Pod", "name": "p"}},
+        core_v1.Event,
+    )
+    store.create(event)
+    journal.close()
+    again = MemoryStore(clock=clock, watch_latency=0.0, journal=SqliteJournal(tmp_path, history=100), event_ttl=60.0)
+    assert [e.metadata.name for e in again.list(core_v1.Event).items] == ["e1"]
+    clock.advance(61.0)
+    assert again.expire_events() == 1 and again.list(core_v1.Event).items == []
