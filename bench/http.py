@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import aiohttp
 
@@ -52,8 +52,8 @@ def _binding(name: str, node: str) -> bytes:
 
 
 @contextlib.contextmanager
-def server(history: int) -> Iterator[str]:
-    """`kubesched cluster up` on a free loopback port, in a child process."""
+def server(history: int, extra: Sequence[str] = ()) -> Iterator[str]:
+    """`kubesched cluster up` on a free loopback port, in a child process (`extra`: more options)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -72,6 +72,7 @@ def server(history: int) -> Iterator[str]:
             os.path.join(tmp, "kubeconfig"),
             "--watch-history",
             str(history),
+            *extra,
         ]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         url = f"http://127.0.0.1:{port}"

@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +154,62 @@ def test_cluster_up_names_an_unknown_controller(tmp_path, capsys, value):
     err = capsys.readouterr().err
     assert err.startswith("--controllers: unknown controller(s)") and "known: daemonset, deployment" in err
     assert not (tmp_path / "k").exists()  # nothing was served
+
+
+def _used_data_dir(tmp_path):
+    from kubesched.clock import VirtualClock
+    from kubesched.cluster.journal.sqlite import SqliteJournal
+    from kubesched.cluster.memory import MemoryStore
+
+    journal = SqliteJournal(tmp_path / "data", history=10)
+    MemoryStore(clock=VirtualClock(), journal=journal)
+    journal.close()
+
+
+@pytest.mark.parametrize(
+    ("prepare", "extra", "message"),
+    [
+        (lambda tmp: (tmp / "data").write_text("x"), [], "data: File exists"),
+        (
+            lambda tmp: ((tmp / "data").mkdir(), (tmp / "data/state.db").write_text("x" * 512)),
+            [],
+            "not a kubesched data file",
+        ),
+        (_used_data_dir, ["--from", "snapshot.yaml"], "holds a cluster already; --from needs an empty data directory"),
+    ],
+)
+def test_cluster_up_refuses_a_data_dir_it_cannot_use_in_one_line(
+    tmp_path, capsys, monkeypatch, prepare, extra, message
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "snapshot.yaml").write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    prepare(tmp_path)
+    argv = ["cluster", "up", "--data-dir", str(tmp_path / "data"), "--port", "0", "--kubeconfig", "k", *extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("--data-dir: ") and message in err, err
+    assert "\n" not in err and not (tmp_path / "k").exists()
+
+
+def test_cluster_up_refuses_a_data_dir_another_server_holds(tmp_path, capsys):
+    from kubesched.cluster.journal.sqlite import SqliteJournal
+
+    held = SqliteJournal(tmp_path / "data", history=10)
+    try:
+        argv = [
+            "cluster",
+            "up",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--port",
+            "0",
+            "--kubeconfig",
+            str(tmp_path / "k"),
+        ]
+        assert main(argv) == 2
+    finally:
+        held.close()
+    assert (
+        capsys.readouterr().err.strip()
+        == f"--data-dir: {tmp_path / 'data'}: in use by another kubesched (pid {os.getpid()})"
+    )

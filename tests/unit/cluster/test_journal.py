@@ -3,6 +3,9 @@ resourceVersions; watches resume across the restart while the kept history allow
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+
 import msgspec
 import pytest
 from lightkube.resources import apiextensions_v1, apps_v1, core_v1
@@ -122,13 +125,9 @@ class FailingJournal:
     def begin(self, first_rv):
         self.inner.begin(first_rv)
 
-    def put(self, row, entry):
+    def append(self, entry):
         self._spend()
-        self.inner.put(row, entry)
-
-    def remove(self, kind, namespace, name, entry):
-        self._spend()
-        self.inner.remove(kind, namespace, name, entry)
+        self.inner.append(entry)
 
     def _spend(self):
         if self.room == 0:
@@ -170,3 +169,26 @@ def test_events_and_their_expiry_survive_a_restart(tmp_path, clock):
     assert [e.metadata.name for e in again.list(core_v1.Event).items] == ["e1"]
     clock.advance(61.0)
     assert again.expire_events() == 1 and again.list(core_v1.Event).items == []
+
+
+def test_superseded_versions_are_compacted_and_the_latest_of_each_object_kept(tmp_path, clock):
+    store = open_store(clock, tmp_path, history=8)
+    store.create(make_pod("steady").obj)
+    store.create(make_pod("gone").obj)
+    store.create(make_pod("busy").obj)
+    for i in range(300):
+        store.patch(core_v1.Pod, "busy", {"metadata": {"labels": {"i": str(i)}}}, namespace="default")
+    store.delete(core_v1.Pod, "gone", namespace="default")
+    since = str(store.resource_version - 5)
+    expected = [(e.type, encode(e.object)) for e in store.watch(core_v1.Pod, resource_version=since).drain()]
+    before = contents(store, core_v1.Pod, core_v1.Namespace)
+    close(store)
+    with contextlib.closing(sqlite3.connect(tmp_path / "state.db")) as db:
+        (rows,) = db.execute("SELECT count(*) FROM log").fetchone()
+    assert rows <= 6 + 64 + 8  # the objects' latest rows, the kept history, the writes since compacting
+    again = open_store(clock, tmp_path, history=8)
+    assert contents(again, core_v1.Pod, core_v1.Namespace) == before
+    assert again.get(core_v1.Pod, "busy", namespace="default").metadata.labels == {"i": "299"}
+    assert [(e.type, encode(e.object)) for e in again.watch(core_v1.Pod, resource_version=since).drain()] == expected
+    with pytest.raises(Gone):
+        again.watch(core_v1.Pod, resource_version=str(again.resource_version - 100))

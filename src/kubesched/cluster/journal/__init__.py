@@ -17,22 +17,15 @@ from kubesched.cluster.journal.errors import JournalError
 
 
 @dataclass(frozen=True)
-class Row:
-    """One stored object: its kind as `apiVersion/Kind`, key, version and msgpack encoding."""
+class Entry:
+    """One change: the object's kind as `apiVersion/Kind`, its key, the version the change made,
+    ADDED/MODIFIED/DELETED, and the object (as deleted, for DELETED) encoded as msgpack. Read back,
+    a MODIFIED entry carries the version it replaced in `old`."""
 
+    rv: int
     kind: str
     namespace: str
     name: str
-    rv: int
-    data: bytes
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One change of the history: `old` is the previous version's encoding for MODIFIED."""
-
-    rv: int
-    kind: str
     type: str
     data: bytes
     old: bytes | None = None
@@ -40,10 +33,11 @@ class Entry:
 
 @dataclass
 class Saved:
-    """What a journal holds: the objects, the newest changes in order, and the version counter."""
+    """What a journal holds: each object's latest entry, the newest changes in order (those a
+    watch may resume over), and the last version given out."""
 
     rv: int
-    objects: list[Row] = field(default_factory=list)
+    objects: list[Entry] = field(default_factory=list)
     changes: list[Entry] = field(default_factory=list)
 
 
@@ -58,12 +52,8 @@ class Journal(Protocol):
         """Record that a new, empty store counts versions from `first_rv`."""
         ...
 
-    def put(self, row: Row, entry: Entry) -> None:
-        """Store a created or updated object and its change, durably, in one transaction."""
-        ...
-
-    def remove(self, kind: str, namespace: str, name: str, entry: Entry) -> None:
-        """Delete an object and store its DELETED change, in one transaction."""
+    def append(self, entry: Entry) -> None:
+        """Store one change durably, in one transaction, before returning."""
         ...
 
     def close(self) -> None: ...
@@ -79,10 +69,10 @@ def split_kind_key(key: str) -> tuple[str, str]:
     return api_version, kind
 
 
-def ordered(rows: Iterable[Row], first: str) -> list[Row]:
-    """Rows of kind `first` before the others, each group by version (a CRD must be served before
-    its objects are)."""
-    return sorted(rows, key=lambda r: (r.kind != first, r.rv))
+def ordered(entries: Iterable[Entry], first: str) -> list[Entry]:
+    """Entries of kind `first` before the others, each group by version (a CRD must be served
+    before its objects are)."""
+    return sorted(entries, key=lambda e: (e.kind != first, e.rv))
 
 
-__all__ = ["Entry", "Journal", "JournalError", "Row", "Saved", "kind_key", "ordered", "split_kind_key"]
+__all__ = ["Entry", "Journal", "JournalError", "Saved", "kind_key", "ordered", "split_kind_key"]

@@ -1,14 +1,18 @@
 """A journal in an embedded SQLite database, as k3s keeps its cluster through kine.
 
-One file, `state.db`, in write-ahead-log mode; each change is one transaction, committed before the
-store answers. With `synchronous=NORMAL` (the default) a committed transaction survives the
-process being killed at any moment; `FULL` also survives the machine losing power, at an fsync
-per write. A lock file keeps a second server off the same directory.
+One file, `state.db`, in write-ahead-log mode, one table: a row per change, appended in its own
+transaction and committed before the store answers. With `synchronous=NORMAL` (the default) a
+committed transaction survives the process being killed at any moment; `FULL` also survives the
+machine losing power, at an fsync per write. Rows an object's later version replaced are
+compacted away once they are older than the kept history; the latest row of every object stays.
+The database is opened in exclusive locking mode and a lock file keeps a second server off the
+directory.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import os
 import sqlite3
@@ -16,23 +20,32 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from kubesched.cluster.journal import Entry, Row, Saved
+from kubesched.cluster.journal import Entry, Saved
 from kubesched.cluster.journal.errors import JournalError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DATABASE = "state.db"
 LOCK = "lock"
 SYNCHRONOUS = ("NORMAL", "FULL")
+DELETED = "DELETED"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS objects (
-    kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, rv INTEGER NOT NULL, data BLOB NOT NULL,
-    PRIMARY KEY (kind, namespace, name)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS changes (
-    rv INTEGER PRIMARY KEY, kind TEXT NOT NULL, type TEXT NOT NULL, data BLOB NOT NULL, old BLOB
+CREATE TABLE IF NOT EXISTS log (
+    rv INTEGER PRIMARY KEY, kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,
+    type TEXT NOT NULL, data BLOB NOT NULL
 );
+"""
+_APPEND = "INSERT INTO log VALUES (?, ?, ?, ?, ?, ?)"
+# The rows at or before a version that no watch may resume over any more and that no object
+# needs: every row of an object but its latest one there, and the latest one if it is a deletion.
+_COMPACT = """
+DELETE FROM log WHERE rv IN (
+    SELECT rv FROM (
+        SELECT rv, type, row_number() OVER (PARTITION BY kind, namespace, name ORDER BY rv DESC) AS newer
+        FROM log WHERE rv <= :upto
+    ) WHERE newer > 1 OR type = 'DELETED'
+)
 """
 
 
@@ -46,11 +59,12 @@ class SqliteJournal:
         self.directory = directory
         self.path = directory / DATABASE
         self._history = history
-        self._trim_every = max(64, history // 8)
-        self._since_trim = 0
+        self._compact_every = max(64, history)
+        self._since_compaction = 0
         self._lock = _lock(directory)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA locking_mode=EXCLUSIVE")
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={synchronous}")
             self._db.executescript(_SCHEMA)
@@ -60,51 +74,57 @@ class SqliteJournal:
             raise JournalError(f"{self.path}: not a kubesched data file ({e})") from None
 
     def _check_schema(self) -> None:
-        found = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        found = self._meta("schema")
         if found is None:
             self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        elif found[0] != SCHEMA_VERSION:
-            raise JournalError(f"{self.path}: data schema {found[0]}, this kubesched reads {SCHEMA_VERSION}")
+        elif found != SCHEMA_VERSION:
+            raise JournalError(f"{self.path}: data schema {found}, this kubesched reads {SCHEMA_VERSION}")
+
+    def _meta(self, key: str) -> int | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else int(row[0])
 
     def load(self) -> Saved | None:
-        db = self._db
-        first = db.execute("SELECT value FROM meta WHERE key = 'first'").fetchone()
+        first = self._meta("first")
         if first is None:
             return None
-        objects = [Row(*r) for r in db.execute("SELECT kind, namespace, name, rv, data FROM objects")]
-        changes = [Entry(*r) for r in db.execute("SELECT rv, kind, type, data, old FROM changes ORDER BY rv")]
-        last = changes[-1].rv if changes else 0
-        return Saved(rv=max(first[0], last), objects=objects, changes=changes)
+        compacted = self._meta("compacted") or first
+        latest: dict[tuple[str, str, str], Entry] = {}
+        changes: list[Entry] = []
+        rv = first
+        for row in self._db.execute("SELECT rv, kind, namespace, name, type, data FROM log ORDER BY rv"):
+            entry = Entry(*row)
+            key = (entry.kind, entry.namespace, entry.name)
+            if entry.rv > compacted:
+                before = latest.get(key)
+                old = before.data if entry.type == "MODIFIED" and before is not None else None
+                changes.append(dataclasses.replace(entry, old=old))
+            latest[key] = entry
+            rv = entry.rv
+        objects = [e for e in latest.values() if e.type != DELETED]
+        return Saved(rv=rv, objects=objects, changes=changes)
 
     def begin(self, first_rv: int) -> None:
         with self._transaction():
-            self._db.execute("DELETE FROM objects")
-            self._db.execute("DELETE FROM changes")
+            self._db.execute("DELETE FROM log")
+            self._db.execute("DELETE FROM meta WHERE key = 'compacted'")
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('first', ?)", (first_rv,))
 
-    def put(self, row: Row, entry: Entry) -> None:
-        with self._transaction():
-            self._db.execute(
-                "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)",
-                (row.kind, row.namespace, row.name, row.rv, row.data),
-            )
-            self._append(entry)
+    def append(self, entry: Entry) -> None:
+        try:  # one statement in autocommit mode: its own transaction, committed when it returns
+            self._db.execute(_APPEND, (entry.rv, entry.kind, entry.namespace, entry.name, entry.type, entry.data))
+        except sqlite3.Error as e:
+            raise JournalError(f"{self.path}: {e}") from None
+        self._since_compaction += 1
+        if self._since_compaction >= self._compact_every:
+            self._since_compaction = 0
+            self.compact(entry.rv - self._history)
 
-    def remove(self, kind: str, namespace: str, name: str, entry: Entry) -> None:
+    def compact(self, upto: int) -> None:
+        """Drop what no watch may resume over and no object needs, up to version `upto`."""
         with self._transaction():
-            self._db.execute(
-                "DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?", (kind, namespace, name)
-            )
-            self._append(entry)
-
-    def _append(self, entry: Entry) -> None:
-        self._db.execute(
-            "INSERT INTO changes VALUES (?, ?, ?, ?, ?)", (entry.rv, entry.kind, entry.type, entry.data, entry.old)
-        )
-        self._since_trim += 1
-        if self._since_trim >= self._trim_every:
-            self._since_trim = 0
-            self._db.execute("DELETE FROM changes WHERE rv <= ?", (entry.rv - self._history,))
+            self._db.execute(_COMPACT, {"upto": upto})
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('compacted', ?)", (upto,))
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from kubesched.cluster.errors import InternalError
-from kubesched.cluster.journal import Entry, Journal, JournalError, Row, kind_key
+from kubesched.cluster.journal import Entry, Journal, JournalError, kind_key
 from kubesched.cluster.kinds import Kind
 
 _pack = msgspec.msgpack.Encoder().encode
@@ -33,19 +33,14 @@ class Durable:
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
+        self._names: dict[type[Any], str] = {}
 
-    def put(self, kind: Kind, key: Key, rv: int, type_: str, obj: Any, old: Any | None) -> None:
-        name = key_of(kind)
-        data = _pack(obj)
-        entry = Entry(rv, name, type_, data, _pack(old) if old is not None else None)
+    def write(self, kind: Kind, key: Key, rv: int, type_: str, obj: Any) -> None:
+        """Journal a change (`obj` as stored, or as deleted); a journal that fails is a 500."""
+        name = self._names.get(kind.cls)
+        if name is None:
+            name = self._names[kind.cls] = key_of(kind)
         try:
-            self.journal.put(Row(name, key[0], key[1], rv, data), entry)
-        except JournalError as e:
-            raise InternalError(f"storage: {e}") from None
-
-    def remove(self, kind: Kind, key: Key, rv: int, gone: Any) -> None:
-        name = key_of(kind)
-        try:
-            self.journal.remove(name, key[0], key[1], Entry(rv, name, "DELETED", _pack(gone)))
+            self.journal.append(Entry(rv, name, key[0], key[1], type_, _pack(obj)))
         except JournalError as e:
             raise InternalError(f"storage: {e}") from None

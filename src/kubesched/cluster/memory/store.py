@@ -243,9 +243,13 @@ class MemoryStore:
                 )
         for entry in saved.changes[-self._history_limit :]:
             kind = self._kind_named(entry.kind)
-            if kind is not None:
-                old = unpack(kind.cls, entry.old) if entry.old is not None else None
-                self._history.append(Change(entry.rv, kind.cls, entry.type, unpack(kind.cls, entry.data), old))
+            if kind is None:
+                continue
+            if entry.type == MODIFIED and entry.old is None:
+                self._history.clear()  # the version it replaced is not kept: resume only after it
+                continue
+            old = unpack(kind.cls, entry.old) if entry.old is not None else None
+            self._history.append(Change(entry.rv, kind.cls, entry.type, unpack(kind.cls, entry.data), old))
         self._rv = saved.rv
         self._compacted = self._history[0].rv - 1 if self._history else saved.rv
 
@@ -765,7 +769,7 @@ class MemoryStore:
         o: Any = obj
         o.metadata.resourceVersion = str(self._rv + 1)
         if self._durable is not None:
-            self._durable.put(kind, key, self._rv + 1, type_, obj, old)
+            self._durable.write(kind, key, self._rv + 1, type_, obj)
         self._rv += 1
         self._objects[kind.cls][key] = obj
         self._record(kind, type_, obj, old)
@@ -780,7 +784,7 @@ class MemoryStore:
             obj, metadata=msgspec.structs.replace(obj.metadata, resourceVersion=str(self._rv + 1))
         )
         if self._durable is not None:
-            self._durable.remove(kind, key, self._rv + 1, gone)
+            self._durable.write(kind, key, self._rv + 1, DELETED, gone)
         self._rv += 1
         del self._objects[kind.cls][key]
         self._strategy(kind).removed(obj)

@@ -1,0 +1,131 @@
+"""What keeping the embedded cluster in SQLite costs, and what a SIGKILL loses.
+
+    .venv/bin/python -m bench.durable [--pods N] [--repeat R] [--full]
+
+- Rates: `kubesched cluster up` in memory and with `--data-dir` (and `--data-sync FULL` with
+  `--full`), in alternating runs: N pod creates, then N Binding POSTs, 32 in flight (bench.http's
+  client); the medians and each durable rate as a share of the in-memory one.
+- SIGKILL: a burst of 2,000 creates, 32 in flight, the server killed with SIGKILL once 800 are
+  answered; then restarted on the same directory: answered creates found (of those answered), the
+  creates committed but never answered, and the time from start to serving again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+
+from bench.http import bindings, server
+
+PODS = "/api/v1/namespaces/default/pods"
+
+
+def _body(name: str) -> dict[str, object]:
+    spec = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def _start(data: Path, kubeconfig: Path) -> tuple[subprocess.Popen[str], str, float]:
+    command = [sys.executable, "-m", "kubesched", "cluster", "up", "--port", "0", "--kubeconfig", str(kubeconfig)]
+    command += ["--data-dir", str(data), "--no-kubelets", "--nodes", "1", "--watch-history", "500"]
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    banner = process.stdout.readline()
+    found = re.search(r"cluster is up at (https?://[^\s,]+)", banner)
+    assert found, banner
+    return process, found.group(1), time.perf_counter() - start
+
+
+async def _burst(url: str, count: int, kill_after: int, pid: int) -> dict[str, str]:
+    answered: dict[str, str] = {}
+    gate = asyncio.Semaphore(32)
+    async with aiohttp.ClientSession(url, timeout=aiohttp.ClientTimeout(total=10)) as client:
+
+        async def create(i: int) -> None:
+            async with gate:
+                try:
+                    async with client.post(PODS, json=_body(f"burst-{i}")) as response:
+                        if response.status != 201:
+                            return
+                        created = await response.json()
+                except aiohttp.ClientError:
+                    return
+                answered[f"burst-{i}"] = created["metadata"]["resourceVersion"]
+                if len(answered) == kill_after:
+                    os.kill(pid, signal.SIGKILL)
+
+        await asyncio.gather(*(create(i) for i in range(count)))
+    return answered
+
+
+async def _listed(url: str) -> dict[str, str]:
+    async with aiohttp.ClientSession(url) as client, client.get(PODS) as response:
+        items = (await response.json())["items"]
+    return {p["metadata"]["name"]: p["metadata"]["resourceVersion"] for p in items}
+
+
+def kill_run() -> tuple[int, int, int, int, float]:
+    """answered, of them found as answered, committed but unanswered, all stored, restart seconds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data, kubeconfig = Path(tmp) / "data", Path(tmp) / "kubeconfig"
+        process, url, _ = _start(data, kubeconfig)
+        answered = asyncio.run(_burst(url, 2_000, 800, process.pid))
+        process.wait(10)
+        process, url, restart = _start(data, kubeconfig)
+        try:
+            stored = asyncio.run(_listed(url))
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(10)
+    kept = sum(1 for name, rv in answered.items() if stored.get(name) == rv)
+    return len(answered), kept, len(set(stored) - set(answered)), len(stored), restart
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pods", type=int, default=5000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--full", action="store_true", help="also --data-sync FULL")
+    args = parser.parse_args()
+    modes = {"memory": [], "sqlite": [], **({"sqlite-full": []} if args.full else {})}
+    rates: dict[str, list[tuple[float, float]]] = modes
+    for _ in range(args.repeat):
+        for mode in rates:
+            with tempfile.TemporaryDirectory() as tmp:
+                extra = [] if mode == "memory" else ["--data-dir", tmp]
+                extra += ["--data-sync", "FULL"] if mode == "sqlite-full" else []
+                with server(history=10_000, extra=extra) as url:
+                    create, bind, _ = asyncio.run(bindings(url, args.pods, 32))
+            rates[mode].append((create, bind))
+    memory = [statistics.median(r[i] for r in rates["memory"]) for i in (0, 1)]
+    for mode, runs in rates.items():
+        for i, what in enumerate(("creates", "binding POSTs")):
+            values = [r[i] for r in runs]
+            median = statistics.median(values)
+            share = f", {median / memory[i]:.0%} of memory" if mode != "memory" else ""
+            print(
+                f"{mode:<11} {what}/s ({args.pods} pods, 32 in flight, {args.repeat} runs): median {median:,.0f} "
+                f"(min {min(values):,.0f}, max {max(values):,.0f}){share}"
+            )
+    runs = [kill_run() for _ in range(args.repeat)]
+    for answered, kept, unanswered, stored, restart in runs:
+        print(
+            f"SIGKILL after 800 answered: {answered} answered, {kept} found as answered, {answered - kept} lost, "
+            f"{unanswered} committed unanswered, {stored} stored; serving again after {restart:.2f} s"
+        )
+
+
+if __name__ == "__main__":
+    main()
