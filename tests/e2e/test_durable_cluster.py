@@ -11,8 +11,11 @@ import signal
 import urllib.request
 
 import aiohttp
+from lightkube.resources import core_v1
 
-from processes import start_cluster_up
+from kubesched.cli.cluster import ClusterSpec, ClusterThread
+from kubesched.sim import KubeletConfig
+from processes import eventually, start_cluster_up
 
 PODS = "/api/v1/namespaces/default/pods"
 
@@ -90,3 +93,46 @@ def test_a_killed_cluster_keeps_every_answered_write_and_resumes_watches(tmp_pat
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=15)
+
+
+def test_a_restarted_cluster_with_its_scheduler_keeps_placements_and_schedules_on(tmp_path):
+    spec = ClusterSpec(
+        nodes=2,
+        port=0,
+        scheduler=True,
+        scheduler_port=0,
+        data_dir=tmp_path / "data",
+        kubelet=KubeletConfig(start_seconds=0.1),
+    )
+
+    def placed(running, name):
+        def probe():
+            pod = running.call(lambda c: c.store.get(core_v1.Pod, name, namespace="default"))
+            return pod if pod.status.phase == "Running" else None
+
+        return eventually(probe)
+
+    with ClusterThread(spec) as running:
+        urllib.request.urlopen(
+            urllib.request.Request(
+                running.url + PODS, json.dumps(pod("first")).encode(), {"Content-Type": "application/json"}
+            ),
+            timeout=10,
+        )
+        before = placed(running, "first")
+    with ClusterThread(spec) as running:
+        nodes = running.call(lambda c: [n.metadata.name for n in c.store.list(core_v1.Node).items])
+        assert nodes == ["node-0", "node-1"]  # the kept nodes, none made again
+        after = running.call(lambda c: c.store.get(core_v1.Pod, "first", namespace="default"))
+        assert (after.spec.nodeName, after.metadata.uid, after.metadata.resourceVersion) == (
+            before.spec.nodeName,
+            before.metadata.uid,
+            before.metadata.resourceVersion,
+        )
+        urllib.request.urlopen(
+            urllib.request.Request(
+                running.url + PODS, json.dumps(pod("second")).encode(), {"Content-Type": "application/json"}
+            ),
+            timeout=10,
+        )
+        assert placed(running, "second").spec.nodeName in nodes
