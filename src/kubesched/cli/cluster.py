@@ -101,6 +101,7 @@ class EmbeddedCluster:
         self.ca_pem: bytes | None = None
         if not self.store.restored:
             self._populate()
+            self.store.seal()  # a cluster killed before this point starts afresh on its data directory
         self.scheduler: Scheduler | None = None
         self.scheduler_url = ""
         self._scheduler_server: SchedulerServer | None = None
@@ -151,6 +152,7 @@ class EmbeddedCluster:
                 event_ttl=self.spec.event_ttl,
                 tracer=self.trace,
                 journal=self.journal,
+                populate=True,
             )
         except BaseException:
             if self.journal is not None:

@@ -125,6 +125,9 @@ class FailingJournal:
     def begin(self, first_rv):
         self.inner.begin(first_rv)
 
+    def seal(self):
+        self.inner.seal()
+
     def append(self, entry):
         self._spend()
         self.inner.append(entry)
@@ -192,3 +195,15 @@ def test_superseded_versions_are_compacted_and_the_latest_of_each_object_kept(tm
     assert [(e.type, encode(e.object)) for e in again.watch(core_v1.Pod, resource_version=since).drain()] == expected
     with pytest.raises(Gone):
         again.watch(core_v1.Pod, resource_version=str(again.resource_version - 100))
+
+
+def test_a_store_killed_before_its_first_objects_are_all_written_starts_afresh(tmp_path, clock):
+    journal = SqliteJournal(tmp_path, history=100)
+    store = MemoryStore(clock=clock, watch_latency=0.0, journal=journal, populate=True)
+    store.create(make_node("n1").obj)  # and then the process dies, before seal()
+    journal.close()
+    again = open_store(clock, tmp_path)
+    assert not again.restored and again.list(core_v1.Node).items == []
+    again.create(make_node("n2").obj)
+    close(again)
+    assert [n.metadata.name for n in open_store(clock, tmp_path).list(core_v1.Node).items] == ["n2"]

@@ -45,11 +45,16 @@ class Journal(Protocol):
     """A durable home for one store's changes (SQLite, etcd)."""
 
     def load(self) -> Saved | None:
-        """What was saved, or None for a journal that has never been written."""
+        """What was saved, or None for a journal never sealed (never written, or its store's first
+        objects not all written)."""
         ...
 
     def begin(self, first_rv: int) -> None:
-        """Record that a new, empty store counts versions from `first_rv`."""
+        """Drop anything unsealed and record that a new, empty store counts versions from `first_rv`."""
+        ...
+
+    def seal(self) -> None:
+        """Record that the new store's first objects are all written: `load` returns it from now on."""
         ...
 
     def append(self, entry: Entry) -> None:

@@ -86,7 +86,7 @@ class SqliteJournal:
 
     def load(self) -> Saved | None:
         first = self._meta("first")
-        if first is None:
+        if first is None or self._meta("sealed") is None:
             return None
         compacted = self._meta("compacted") or first
         latest: dict[tuple[str, str, str], Entry] = {}
@@ -107,8 +107,12 @@ class SqliteJournal:
     def begin(self, first_rv: int) -> None:
         with self._transaction():
             self._db.execute("DELETE FROM log")
-            self._db.execute("DELETE FROM meta WHERE key = 'compacted'")
+            self._db.execute("DELETE FROM meta WHERE key IN ('compacted', 'sealed')")
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('first', ?)", (first_rv,))
+
+    def seal(self) -> None:
+        with self._transaction():
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('sealed', 1)")
 
     def append(self, entry: Entry) -> None:
         try:  # one statement in autocommit mode: its own transaction, committed when it returns

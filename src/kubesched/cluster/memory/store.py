@@ -34,13 +34,14 @@ from kubesched.cluster.errors import (
     AlreadyExists,
     BadRequest,
     Gone,
+    InternalError,
     Invalid,
     NotFound,
     TooLargeResourceVersion,
     conflict,
 )
 from kubesched.cluster.fields import managers
-from kubesched.cluster.journal import Journal, Saved, ordered, split_kind_key
+from kubesched.cluster.journal import Journal, JournalError, Saved, ordered, split_kind_key
 from kubesched.cluster.kinds import KINDS, Kind, custom_kind
 from kubesched.cluster.memory.admission import AdmissionChain
 from kubesched.cluster.memory.conversion import VIEWS, View, converter
@@ -172,6 +173,7 @@ class MemoryStore:
         event_ttl: float | None = None,
         disable_admission: Collection[str] = (),
         journal: Journal | None = None,
+        populate: bool = False,
     ) -> None:
         """`seed` draws object uids reproducibly (None: from the system's randomness, as a
         server that may restart over a new store must, lest two objects share a uid).
@@ -183,7 +185,9 @@ class MemoryStore:
         --disable-admission-plugins (`NamespaceLifecycle`; `Priority`: a pod's spec.priority is
         kept as given, as in the API server scheduler_perf runs against). `journal`: where every
         change is written before it is visible (`cluster.journal`); a journal that holds a saved
-        store is loaded instead of starting empty (`restored` is then True)."""
+        store is loaded instead of starting empty (`restored` is then True). `populate`: the caller
+        writes a new store's first objects and then calls `seal()`; until then a restart over the
+        journal starts afresh (without it, a new store is sealed once it is made)."""
         self._admission = AdmissionChain(disabled=disable_admission)
         self.clock = clock
         self.event_ttl = event_ttl
@@ -225,6 +229,16 @@ class MemoryStore:
             journal.begin(first_resource_version)
         for name in INITIAL_NAMESPACES:
             self.create(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=name)))
+        if not populate:
+            self.seal()
+
+    def seal(self) -> None:
+        """Mark a new store's first objects written: a restart over its journal loads it from now on."""
+        if self._durable is not None:
+            try:
+                self._durable.journal.seal()
+            except JournalError as e:
+                raise InternalError(f"storage: {e}") from None
 
     def _load(self, saved: Saved) -> None:
         """Take the objects, history and version counter a journal saved (CRDs first, so that
