@@ -31,24 +31,30 @@ from bench.http import bindings, server
 PODS = "/api/v1/namespaces/default/pods"
 
 
-def _body(name: str) -> dict[str, object]:
+def pod(name: str) -> dict[str, object]:
+    """A pod of one pause container, as a JSON body."""
     spec = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
 
 
-def _start(data: Path, kubeconfig: Path) -> tuple[subprocess.Popen[str], str, float]:
+def start_cluster_up(kubeconfig: Path, *extra: str) -> tuple[subprocess.Popen[str], str, float]:
+    """`kubesched cluster up` on a free port with `extra` options, its output piped: the process,
+    its URL and the seconds until it said it serves."""
     command = [sys.executable, "-m", "kubesched", "cluster", "up", "--port", "0", "--kubeconfig", str(kubeconfig)]
-    command += ["--data-dir", str(data), "--no-kubelets", "--nodes", "1", "--watch-history", "500"]
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen([*command, *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert process.stdout is not None
     banner = process.stdout.readline()
     found = re.search(r"cluster is up at (https?://[^\s,]+)", banner)
-    assert found, banner
+    if found is None:
+        process.kill()
+        raise RuntimeError(banner + process.stdout.read())
     return process, found.group(1), time.perf_counter() - start
 
 
-async def _burst(url: str, count: int, kill_after: int, pid: int) -> dict[str, str]:
+async def burst(url: str, count: int, *, kill_after: int, pid: int) -> dict[str, str]:
+    """Create `count` pods, 32 at a time; SIGKILL process `pid` once `kill_after` are answered.
+    The answered ones: name -> the resourceVersion in the answer."""
     answered: dict[str, str] = {}
     gate = asyncio.Semaphore(32)
     async with aiohttp.ClientSession(url, timeout=aiohttp.ClientTimeout(total=10)) as client:
@@ -56,7 +62,7 @@ async def _burst(url: str, count: int, kill_after: int, pid: int) -> dict[str, s
         async def create(i: int) -> None:
             async with gate:
                 try:
-                    async with client.post(PODS, json=_body(f"burst-{i}")) as response:
+                    async with client.post(PODS, json=pod(f"burst-{i}")) as response:
                         if response.status != 201:
                             return
                         created = await response.json()
@@ -80,10 +86,11 @@ def kill_run() -> tuple[int, int, int, int, float]:
     """answered, of them found as answered, committed but unanswered, all stored, restart seconds."""
     with tempfile.TemporaryDirectory() as tmp:
         data, kubeconfig = Path(tmp) / "data", Path(tmp) / "kubeconfig"
-        process, url, _ = _start(data, kubeconfig)
-        answered = asyncio.run(_burst(url, 2_000, 800, process.pid))
+        options = ["--data-dir", str(data), "--no-kubelets", "--nodes", "1", "--watch-history", "500"]
+        process, url, _ = start_cluster_up(kubeconfig, *options)
+        answered = asyncio.run(burst(url, 2_000, kill_after=800, pid=process.pid))
         process.wait(10)
-        process, url, restart = _start(data, kubeconfig)
+        process, url, restart = start_cluster_up(kubeconfig, *options)
         try:
             stored = asyncio.run(_listed(url))
         finally:

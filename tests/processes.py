@@ -74,16 +74,3 @@ def lease(api: lightkube.Client, name: str, namespace: str = "default") -> Any |
         return api.get(Lease, name, namespace=namespace)
     except lightkube.ApiError:
         return None
-
-
-def start_cluster_up(kubeconfig: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    """`kubesched cluster up` on a free port, its output piped; the process and its URL."""
-    command = [sys.executable, "-m", "kubesched", "cluster", "up", "--port", "0", "--kubeconfig", str(kubeconfig)]
-    process = subprocess.Popen([*command, *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert process.stdout is not None
-    banner = process.stdout.readline()
-    found = re.search(r"cluster is up at (https?://[^\s,]+)", banner)
-    if found is None:
-        process.kill()
-        raise AssertionError(banner + process.stdout.read())
-    return process, found.group(1)

@@ -6,47 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import urllib.request
 
-import aiohttp
 from lightkube.resources import core_v1
 
+from bench.durable import PODS, burst, pod, start_cluster_up
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
 from kubesched.sim import KubeletConfig
-from processes import eventually, start_cluster_up
-
-PODS = "/api/v1/namespaces/default/pods"
-
-
-def pod(name: str) -> dict:
-    spec = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
-
-
-async def burst(url: str, count: int, *, kill_after: int, pid: int) -> dict[str, str]:
-    """Create `count` pods, 32 at a time; SIGKILL the server once `kill_after` are answered.
-    The answered ones: name -> the resourceVersion in the answer."""
-    answered: dict[str, str] = {}
-    gate = asyncio.Semaphore(32)
-    async with aiohttp.ClientSession(url, timeout=aiohttp.ClientTimeout(total=10)) as client:
-
-        async def create(i: int) -> None:
-            async with gate:
-                try:
-                    async with client.post(PODS, json=pod(f"burst-{i}")) as response:
-                        if response.status != 201:
-                            return
-                        created = await response.json()
-                except aiohttp.ClientError:
-                    return
-                answered[f"burst-{i}"] = created["metadata"]["resourceVersion"]
-                if len(answered) == kill_after:
-                    os.kill(pid, signal.SIGKILL)
-
-        await asyncio.gather(*(create(i) for i in range(count)))
-    return answered
+from processes import eventually
 
 
 def get(url: str) -> dict:
@@ -61,7 +29,7 @@ def first_watch_event(url: str) -> dict:
 
 def test_a_killed_cluster_keeps_every_answered_write_and_resumes_watches(tmp_path):
     data = ["--data-dir", str(tmp_path / "data"), "--watch-history", "500", "--no-kubelets", "--nodes", "1"]
-    process, url = start_cluster_up(tmp_path / "kubeconfig", *data)
+    process, url, _ = start_cluster_up(tmp_path / "kubeconfig", *data)
     try:
         answered = asyncio.run(burst(url, 2_000, kill_after=800, pid=process.pid))
     finally:
@@ -70,7 +38,7 @@ def test_a_killed_cluster_keeps_every_answered_write_and_resumes_watches(tmp_pat
     assert process.returncode == -signal.SIGKILL
     assert 800 <= len(answered) < 2_000
 
-    process, url = start_cluster_up(tmp_path / "kubeconfig", *data)
+    process, url, _ = start_cluster_up(tmp_path / "kubeconfig", *data)
     try:
         listed = get(url + PODS)
         stored = {p["metadata"]["name"]: p["metadata"]["resourceVersion"] for p in listed["items"]}
