@@ -40,7 +40,7 @@ def ui_cluster() -> Iterator[ClusterThread]:
         port=0,
         scheduler=True,
         scheduler_port=0,
-        kubelet=KubeletConfig(start_seconds=0.2, stop_seconds=0.3),
+        kubelet=KubeletConfig(start_seconds=0.2, stop_seconds=5.0),  # deleted pods stay Terminating a while
         ui_actions=True,
     )
     with ClusterThread(spec) as running:
