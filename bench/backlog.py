@@ -13,7 +13,7 @@ import os
 
 from lightkube.resources import core_v1
 
-from kubesched.cli.scenario import make_pod
+from kubesched.cli.burst import make_pod
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config

@@ -11,7 +11,7 @@ import json
 import statistics
 import time
 
-from kubesched.cli.scenario import make_pod
+from kubesched.cli.burst import make_pod
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config

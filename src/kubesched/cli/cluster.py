@@ -13,8 +13,7 @@ from typing import Any
 
 from aiohttp import web
 from lightkube import codecs
-from lightkube.models import meta_v1
-from lightkube.resources import core_v1, scheduling_v1
+from lightkube.resources import core_v1
 
 from kubesched import ui
 from kubesched.apiserver.rbac import ALWAYS_ALLOW, BOOTSTRAP, RBAC
@@ -25,6 +24,7 @@ from kubesched.cluster.journal import JournalError
 from kubesched.cluster.journal.sqlite import SqliteJournal
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.cluster.memory.store import DEFAULT_HISTORY
+from kubesched.cluster.memory.system import create_system_priority_classes
 from kubesched.config import SchedulerConfig, default_config
 from kubesched.controllers import CONTROLLERS, ControllerManager
 from kubesched.framework.registry import Registry
@@ -63,22 +63,6 @@ class ClusterSpec:
     snapshot: Snapshot | None = None  # a saved cluster to start from (kubesched snapshot save), before the nodes
     data_dir: Path | None = None  # keep the store in a SQLite database there, and start from what it holds
     data_sync: str = "NORMAL"  # SQLite's synchronous: NORMAL survives a killed process, FULL a power loss too
-
-
-SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # twice the highest priority a user may define
-# The classes kube-apiserver creates at start (name, value, description).
-SYSTEM_PRIORITY_CLASSES = (
-    (
-        "system-node-critical",
-        SYSTEM_CRITICAL_PRIORITY + 1000,
-        "Used for system critical pods that must not be moved from their current node.",
-    ),
-    (
-        "system-cluster-critical",
-        SYSTEM_CRITICAL_PRIORITY,
-        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
-    ),
-)
 
 
 class EmbeddedCluster:
@@ -165,15 +149,7 @@ class EmbeddedCluster:
                     f"{self.spec.data_dir}: holds a cluster already; --from needs an empty data directory"
                 )
             return store
-        for name, value, description in SYSTEM_PRIORITY_CLASSES:
-            store.create(
-                scheduling_v1.PriorityClass(
-                    metadata=meta_v1.ObjectMeta(name=name),
-                    value=value,
-                    description=description,
-                    preemptionPolicy="PreemptLowerPriority",
-                )
-            )
+        create_system_priority_classes(store)
         if self.spec.authorization == RBAC:  # the policy kube-apiserver creates at start
             for policy in BOOTSTRAP:
                 store.create(codecs.from_dict(policy))

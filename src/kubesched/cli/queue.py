@@ -15,8 +15,8 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from kubesched.cli import options
+from kubesched.cli.burst import GATE, KUBESCHED, BurstResult, run_burst
 from kubesched.cli.remote import FetchError, get_json
-from kubesched.cli.scenario import GATE, KUBESCHED, ScenarioResult, run_scenario
 from kubesched.scheduler.server import queue_document
 
 HUGE = ("huge", "6")  # (name, cpu): more CPU than a default fake node has
@@ -31,10 +31,10 @@ def fetch(url: str) -> dict[str, Any]:
     return document
 
 
-def simulation(args: argparse.Namespace, *, horizon: float, explain: Sequence[str] = ()) -> ScenarioResult:
+def simulation(args: argparse.Namespace, *, horizon: float, explain: Sequence[str] = ()) -> BurstResult:
     """kubesched's scheduler for `horizon` virtual seconds on `--nodes` fake nodes with `--pods`
     small pods (`--seed`), `huge` and `gated` (what `kubesched queue` and `explain` look at)."""
-    return run_scenario(
+    return run_burst(
         scheduler=KUBESCHED,
         nodes=options.at_least("--nodes", args.nodes, 1),
         pods=options.at_least("--pods", args.pods, 0),

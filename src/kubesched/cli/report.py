@@ -1,4 +1,4 @@
-"""Readable reports of scenario results."""
+"""Readable reports of the from-scratch scheduler's bursts."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from rich.console import Console
 from rich.table import Table
 
 from kubesched.api.quantity import milli_value
-from kubesched.cli.scenario import ScenarioResult
+from kubesched.cli.burst import BurstResult
 
 
-def print_minimal_report(console: Console, result: ScenarioResult) -> None:
+def print_minimal_report(console: Console, result: BurstResult) -> None:
     table = Table(title="Placements", show_lines=False)
     for col in ("pod", "cpu request", "node", "free cpu the scheduler saw", "phase"):
         table.add_column(col)

@@ -13,7 +13,7 @@ import asyncio
 import heapq
 import itertools
 import selectors
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from contextvars import Context
 from typing import Any, TypeVar
 
@@ -133,6 +133,24 @@ class VirtualClock:
     def run(self, main: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(main)
 
+    def run_alongside(self, main: Awaitable[T], runners: Iterable[Callable[[], Awaitable[object]]]) -> T:
+        """Run `main` to completion while each of `runners` runs (a scheduler's, a kubelet's
+        `run`), then cancel them and close the clock."""
+
+        async def alongside() -> T:
+            tasks = [asyncio.ensure_future(run()) for run in runners]
+            try:
+                return await main
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+        try:
+            return self.run(alongside())
+        finally:
+            self.close()
+
     def run_until_idle(self, *, until: float | None = None) -> None:
         """Run every task and timer until none is ready and no timer is due at or before `until`.
 
@@ -150,7 +168,9 @@ class VirtualClock:
         self.run_until_idle(until=self.loop.now_ + seconds)
 
     def close(self) -> None:
-        """Cancel what is still pending and close the loop."""
+        """Cancel what is still pending and close the loop (once: a closed clock stays closed)."""
+        if self.loop.is_closed():
+            return
         for task in asyncio.all_tasks(self.loop):
             task.cancel()
         self.run_until_idle(until=self.loop.now_)

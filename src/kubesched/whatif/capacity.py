@@ -172,32 +172,23 @@ def simulate(
     scheduler = Scheduler(cluster, clock, config, registry, seed=seed, identity="capacity")
     results = [Placed(t) for t in prepared]
 
+    waiting: dict[str, asyncio.Future[tuple[str, str]]] = {}
+
+    async def watch() -> None:
+        async for event in cluster.watch(core_v1.Pod):
+            if event.type == DELETED:
+                continue
+            pod = event.object
+            key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+            future = waiting.get(key)
+            if future is not None and not future.done() and (outcome := _outcome(pod)) is not None:
+                future.set_result(outcome)
+
     async def main() -> None:
-        waiting: dict[str, asyncio.Future[tuple[str, str]]] = {}
+        for placed in results:
+            await _place(placed, cluster, waiting, max_limit)
 
-        async def watch() -> None:
-            async for event in cluster.watch(core_v1.Pod):
-                if event.type == DELETED:
-                    continue
-                pod = event.object
-                key = f"{pod.metadata.namespace}/{pod.metadata.name}"
-                future = waiting.get(key)
-                if future is not None and not future.done() and (outcome := _outcome(pod)) is not None:
-                    future.set_result(outcome)
-
-        tasks = [asyncio.ensure_future(scheduler.run()), asyncio.ensure_future(watch())]
-        try:
-            for placed in results:
-                await _place(placed, cluster, waiting, max_limit)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-    try:
-        clock.run(main())
-    finally:
-        clock.close()
+    clock.run_alongside(main(), [scheduler.run, watch])
     return results
 
 

@@ -88,3 +88,26 @@ def test_real_clock_sleeps_on_the_running_loop():
         return clock.now()
 
     assert clock.run(main()) > DEFAULT_EPOCH
+
+
+def test_run_alongside_stops_the_runners_when_main_ends_and_closes_the_clock(clock):
+    ticks: list[float] = []
+    stopped: list[str] = []
+
+    async def ticker() -> None:
+        try:
+            while True:
+                await clock.sleep(1.0)
+                ticks.append(clock.now() - DEFAULT_EPOCH)
+        except asyncio.CancelledError:
+            stopped.append("ticker")
+            raise
+
+    async def main() -> str:
+        await clock.sleep(3.5)
+        return "done"
+
+    assert clock.run_alongside(main(), [ticker]) == "done"
+    assert ticks == [1.0, 2.0, 3.0]
+    assert stopped == ["ticker"]
+    assert clock.loop.is_closed()

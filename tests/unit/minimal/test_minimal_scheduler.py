@@ -3,7 +3,7 @@
 import io
 import json
 
-from kubesched.cli.scenario import run_minimal
+from kubesched.cli.burst import run_minimal
 from kubesched.sim import NodeTemplate
 from kubesched.trace import JsonLinesSink
 

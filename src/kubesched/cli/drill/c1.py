@@ -17,7 +17,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from kubesched.cli.drill.story import failed_scheduling, print_citations, print_explained, print_steps
-from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
@@ -203,7 +202,7 @@ def run_c1(
         await cluster.create(nvme.make("node-5", 5))
         await clock.sleep(max(horizon - NODE_ADDED_AT, 0.0))
 
-    run_alongside(clock, [scheduler], main)
+    clock.run_alongside(main(), [scheduler.run])
     firsts = {g.name: f"default/{pods[g.name][0]}" for g in GROUPS}
     messages = failed_scheduling(store)
     explained = {

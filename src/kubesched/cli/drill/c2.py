@@ -13,7 +13,6 @@ from lightkube.resources import core_v1, policy_v1, scheduling_v1
 from rich.console import Console
 
 from kubesched.cli.drill.story import EventSeen, events_of, print_events, print_explained, print_steps
-from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster import NotFound
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
@@ -118,8 +117,7 @@ def run_c2(*, pdb_blocks: bool = False, spare_node: bool = False, sinks: Sequenc
         await cluster.create(make_pod("urgent", {"cpu": "2"}, priorityClassName="critical"))
         await clock.sleep(30.0)
 
-    parts = [scheduler, kubelets, DisruptionController(cluster, clock)]
-    run_alongside(clock, parts, main)
+    clock.run_alongside(main(), [scheduler.run, kubelets.run, DisruptionController(cluster, clock).run])
     told = {"default/urgent"} | {
         str(v).split(" ")[0] for r in tracer.records if r.kind == "preemption.chosen" for v in r.details["victims"]
     }

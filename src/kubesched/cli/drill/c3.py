@@ -11,7 +11,6 @@ from rich.console import Console
 from rich.table import Table
 
 from kubesched.cli.drill.story import failed_scheduling, print_citations, print_explained
-from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
@@ -99,7 +98,7 @@ def run_c3(*, taints_policy: str | None = None, horizon: float = 30.0) -> DrillR
         for waiting in scheduler.queue.snapshot():
             rejected[waiting.key.split("/", 1)[1]] = waiting.rejected_by
 
-    run_alongside(clock, [scheduler, FakeKubelets(cluster, clock)], main)
+    clock.run_alongside(main(), [scheduler.run, FakeKubelets(cluster, clock).run])
     messages = failed_scheduling(store)
     outcomes = []
     for name in names:

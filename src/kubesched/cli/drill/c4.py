@@ -12,7 +12,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from kubesched.cli.drill.story import print_citations, print_explained
-from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
@@ -174,7 +173,7 @@ def run_c4(*, crash: bool = False, seed: int = 4, links: tuple[float, float] = L
         running.cancel()
         await asyncio.gather(running, return_exceptions=True)
 
-    run_alongside(clock, [FakeKubelets(cluster, clock, tracer=tracer), *rivals], main)
+    clock.run_alongside(main(), [FakeKubelets(cluster, clock, tracer=tracer).run, *(r.run for r in rivals)])
     return _outcome(store, tracer.records, names, last[0])
 
 

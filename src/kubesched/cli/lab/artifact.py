@@ -8,8 +8,8 @@ import ast
 import importlib
 import inspect
 
+from kubesched.cli.burst import run_minimal
 from kubesched.cli.lab.result import Check, LabResult
-from kubesched.cli.scenario import run_minimal
 from kubesched.trace import cite
 from kubesched.trace.narrate import Step
 

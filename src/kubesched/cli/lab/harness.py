@@ -11,7 +11,6 @@ from typing import Any
 from lightkube.resources import core_v1
 
 from kubesched.cli.drill.story import failed_scheduling
-from kubesched.cli.scenario import run_alongside
 from kubesched.clock import VirtualClock
 from kubesched.cluster import Cluster
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
@@ -74,7 +73,7 @@ class LabCluster:
         actors = [self.scheduler, *self.others, *actors]
         if kubelets:
             actors.append(FakeKubelets(self.cluster, self.clock, tracer=self.tracer))
-        run_alongside(self.clock, actors, body)
+        self.clock.run_alongside(body(), [a.run for a in actors])
 
     def records(self, *kinds: str, pod: str | None = None) -> list[Record]:
         return [r for r in self.tracer.records if r.kind in kinds and (pod is None or r.pod == pod)]

@@ -22,10 +22,10 @@ from lightkube.resources import core_v1
 from kubesched.api.quantity import format_bytes, int_value, milli_value
 from kubesched.api.resources import pod_requests
 from kubesched.cli import options
+from kubesched.cli.burst import Placement, run_minimal
 from kubesched.cli.lab.harness import NODE
 from kubesched.cli.lab.live import connect
 from kubesched.cli.lab.result import Check, LabResult
-from kubesched.cli.scenario import Placement, run_minimal
 from kubesched.clock import RealClock
 from kubesched.cluster import ApiError
 from kubesched.cluster.kube import KubeCluster

@@ -1,10 +1,9 @@
-"""The from-scratch scheduler's scenario: fake nodes, fake kubelets, a wave of pods, virtual time."""
+"""The from-scratch scheduler's burst: fake nodes, fake kubelets, a wave of pods, virtual time."""
 
 from __future__ import annotations
 
-import asyncio
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +40,7 @@ class Placement:
 
 
 @dataclass
-class ScenarioResult:
+class BurstResult:
     placements: list[Placement]
     nodes: dict[str, int]  # node -> allocatable milli-CPU
     trace: list[Record] = field(default_factory=list)
@@ -86,35 +85,16 @@ def make_pod(
     )
 
 
-def run_alongside(clock: VirtualClock, runners: Sequence[Any], body: Callable[[], Awaitable[None]]) -> None:
-    """Run `body` on the virtual clock while each runner's `run()` goes on, then stop the runners
-    and close the clock."""
-
-    async def main() -> None:
-        tasks = [asyncio.ensure_future(r.run()) for r in runners]
-        try:
-            await body()
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-    try:
-        clock.run(main())
-    finally:
-        clock.close()
-
-
 MINIMAL = "minimal"
 KUBESCHED = "kubesched"
 
 
-def run_minimal(**kwargs: Any) -> ScenarioResult:
-    """The scenario with the from-scratch scheduler (see `run_scenario`)."""
-    return run_scenario(scheduler=MINIMAL, **kwargs)
+def run_minimal(**kwargs: Any) -> BurstResult:
+    """The burst with the from-scratch scheduler (see `run_burst`)."""
+    return run_burst(scheduler=MINIMAL, **kwargs)
 
 
-def run_scenario(
+def run_burst(
     *,
     scheduler: str = MINIMAL,
     nodes: int = 3,
@@ -130,7 +110,7 @@ def run_scenario(
     extra_pods: Sequence[tuple[str, str]] = (),
     extra_gated: Sequence[tuple[str, str]] = (),
     explain: Sequence[str] = (),
-) -> ScenarioResult:
+) -> BurstResult:
     """Start a scheduler (`minimal`: the from-scratch one; `kubesched`: the framework scheduler
     with the default profile) and the kubelets on `nodes` fake nodes, create `pods` pods (all at
     once, or one every `interval` seconds; each asking for `memory`), then `extra_pods` (name,
@@ -175,7 +155,7 @@ def run_scenario(
             for key in explain:
                 explained[key] = explain_pod(runner, key)
 
-    run_alongside(clock, [runner, kubelets], main)
+    clock.run_alongside(main(), [runner.run, kubelets.run])
     seen = {r.pod: r.details for r in tracer.records if r.kind == "minimal.picked"}
     placements = []
     for name, cpu in specs:
@@ -199,7 +179,7 @@ def run_scenario(
         if e.reason == "FailedScheduling" and e.involvedObject.name
     }
     allocatable = {n.metadata.name: milli_value(n.status.allocatable["cpu"]) for n in store.list(core_v1.Node).items}
-    return ScenarioResult(
+    return BurstResult(
         placements=placements,
         nodes=allocatable,
         trace=tracer.records,
