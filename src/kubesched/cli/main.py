@@ -15,7 +15,8 @@ from rich.console import Console
 
 from kubesched import __version__
 from kubesched.apiserver.openapi import K8S_VERSION
-from kubesched.cli import bench, capacity, capstone, citations, fit, options, snapshot
+from kubesched.cli import bench, capacity, capstone, citations, fit, options, scenario, snapshot
+from kubesched.cli.burst import KUBESCHED, run_burst, run_minimal
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.compare import compare_command
 from kubesched.cli.drill import print_c1, print_c2, print_c3, print_c4, run_c1, run_c2, run_c3, run_c4
@@ -26,7 +27,6 @@ from kubesched.cli.queue import queue_command
 from kubesched.cli.report import print_minimal_report
 from kubesched.cli.run import controllers_command, minimal_command, minimal_lease, run_command
 from kubesched.cli.runtime import tune_gc
-from kubesched.cli.scenario import KUBESCHED, run_minimal, run_scenario
 from kubesched.cli.ui import DEFAULT_BIND, add_ui_options, ui_command
 from kubesched.cli.ui import serve as serve_ui
 from kubesched.controllers import CONTROLLERS
@@ -225,6 +225,7 @@ def _parser() -> argparse.ArgumentParser:
     capacity.add_parser(sub)
     fit.add_parser(sub)
     snapshot.add_parser(sub)
+    scenario.add_parser(sub)
     capstone.add_parser(sub)
     citations.add_parser(sub)
 
@@ -316,6 +317,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return fit.fit_command(console, args)
         if args.command == "snapshot":
             return snapshot.snapshot_command(console, args)
+        if args.command == "scenario":
+            return scenario.scenario_command(console, args)
         if args.command == "citations":
             return citations.citations_command(console, args)
         if args.command == "controllers":
@@ -372,7 +375,7 @@ def _demo(console: Console, sinks: list[Sink]) -> int:
         "binding, so the next decision already sees it. One more pod asks for 6 CPUs, more than "
         "any node has.\n"
     )
-    result = run_scenario(scheduler=KUBESCHED, nodes=3, pods=12, seed=1, extra_pods=[("huge", "6")], sinks=sinks)
+    result = run_burst(scheduler=KUBESCHED, nodes=3, pods=12, seed=1, extra_pods=[("huge", "6")], sinks=sinks)
     print_minimal_report(console, result)
     for pod, message in sorted(result.failures.items()):
         console.print(f"[yellow]FailedScheduling[/yellow] {pod}: {message}")
