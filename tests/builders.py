@@ -246,6 +246,10 @@ def without_table(snapshot: Snapshot) -> Snapshot:
     return plain
 
 
+def secret(name: str, namespace: str = "default") -> core_v1.Secret:
+    return core_v1.Secret(metadata=meta_v1.ObjectMeta(name=name, namespace=namespace), stringData={"k": "v"})
+
+
 def namespace(name: str) -> core_v1.Namespace:
     return core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=name))
 

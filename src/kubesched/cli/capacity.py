@@ -149,7 +149,8 @@ def node_manifest(path: str | None) -> dict[str, Any] | None:
     return node
 
 
-def _cluster(kubeconfig: str | None) -> KubeCluster:
+def kube_cluster(kubeconfig: str | None) -> KubeCluster:
+    """The cluster `--kubeconfig` names (in-cluster credentials without one, inside a pod)."""
     try:
         if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
             return KubeCluster.in_cluster()
@@ -159,8 +160,8 @@ def _cluster(kubeconfig: str | None) -> KubeCluster:
 
 
 def read_cluster(kubeconfig: str | None, *, selector: str = "") -> Snapshot:
-    """The snapshot of the cluster `kubeconfig` names (see `_cluster`), read with lists only."""
-    cluster = _cluster(kubeconfig)
+    """The snapshot of the cluster `kubeconfig` names (see `kube_cluster`), read with lists only."""
+    cluster = kube_cluster(kubeconfig)
 
     async def go() -> Snapshot:
         try:

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from kubesched import __version__
 from kubesched.apiserver.openapi import K8S_VERSION
-from kubesched.cli import bench, capacity, capstone, citations, fit, options, scenario, snapshot
+from kubesched.cli import bench, capacity, capstone, citations, fit, options, record, scenario, snapshot
 from kubesched.cli.burst import KUBESCHED, run_burst, run_minimal
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.compare import compare_command
@@ -226,6 +226,7 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_parser(sub)
     snapshot.add_parser(sub)
     scenario.add_parser(sub)
+    record.add_parsers(sub)
     capstone.add_parser(sub)
     citations.add_parser(sub)
 
@@ -319,6 +320,10 @@ def _main(argv: Sequence[str] | None) -> int:
             return snapshot.snapshot_command(console, args)
         if args.command == "scenario":
             return scenario.scenario_command(console, args)
+        if args.command == "record":
+            return record.record_command(console, args)
+        if args.command == "replay":
+            return record.replay_command(console, args)
         if args.command == "citations":
             return citations.citations_command(console, args)
         if args.command == "controllers":

@@ -150,6 +150,11 @@ def _class_of(item: dict[str, Any], custom: dict[tuple[str, str], type[Any]]) ->
     return found
 
 
+def document_class(item: dict[str, Any]) -> type[Any]:
+    """The resource class of a built-in kind's document; SnapshotError for any other kind."""
+    return _class_of(item, {})
+
+
 def load(path: Path) -> Snapshot:
     """The snapshot in `path`; SnapshotError when it is not one."""
     try:
@@ -172,7 +177,9 @@ def load(path: Path) -> Snapshot:
     return snapshot
 
 
-def _plain(obj: Any) -> dict[str, Any]:
+def plain(obj: Any) -> dict[str, Any]:
+    """An object as the document a snapshot (or a recording) keeps: bookkeeping fields dropped, a
+    pod's env variables without their values."""
     document: dict[str, Any] = obj.to_dict()
     meta = document.get("metadata") or {}
     for key in VOLATILE:
@@ -225,4 +232,4 @@ async def _documents(cluster: Cluster, kind: type[Any], selector: str) -> list[d
         objs = await _all(cluster, kind, selector)
     except NotFound:  # a kind this cluster does not serve (an API group switched off, say)
         return []
-    return [_plain(o) for o in sorted(objs, key=lambda o: (o.metadata.namespace or "", o.metadata.name))]
+    return [plain(o) for o in sorted(objs, key=lambda o: (o.metadata.namespace or "", o.metadata.name))]

@@ -6,10 +6,8 @@ import asyncio
 
 import pytest
 from lightkube.models import core_v1 as m
-from lightkube.models import meta_v1
-from lightkube.resources import core_v1
 
-from builders import make_node, make_pod, namespace, web_service
+from builders import make_node, make_pod, namespace, secret, web_service
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.whatif.snapshot import PAGE, SnapshotError, load, read
@@ -24,10 +22,6 @@ def store_of(*objs):
 
 def snapshot(store, selector=""):
     return asyncio.run(read(MemoryCluster(store), selector=selector))
-
-
-def secret(name):
-    return core_v1.Secret(metadata=meta_v1.ObjectMeta(name=name, namespace="default"), stringData={"k": "v"})
 
 
 def with_env(pod):

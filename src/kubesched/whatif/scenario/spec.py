@@ -223,7 +223,7 @@ def parse(document: object, path: Path) -> Scenario:
 def _controllers(value: object) -> str:
     """kube-controller-manager's `--controllers` list as given ("" runs none)."""
     if not isinstance(value, str):
-        raise ScenarioError(f"cluster.controllers: expected a list such as \"*,-job\" in a string, got {value!r}")
+        raise ScenarioError(f'cluster.controllers: expected a list such as "*,-job" in a string, got {value!r}')
     return value
 
 

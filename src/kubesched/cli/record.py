@@ -1,0 +1,190 @@
+"""`kubesched record` and `kubesched replay`: a cluster's changes written as JSON Lines, and
+replayed on virtual time under one or more scheduler configurations, compared with what the
+recorded scheduler did and with each other."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from kubesched.cli import options
+from kubesched.cli.capacity import kube_cluster
+from kubesched.clock import RealClock
+from kubesched.cluster.errors import ApiError
+from kubesched.config.duration import parse_duration
+from kubesched.whatif.record import Recorder, RecordingError, load
+from kubesched.whatif.replay import DEFAULT_SETTLE, Outcome, differences, recorded, replay
+
+DIFFERENCES = 20  # rows of differing pods a table shows
+
+
+def add_parsers(sub: Any) -> None:
+    rec = sub.add_parser(
+        "record",
+        help="record a cluster's changes (nodes, pods, what placement depends on) as JSON Lines, read-only",
+        description="List what placement depends on, then watch it: one object change a line, written as it "
+        "comes, watches resumed (and the kind listed again when the server no longer has the version). Stops "
+        "after --duration, or on Ctrl-C / SIGTERM with the file complete. Secrets and Events are never read.",
+    )
+    rec.add_argument("--kubeconfig", metavar="K", help="the cluster to read (default: in-cluster, $KUBECONFIG)")
+    rec.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording to write")
+    rec.add_argument("--duration", metavar="D", help="stop after this long (10m, 1h30m; default: until interrupted)")
+    rep = sub.add_parser(
+        "replay",
+        help="replay a recording on virtual time under scheduler configurations and compare the placements",
+        description="The recording's objects restored, its changes applied at their times (pods created pending, "
+        "deleted, finished), the scheduler deciding: per configuration the pods placed, the waits from creation to "
+        "binding and the preemptions, beside the recorded scheduler's, and the pods placed differently.",
+    )
+    rep.add_argument("file", metavar="FILE", help="a file of kubesched record")
+    rep.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a KubeSchedulerConfiguration to replay under (repeatable; default: upstream's default profile)",
+    )
+    rep.add_argument("--seed", type=int, default=0, help="the replayed schedulers' seed (default 0)")
+    rep.add_argument("--speed", type=float, default=1.0, help="replay this many times faster (default 1)")
+    rep.add_argument(
+        "--settle", default=f"{DEFAULT_SETTLE:g}s", metavar="D", help="run this long after the last change (10s)"
+    )
+    options.add_output_option(rep, "each run's summary, placements and the differences")
+    options.add_plugin_option(rep)
+
+
+def record_command(console: Console, args: argparse.Namespace) -> int:
+    try:
+        duration = _duration("--duration", args.duration) if args.duration else None
+        cluster = kube_cluster(args.kubeconfig)
+        out = open(args.output, "w")  # noqa: SIM115 -- closed below, after the recorder stops
+    except options.UsageError as e:
+        options.print_error(console, str(e))
+        return 2
+    except OSError as e:
+        options.print_error(console, f"--output: {args.output}: {e.strerror or e}")
+        return 2
+    recorder = Recorder(cluster, out, clock=RealClock())
+
+    async def go() -> None:
+        task = asyncio.ensure_future(recorder.run(duration=duration))
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, task.cancel)
+        try:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        finally:
+            await cluster.close()
+
+    try:
+        asyncio.run(go())
+    except ApiError as e:
+        options.print_error(console, f"recording: {e}")
+        return 1
+    finally:
+        out.close()
+    Console(stderr=True).print(f"recorded {recorder.changes} changes to {args.output}", highlight=False, soft_wrap=True)
+    return 0
+
+
+def _duration(option: str, text: str) -> float:
+    try:
+        seconds = parse_duration(text)
+    except ValueError as e:
+        raise options.UsageError(f"{option}: {e}") from None
+    if seconds < 0:
+        raise options.UsageError(f"{option}: must not be negative, got {text}")
+    return seconds
+
+
+def replay_command(console: Console, args: argparse.Namespace) -> int:
+    try:
+        recording = load(args.file)
+        registry = options.registry(args.plugin)
+        configs = [(path, options.scheduler_config("--config", path, registry)) for path in args.config]
+        configs = configs or [("default", options.scheduler_config("--config", None, registry))]
+        if not args.speed > 0:
+            raise options.UsageError(f"--speed: must be more than 0, got {args.speed:g}")
+        settle = _duration("--settle", args.settle)
+    except RecordingError as e:
+        options.print_error(console, str(e))
+        return 2
+    except options.UsageError as e:
+        options.print_error(console, str(e))
+        return 2
+    names = sorted({p.scheduler_name for _, c in configs for p in c.profiles})
+    runs = [recorded(recording, schedulers=names)]
+    for label, config in configs:
+        runs.append(
+            replay(
+                recording,
+                config=config,
+                registry=registry,
+                label=label,
+                seed=args.seed,
+                speed=args.speed,
+                settle=settle,
+            )
+        )
+    differing = differences(runs)
+    if args.output == "json":
+        body = {
+            "file": args.file,
+            "changes": len(recording.changes),
+            "runs": {r.label: r.summary() | {"placements": _placements(r)} for r in runs},
+            "differences": [{"pod": d.pod, "nodes": d.nodes} for d in differing],
+        }
+        json.dump(body, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    _print(console, args.file, len(recording.changes), runs, differing)
+    return 0
+
+
+def _placements(run: Outcome) -> dict[str, str | None]:
+    return {p.key: p.node for p in sorted(run.pods.values(), key=lambda p: (p.created, p.key))}
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.1f}ms"
+
+
+def _print(console: Console, file: str, changes: int, runs: list[Outcome], differing: list[Any]) -> None:
+    console.print(f"replay of {file}: {changes} changes, {len(runs[0].pods)} pods to place", highlight=False)
+    width = max(12, *(len(r.label) for r in runs))
+    console.print(
+        f"  {'run':<{width}}  {'placed':>7} {'unplaced':>8} {'same node':>9} {'wait p50':>10} {'wait p99':>10}"
+        f" {'preempted':>9}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    base = runs[0]
+    for run in runs:
+        s = run.summary()
+        same = sum(1 for uid, p in run.pods.items() if uid in base.pods and p.node == base.pods[uid].node)
+        line = (
+            f"  {run.label:<{width}}  {s['placed']:>7} {s['unplaced']:>8} {same if run is not base else '-':>9}"
+            f" {_ms(s['waitP50']):>10} {_ms(s['waitP99']):>10} {s['preemptions']:>9}"
+        )
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+        if run.refused:
+            why = f"    {run.refused} changes not applied: {'; '.join(run.reasons)}"
+            console.print(why, markup=False, highlight=False, soft_wrap=True)
+    if not differing:
+        console.print("Every run placed every pod on the same node.", highlight=False)
+        return
+    console.print(f"{len(differing)} pods placed differently:", highlight=False)
+    labels = [r.label for r in runs]
+    for d in differing[:DIFFERENCES]:
+        nodes = ", ".join(f"{label}: {d.nodes[label] or 'not placed'}" for label in labels)
+        console.print(f"  {d.pod}  {nodes}", markup=False, highlight=False, soft_wrap=True)
+    if len(differing) > DIFFERENCES:
+        console.print(f"  ... and {len(differing) - DIFFERENCES} more (--output json lists them all)", highlight=False)

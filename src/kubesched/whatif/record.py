@@ -1,0 +1,219 @@
+"""Recording a cluster's changes: what placement depends on, listed once and then watched, one
+object change a line (JSON Lines), for `kubesched replay`.
+
+The file's first line is a header (`{"kubeschedRecording": 1, "started": ..., "kinds": [...]}`);
+then the objects there at the start (`"initial": true`, at `t` 0, in the order a snapshot
+restores them); then every change a watch delivers — `{"t": seconds since the start, "type":
+ADDED|MODIFIED|DELETED, "object": {...}}` — written as it comes. Objects are kept as a snapshot
+keeps them (no managedFields, env variables without values); Secrets and Events are never read.
+
+Watches resume from the last version seen; when the server no longer has it, the kind is listed
+again and the difference written as changes, as an informer relists. Memory stays bounded by the
+cluster's size (each object's key and version), not by the length of the recording.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from kubesched.clock import Clock
+from kubesched.cluster import ADDED, DELETED, MODIFIED, Cluster, NotFound, WatchEvent
+from kubesched.scheduler.reflector import reflect
+from kubesched.trace import Tracer
+from kubesched.whatif.snapshot import KINDS, PAGE, plain
+
+FORMAT = 1
+TYPES = (ADDED, MODIFIED, DELETED)
+
+
+class RecordingError(ValueError):
+    """A recording that cannot be read, in one line naming the file and the line."""
+
+
+@dataclass(frozen=True)
+class Change:
+    t: float
+    type: str
+    object: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return f"{self.object.get('apiVersion')}/{self.object.get('kind')}"
+
+
+@dataclass(frozen=True)
+class Recording:
+    started: str
+    initial: tuple[dict[str, Any], ...]
+    changes: tuple[Change, ...]
+
+
+def _key(obj: Any) -> tuple[str, str]:
+    return (obj.metadata.namespace or "", obj.metadata.name)
+
+
+def _stub(kind: type[Any], key: tuple[str, str], uid: str | None) -> dict[str, Any]:
+    """What a DELETED line found by a relist says of the object: its kind, name and uid."""
+    info = kind._api_info.resource
+    api_version = f"{info.group}/{info.version}" if info.group else info.version
+    meta = {"name": key[1], "uid": uid} | ({"namespace": key[0]} if key[0] else {})
+    return {"apiVersion": api_version, "kind": info.kind, "metadata": meta}
+
+
+class Recorder:
+    """Records `cluster` into `out` (see the module); `changes` counts the changes written."""
+
+    def __init__(self, cluster: Cluster, out: TextIO, *, clock: Clock) -> None:
+        self.cluster = cluster
+        self.out = out
+        self.clock = clock
+        self.changes = 0
+        self._known: dict[type[Any], dict[tuple[str, str], tuple[str, str | None]]] = {}  # key -> (rv, uid)
+        self._start = 0.0
+        self._trace = Tracer(clock.now)
+
+    async def run(self, *, duration: float | None = None) -> None:
+        """List, then watch until `duration` seconds have passed (None: until cancelled)."""
+        self._start = self.clock.now()
+        started = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        header = {"kubeschedRecording": FORMAT, "started": started, "kinds": [k.__name__ for k in KINDS]}
+        self._line(header)
+        versions: dict[type[Any], str] = {}
+        for kind in KINDS:
+            try:
+                items, versions[kind] = await self._list(kind)
+            except NotFound:  # not served here
+                continue
+            self._known[kind] = {_key(o): (o.metadata.resourceVersion or "", o.metadata.uid) for o in items}
+            for obj in sorted(items, key=_key):
+                self._line({"t": 0.0, "type": ADDED, "initial": True, "object": plain(obj)})
+        self.out.flush()
+        watches = [
+            asyncio.ensure_future(
+                reflect(
+                    self.cluster,
+                    kind,
+                    resource_version=rv,
+                    relist=lambda kind=kind: self._relist(kind),  # type: ignore[misc]
+                    handle=lambda event, kind=kind: self._handle(kind, event),  # type: ignore[misc]
+                    trace=self._trace,
+                )
+            )
+            for kind, rv in versions.items()
+        ]
+        try:
+            if duration is None:
+                await asyncio.Event().wait()
+            else:
+                await self.clock.sleep(duration)
+        finally:
+            for task in watches:
+                task.cancel()
+            await asyncio.gather(*watches, return_exceptions=True)
+            self.out.flush()
+
+    async def _list(self, kind: type[Any]) -> tuple[list[Any], str]:
+        items: list[Any] = []
+        token: str | None = None
+        while True:
+            page = await self.cluster.list(kind, limit=PAGE, continue_token=token)
+            items.extend(page.items)
+            token = page.continue_token
+            if not token:
+                return items, page.resource_version
+
+    async def _relist(self, kind: type[Any]) -> str:
+        """List again and write what changed since the last version seen, as changes."""
+        items, version = await self._list(kind)
+        known = self._known.setdefault(kind, {})
+        now = {_key(o): o for o in items}
+        for key in sorted(set(known) - set(now)):
+            self._change(DELETED, _stub(kind, key, known.pop(key)[1]))
+        for key, obj in sorted(now.items()):
+            seen = known.get(key)
+            if seen is None or seen[0] != obj.metadata.resourceVersion:
+                self._change(ADDED if seen is None else MODIFIED, plain(obj))
+                known[key] = (obj.metadata.resourceVersion or "", obj.metadata.uid)
+        return version
+
+    def _handle(self, kind: type[Any], event: WatchEvent) -> None:
+        obj = event.object
+        known = self._known.setdefault(kind, {})
+        if event.type == DELETED:
+            known.pop(_key(obj), None)
+        else:
+            known[_key(obj)] = (obj.metadata.resourceVersion or "", obj.metadata.uid)
+        self._change(event.type, plain(obj))
+
+    def _change(self, type_: str, document: dict[str, Any]) -> None:
+        self._line({"t": round(self.clock.now() - self._start, 6), "type": type_, "object": document})
+        self.changes += 1
+        if self.changes % 256 == 0:
+            self.out.flush()
+
+    def _line(self, body: dict[str, Any]) -> None:
+        self.out.write(json.dumps(body, separators=(",", ":")) + "\n")
+
+
+def load(path: str | Path) -> Recording:
+    """The recording in `path`; RecordingError naming the file and line when it is not one."""
+    path = Path(path)
+    try:
+        with path.open() as f:
+            return _parse(path, f)
+    except OSError as e:
+        raise RecordingError(f"{path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise RecordingError(f"{path}: not a recording (not text)") from None
+
+
+def _lines(f: TextIO) -> Iterator[tuple[int, str]]:
+    for number, line in enumerate(f, 1):
+        if line.strip():
+            yield number, line
+
+
+def _parse(path: Path, f: TextIO) -> Recording:
+    lines = _lines(f)
+    first = next(lines, None)
+    header = _json(path, first) if first is not None else None
+    if not isinstance(header, dict) or header.get("kubeschedRecording") != FORMAT:
+        raise RecordingError(f"{path}:1: not a kubesched recording (no header line of format {FORMAT})")
+    initial: list[dict[str, Any]] = []
+    changes: list[Change] = []
+    last = 0.0
+    for number, line in lines:
+        body = _json(path, (number, line))
+        where = f"{path}:{number}"
+        if not isinstance(body, dict) or not isinstance(body.get("object"), dict):
+            raise RecordingError(f"{where}: a change needs an object")
+        obj = body["object"]
+        if not isinstance(obj.get("metadata"), dict) or not obj["metadata"].get("name") or not obj.get("kind"):
+            raise RecordingError(f"{where}: object: kind and metadata.name are required")
+        if body.get("type") not in TYPES:
+            raise RecordingError(f"{where}: type: {body.get('type')!r} is not one of {', '.join(TYPES)}")
+        t = body.get("t")
+        if isinstance(t, bool) or not isinstance(t, int | float) or t < last:
+            raise RecordingError(f"{where}: t: expected seconds, not before the line above ({t!r})")
+        last = float(t)
+        if body.get("initial"):
+            if changes:
+                raise RecordingError(f"{where}: an initial object after the changes began")
+            initial.append(obj)
+        else:
+            changes.append(Change(last, body["type"], obj))
+    return Recording(str(header.get("started", "")), tuple(initial), tuple(changes))
+
+
+def _json(path: Path, numbered: tuple[int, str]) -> Any:
+    number, line = numbered
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as e:
+        raise RecordingError(f"{path}:{number}: not JSON ({e.msg})") from None
