@@ -1,10 +1,11 @@
 """What keeping the embedded cluster in SQLite costs, and what a SIGKILL loses.
 
-    .venv/bin/python -m bench.durable [--pods N] [--repeat R] [--full]
+    .venv/bin/python -m bench.durable [--pods N] [--repeat R] [--full] [--etcd URL]
 
 - Rates: `kubesched cluster up` in memory and with `--data-dir` (and `--data-sync FULL` with
-  `--full`), in alternating runs: N pod creates, then N Binding POSTs, 32 in flight (bench.http's
-  client); the medians and each durable rate as a share of the in-memory one.
+  `--full`; `--etcd URL` with `--etcd`, a prefix of its own each run), in alternating runs: N pod
+  creates, then N Binding POSTs, 32 in flight (bench.http's client); the medians and each durable
+  rate as a share of the in-memory one.
 - SIGKILL: a burst of 2,000 creates, 32 in flight, the server killed with SIGKILL once 800 are
   answered; then restarted on the same directory: answered creates found (of those answered), the
   creates committed but never answered, and the time from start to serving again.
@@ -105,14 +106,22 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--full", action="store_true", help="also --data-sync FULL")
+    parser.add_argument("--etcd", metavar="URL", help="also --etcd URL (a running etcd)")
     args = parser.parse_args()
-    modes = {"memory": [], "sqlite": [], **({"sqlite-full": []} if args.full else {})}
+    modes = {
+        "memory": [],
+        "sqlite": [],
+        **({"sqlite-full": []} if args.full else {}),
+        **({"etcd": []} if args.etcd else {}),
+    }
     rates: dict[str, list[tuple[float, float]]] = modes
-    for _ in range(args.repeat):
+    for run in range(args.repeat):
         for mode in rates:
             with tempfile.TemporaryDirectory() as tmp:
                 extra = [] if mode == "memory" else ["--data-dir", tmp]
                 extra += ["--data-sync", "FULL"] if mode == "sqlite-full" else []
+                if mode == "etcd":
+                    extra = ["--etcd", args.etcd, "--etcd-prefix", f"/bench-{os.getpid()}-{run}"]
                 with server(history=10_000, extra=extra) as url:
                     create, bind, _ = asyncio.run(bindings(url, args.pods, 32))
             rates[mode].append((create, bind))

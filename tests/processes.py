@@ -74,3 +74,44 @@ def lease(api: lightkube.Client, name: str, namespace: str = "default") -> Any |
         return api.get(Lease, name, namespace=namespace)
     except lightkube.ApiError:
         return None
+
+
+ETCD_INSTALLED = Path(__file__).resolve().parents[1] / ".tools" / "root" / "usr" / "bin" / "etcd"
+
+
+def etcd_binary() -> str | None:
+    """A real etcd: on PATH, or unpacked from Debian's etcd-server into .tools/ (as .ci/run does)."""
+    import shutil
+
+    found = shutil.which("etcd")
+    return found or (str(ETCD_INSTALLED) if ETCD_INSTALLED.is_file() else None)
+
+
+def start_etcd(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A one-member etcd with its data in `directory` on free loopback ports: the process and its
+    client URL, once it answers."""
+    binary = etcd_binary()
+    assert binary is not None
+    client, peer = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
+    command = [
+        binary,
+        "--data-dir", str(directory),
+        "--listen-client-urls", client,
+        "--advertise-client-urls", client,
+        "--listen-peer-urls", peer,
+        "--initial-advertise-peer-urls", peer,
+        "--initial-cluster", f"default={peer}",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            with urllib.request.urlopen(f"{client}/health", timeout=1) as reply:
+                if b'"health":"true"' in reply.read():
+                    return process, client
+        except OSError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"etcd did not start (exit {process.poll()})")
+        time.sleep(0.1)

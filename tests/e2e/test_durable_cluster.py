@@ -1,4 +1,4 @@
-"""`cluster up --data-dir` killed with SIGKILL in the middle of a burst of creates: after a restart
+"""`cluster up --data-dir` (or `--etcd`) killed with SIGKILL in the middle of a burst of creates: after a restart
 every create that was answered 201 is there as it was answered, versions go on rising, and a
 client's watch resumes from where it was or is told to relist."""
 
@@ -9,6 +9,7 @@ import json
 import signal
 import urllib.request
 
+import pytest
 from lightkube.resources import core_v1
 
 from bench.durable import PODS, burst, pod, start_cluster_up
@@ -27,8 +28,17 @@ def first_watch_event(url: str) -> dict:
         return json.loads(response.readline())
 
 
-def test_a_killed_cluster_keeps_every_answered_write_and_resumes_watches(tmp_path):
-    data = ["--data-dir", str(tmp_path / "data"), "--watch-history", "500", "--no-kubelets", "--nodes", "1"]
+@pytest.fixture(params=["data-dir", "etcd"])
+def kept(request, tmp_path):
+    """Where a cluster is kept: a data directory, or a prefix of a real etcd."""
+    if request.param == "data-dir":
+        return {"data_dir": tmp_path / "data"}
+    return {"etcd": request.getfixturevalue("etcd_url"), "etcd_prefix": f"/test-{tmp_path.name}"}
+
+
+def test_a_killed_cluster_keeps_every_answered_write_and_resumes_watches(tmp_path, kept):
+    where = [f"--{key.replace('_', '-')}={value}" for key, value in kept.items()]
+    data = [*where, "--watch-history", "500", "--no-kubelets", "--nodes", "1"]
     process, url, _ = start_cluster_up(tmp_path / "kubeconfig", *data)
     try:
         answered = asyncio.run(burst(url, 2_000, kill_after=800, pid=process.pid))
@@ -38,7 +48,7 @@ def test_a_killed_cluster_keeps_every_answered_write_and_resumes_watches(tmp_pat
     assert process.returncode == -signal.SIGKILL
     assert 800 <= len(answered) < 2_000
 
-    process, url, _ = start_cluster_up(tmp_path / "kubeconfig", *data)
+    process, url, _ = start_cluster_up(tmp_path / "kubeconfig", *data)  # etcd: once the killed one's lease expires
     try:
         listed = get(url + PODS)
         stored = {p["metadata"]["name"]: p["metadata"]["resourceVersion"] for p in listed["items"]}
@@ -63,14 +73,14 @@ def test_a_killed_cluster_keeps_every_answered_write_and_resumes_watches(tmp_pat
         process.wait(timeout=15)
 
 
-def test_a_restarted_cluster_with_its_scheduler_keeps_placements_and_schedules_on(tmp_path):
+def test_a_restarted_cluster_with_its_scheduler_keeps_placements_and_schedules_on(kept):
     spec = ClusterSpec(
         nodes=2,
         port=0,
         scheduler=True,
         scheduler_port=0,
-        data_dir=tmp_path / "data",
         kubelet=KubeletConfig(start_seconds=0.1),
+        **kept,
     )
 
     def placed(running, name):

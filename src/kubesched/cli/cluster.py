@@ -20,7 +20,8 @@ from kubesched.apiserver.rbac import ALWAYS_ALLOW, BOOTSTRAP, RBAC
 from kubesched.apiserver.server import ApiServer
 from kubesched.apiserver.tls import self_signed, server_context
 from kubesched.clock import RealClock
-from kubesched.cluster.journal import JournalError
+from kubesched.cluster.journal import Journal, JournalError
+from kubesched.cluster.journal.etcd import EtcdJournal
 from kubesched.cluster.journal.sqlite import SqliteJournal
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.cluster.memory.store import DEFAULT_HISTORY
@@ -63,6 +64,15 @@ class ClusterSpec:
     snapshot: Snapshot | None = None  # a saved cluster to start from (kubesched snapshot save), before the nodes
     data_dir: Path | None = None  # keep the store in a SQLite database there, and start from what it holds
     data_sync: str = "NORMAL"  # SQLite's synchronous: NORMAL survives a killed process, FULL a power loss too
+    etcd: str | None = None  # instead: keep the store in the etcd at this client URL
+    etcd_prefix: str = "/kubesched"  # under this key prefix
+
+    @property
+    def kept_in(self) -> str | None:
+        """Where the store is kept, as the banner and errors name it; None: in memory only."""
+        if self.etcd is not None:
+            return f"etcd {self.etcd} {self.etcd_prefix}"
+        return str(self.data_dir) if self.data_dir is not None else None
 
 
 class EmbeddedCluster:
@@ -74,7 +84,7 @@ class EmbeddedCluster:
         self.clock = RealClock()
         # One trace for the store, the kubelets and the scheduler: off (free) until the UI follows it.
         self.trace = Tracer(self.clock.now)
-        self.journal: SqliteJournal | None = None
+        self.journal: Journal | None = None
         self.store = self.new_store()
         if spec.authorization == RBAC and spec.token is None:
             raise ValueError("RBAC authorization needs a token: without one nobody is signed in")
@@ -125,7 +135,9 @@ class EmbeddedCluster:
         microsecond it was made, past any an earlier run of the cluster gave out. With a data
         directory, the store is kept there and one saved there is taken as it was."""
         first = int(self.clock.now() * 1_000_000)
-        if self.spec.data_dir is not None:
+        if self.spec.etcd is not None:
+            self.journal = EtcdJournal(self.spec.etcd, history=self.spec.history, prefix=self.spec.etcd_prefix)
+        elif self.spec.data_dir is not None:
             self.journal = SqliteJournal(self.spec.data_dir, history=self.spec.history, synchronous=self.spec.data_sync)
         try:
             store = MemoryStore(
@@ -146,7 +158,8 @@ class EmbeddedCluster:
             if self.spec.snapshot is not None and self.journal is not None:
                 self.journal.close()
                 raise JournalError(
-                    f"{self.spec.data_dir}: holds a cluster already; --from needs an empty data directory"
+                    f"{self.spec.kept_in}: holds a cluster already; --from needs an empty "
+                    + ("prefix" if self.spec.etcd is not None else "data directory")
                 )
             return store
         create_system_priority_classes(store)

@@ -63,6 +63,8 @@ def _snapshot(path: str | None) -> Snapshot | None:
 
 
 def cluster_up(console: Console, args: argparse.Namespace) -> int:
+    if args.etcd and args.data_dir:
+        raise options.UsageError("--etcd: a cluster is kept in --data-dir or in --etcd, not both")
     token, generated = _access(args)
     registry = options.registry(args.plugin)
     snapshot = _snapshot(args.snapshot)
@@ -90,15 +92,17 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         ui_actions=_ui_actions(args),
         data_dir=Path(args.data_dir) if args.data_dir else None,
         data_sync=args.data_sync,
+        etcd=args.etcd,
+        etcd_prefix=args.etcd_prefix,
     )
 
     def ready(cluster: EmbeddedCluster) -> None:
         path = write_kubeconfig(args.kubeconfig, cluster.url, token=token, ca_pem=cluster.ca_pem).resolve()
         saved = f" from {args.snapshot} ({len(snapshot.items)} objects)" if snapshot else ""
         if cluster.store.restored:
-            saved = f" as it was kept in {args.data_dir}"
-        elif args.data_dir:
-            saved += f", kept in {args.data_dir}"
+            saved = f" as it was kept in {spec.kept_in}"
+        elif spec.kept_in:
+            saved += f", kept in {spec.kept_in}"
         shown = len(cluster.store.list(core_v1.Node).items) if cluster.store.restored else nodes
         console.print(
             f"kubesched cluster is up at [bold]{cluster.url}[/bold]{saved} with {shown} fake nodes.", soft_wrap=True
@@ -143,7 +147,7 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         options.print_error(console, f"--from: {e}")
         return 2
     except JournalError as e:
-        options.print_error(console, f"--data-dir: {e}")
+        options.print_error(console, f"{'--etcd' if args.etcd else '--data-dir'}: {e}")
         return 2
     except OSError as e:
         ports = f"{args.port} (scheduler {args.scheduler_port})" if args.scheduler else f"{args.port}"

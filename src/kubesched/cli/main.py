@@ -132,6 +132,18 @@ def _parser() -> argparse.ArgumentParser:
         "lost at stop)",
     )
     up.add_argument(
+        "--etcd",
+        metavar="URL",
+        help="instead: keep the cluster in the etcd at URL (v3 API, e.g. http://127.0.0.1:2379) and start from "
+        "what it holds under --etcd-prefix (needs kubesched[etcd])",
+    )
+    up.add_argument(
+        "--etcd-prefix",
+        default="/kubesched",
+        metavar="KEY",
+        help="with --etcd: the key prefix this cluster is kept under (default /kubesched; one cluster a prefix)",
+    )
+    up.add_argument(
         "--data-sync",
         type=str.upper,
         choices=("NORMAL", "FULL"),

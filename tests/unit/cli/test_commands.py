@@ -213,3 +213,37 @@ def test_cluster_up_refuses_a_data_dir_another_server_holds(tmp_path, capsys):
         capsys.readouterr().err.strip()
         == f"--data-dir: {tmp_path / 'data'}: in use by another kubesched (pid {os.getpid()})"
     )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--data-dir", "data"], "--etcd: a cluster is kept in --data-dir or in --etcd, not both"),
+        ([], "--etcd: http://127.0.0.1:1 /kubesched: cannot use etcd ("),
+    ],
+)
+def test_cluster_up_refuses_an_etcd_it_cannot_use_in_one_line(tmp_path, capsys, monkeypatch, extra, message):
+    monkeypatch.chdir(tmp_path)
+    argv = ["cluster", "up", "--etcd", "http://127.0.0.1:1", "--port", "0", "--kubeconfig", "k", *extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(message) and "\n" not in err, err
+    assert not (tmp_path / "k").exists()
+
+
+def test_cluster_up_from_a_snapshot_into_a_used_etcd_prefix_is_refused(etcd_url, tmp_path, capsys, monkeypatch):
+    from kubesched.clock import VirtualClock
+    from kubesched.cluster.journal.etcd import EtcdJournal
+    from kubesched.cluster.memory import MemoryStore
+
+    prefix = f"/test-{tmp_path.name}"
+    journal = EtcdJournal(etcd_url, history=10, prefix=prefix)
+    MemoryStore(clock=VirtualClock(), journal=journal)
+    journal.close()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "snapshot.yaml").write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    argv = ["cluster", "up", "--etcd", etcd_url, "--etcd-prefix", prefix, "--from", "snapshot.yaml", "--port", "0"]
+    assert main([*argv, "--kubeconfig", "k"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"--etcd: etcd {etcd_url} {prefix}: holds a cluster already; --from needs an empty prefix"
+    )

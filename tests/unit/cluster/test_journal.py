@@ -1,10 +1,15 @@
-"""A store kept in SQLite: what was written is there after a restart, as it was, with its
-resourceVersions; watches resume across the restart while the kept history allows."""
+"""A store kept in a journal — SQLite, or a real etcd where one is installed: what was written is
+there after a restart, as it was, with its resourceVersions; watches resume across the restart
+while the kept history allows."""
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
+import subprocess
+import sys
+import time
+from urllib.parse import urlsplit
 
 import msgspec
 import pytest
@@ -16,6 +21,7 @@ from kubesched.cluster.codec import encode
 from kubesched.cluster.custom import custom_resource
 from kubesched.cluster.errors import InternalError
 from kubesched.cluster.journal import JournalError
+from kubesched.cluster.journal.etcd import EtcdJournal
 from kubesched.cluster.journal.sqlite import SqliteJournal
 from kubesched.cluster.memory import MemoryStore
 from kubesched.cluster.memory.strategy import INITIAL_NAMESPACES
@@ -24,8 +30,47 @@ PodGroup = custom_resource(group="scheduling.x-k8s.io", version="v1alpha1", kind
 KINDS = (core_v1.Namespace, core_v1.Node, core_v1.Pod, apps_v1.Deployment, apiextensions_v1.CustomResourceDefinition)
 
 
-def open_store(clock, directory, *, history=10_000, first=0):
-    journal = SqliteJournal(directory, history=history)
+class SqlitePlace:
+    """Where a journal keeps a store: a data directory."""
+
+    def __init__(self, directory):
+        self.directory = directory
+
+    def journal(self, history):
+        return SqliteJournal(self.directory, history=history)
+
+    def rows(self):
+        with contextlib.closing(sqlite3.connect(self.directory / "state.db")) as db:
+            return db.execute("SELECT count(*) FROM log").fetchone()[0]
+
+
+class EtcdPlace:
+    """Where a journal keeps a store: a prefix of its own in the session's etcd."""
+
+    def __init__(self, url, prefix):
+        self.url, self.prefix = url, prefix
+
+    def journal(self, history):
+        return EtcdJournal(self.url, history=history, prefix=self.prefix, wait=0.5)
+
+    def rows(self):
+        from urllib.parse import urlsplit
+
+        import etcd3gw
+
+        parts = urlsplit(self.url)
+        return len(etcd3gw.client(host=parts.hostname, port=parts.port).get_prefix(f"{self.prefix}/log/"))
+
+
+@pytest.fixture(params=["sqlite", "etcd"])
+def place(request, tmp_path):
+    if request.param == "sqlite":
+        return SqlitePlace(tmp_path)
+    return EtcdPlace(request.getfixturevalue("etcd_url"), f"/test-{tmp_path.name}")
+
+
+def open_store(clock, place, *, history=10_000, first=0):
+    journal = place.journal(history)
     return MemoryStore(clock=clock, watch_latency=0.0, journal=journal, history=history, first_resource_version=first)
 
 
@@ -52,13 +97,13 @@ def busy(store):
     store.create(PodGroup(metadata={"name": "g1", "namespace": "default"}, spec={"minMember": 2}))
 
 
-def test_a_restarted_store_has_every_object_as_it_was_and_counts_on(tmp_path, clock):
-    store = open_store(clock, tmp_path)
+def test_a_restarted_store_has_every_object_as_it_was_and_counts_on(place, clock):
+    store = open_store(clock, place)
     assert not store.restored
     busy(store)
     before, rv = contents(store, *KINDS, PodGroup), store.resource_version
     close(store)
-    again = open_store(clock, tmp_path)
+    again = open_store(clock, place)
     assert again.restored
     assert contents(again, *KINDS, PodGroup) == before
     assert again.resource_version == rv
@@ -68,43 +113,43 @@ def test_a_restarted_store_has_every_object_as_it_was_and_counts_on(tmp_path, cl
 
 
 @pytest.mark.parametrize("back", [1, 3, 6, 12])
-def test_a_watch_resumes_across_a_restart_with_the_events_it_would_have_had(tmp_path, clock, back):
-    store = open_store(clock, tmp_path)
+def test_a_watch_resumes_across_a_restart_with_the_events_it_would_have_had(place, clock, back):
+    store = open_store(clock, place)
     busy(store)
     since = str(store.resource_version - back)
     expected = [(e.type, encode(e.object)) for e in store.watch(core_v1.Pod, resource_version=since).drain()]
     close(store)
-    again = open_store(clock, tmp_path)
+    again = open_store(clock, place)
     resumed = [(e.type, encode(e.object)) for e in again.watch(core_v1.Pod, resource_version=since).drain()]
     assert resumed == expected
 
 
-def test_a_watch_from_before_the_kept_history_is_gone_after_a_restart(tmp_path, clock):
-    store = open_store(clock, tmp_path, history=4)
+def test_a_watch_from_before_the_kept_history_is_gone_after_a_restart(place, clock):
+    store = open_store(clock, place, history=4)
     busy(store)
     first, last = store.resource_version - 20, store.resource_version
     close(store)
-    again = open_store(clock, tmp_path, history=4)
+    again = open_store(clock, place, history=4)
     with pytest.raises(Gone, match="too old resource version"):
         again.watch(core_v1.Pod, resource_version=str(first))
     assert again.watch(core_v1.Pod, resource_version=str(last - 2)) is not None
 
 
-def test_a_new_data_directory_keeps_the_first_version_it_counted_from(tmp_path, clock):
-    store = open_store(clock, tmp_path, first=5_000)
+def test_a_new_data_directory_keeps_the_first_version_it_counted_from(place, clock):
+    store = open_store(clock, place, first=5_000)
     close(store)
-    again = open_store(clock, tmp_path, first=9_000)
+    again = open_store(clock, place, first=9_000)
     assert again.resource_version == 5_000 + 4  # the four initial namespaces
     replayed = again.watch(core_v1.Namespace, resource_version="5000").drain()
     assert [e.object.metadata.name for e in replayed] == list(INITIAL_NAMESPACES)
 
 
-def test_a_second_server_on_the_same_directory_is_refused(tmp_path, clock):
-    store = open_store(clock, tmp_path)
-    with pytest.raises(JournalError, match=r"in use by another kubesched \(pid \d+\)"):
-        SqliteJournal(tmp_path, history=10)
+def test_a_second_server_on_the_same_directory_is_refused(place, clock):
+    store = open_store(clock, place)
+    with pytest.raises(JournalError, match=r"in use by another kubesched \(pid \d+"):
+        place.journal(10)
     close(store)
-    SqliteJournal(tmp_path, history=10).close()
+    place.journal(10).close()
 
 
 def test_a_file_that_is_not_a_database_is_refused_naming_it(tmp_path):
@@ -141,8 +186,8 @@ class FailingJournal:
         self.inner.close()
 
 
-def test_a_write_the_journal_refuses_is_an_internal_error_and_changes_nothing(tmp_path, clock):
-    journal = FailingJournal(SqliteJournal(tmp_path, history=100), room=5)
+def test_a_write_the_journal_refuses_is_an_internal_error_and_changes_nothing(place, clock):
+    journal = FailingJournal(place.journal(100), room=5)
     store = MemoryStore(clock=clock, watch_latency=0.0, journal=journal)
     store.create(make_pod("kept").obj)
     watch = store.watch(core_v1.Pod)
@@ -155,12 +200,12 @@ def test_a_write_the_journal_refuses_is_an_internal_error_and_changes_nothing(tm
     assert [p.metadata.name for p in store.list(core_v1.Pod).items] == ["kept"]
     assert store.resource_version == rv and watch.drain() == []
     journal.close()
-    again = open_store(clock, tmp_path)
+    again = open_store(clock, place)
     assert [p.metadata.name for p in again.list(core_v1.Pod).items] == ["kept"]
 
 
-def test_events_and_their_expiry_survive_a_restart(tmp_path, clock):
-    journal = SqliteJournal(tmp_path, history=100)
+def test_events_and_their_expiry_survive_a_restart(place, clock):
+    journal = place.journal(100)
     store = MemoryStore(clock=clock, watch_latency=0.0, journal=journal, event_ttl=60.0)
     event = msgspec.convert(
         {"metadata": {"name": "e1", "namespace": "default"}, "involvedObject": {"kind": "Pod", "name": "p"}},
@@ -168,14 +213,14 @@ def test_events_and_their_expiry_survive_a_restart(tmp_path, clock):
     )
     store.create(event)
     journal.close()
-    again = MemoryStore(clock=clock, watch_latency=0.0, journal=SqliteJournal(tmp_path, history=100), event_ttl=60.0)
+    again = MemoryStore(clock=clock, watch_latency=0.0, journal=place.journal(100), event_ttl=60.0)
     assert [e.metadata.name for e in again.list(core_v1.Event).items] == ["e1"]
     clock.advance(61.0)
     assert again.expire_events() == 1 and again.list(core_v1.Event).items == []
 
 
-def test_superseded_versions_are_compacted_and_the_latest_of_each_object_kept(tmp_path, clock):
-    store = open_store(clock, tmp_path, history=8)
+def test_superseded_versions_are_compacted_and_the_latest_of_each_object_kept(place, clock):
+    store = open_store(clock, place, history=8)
     store.create(make_pod("steady").obj)
     store.create(make_pod("gone").obj)
     store.create(make_pod("busy").obj)
@@ -186,10 +231,8 @@ def test_superseded_versions_are_compacted_and_the_latest_of_each_object_kept(tm
     expected = [(e.type, encode(e.object)) for e in store.watch(core_v1.Pod, resource_version=since).drain()]
     before = contents(store, core_v1.Pod, core_v1.Namespace)
     close(store)
-    with contextlib.closing(sqlite3.connect(tmp_path / "state.db")) as db:
-        (rows,) = db.execute("SELECT count(*) FROM log").fetchone()
-    assert rows <= 6 + 64 + 8  # the objects' latest rows, the kept history, the writes since compacting
-    again = open_store(clock, tmp_path, history=8)
+    assert place.rows() <= 6 + 64 + 8  # the objects' latest rows, the kept history, the writes since compacting
+    again = open_store(clock, place, history=8)
     assert contents(again, core_v1.Pod, core_v1.Namespace) == before
     assert again.get(core_v1.Pod, "busy", namespace="default").metadata.labels == {"i": "299"}
     assert [(e.type, encode(e.object)) for e in again.watch(core_v1.Pod, resource_version=since).drain()] == expected
@@ -197,13 +240,62 @@ def test_superseded_versions_are_compacted_and_the_latest_of_each_object_kept(tm
         again.watch(core_v1.Pod, resource_version=str(again.resource_version - 100))
 
 
-def test_a_store_killed_before_its_first_objects_are_all_written_starts_afresh(tmp_path, clock):
-    journal = SqliteJournal(tmp_path, history=100)
+def test_a_store_killed_before_its_first_objects_are_all_written_starts_afresh(place, clock):
+    journal = place.journal(100)
     store = MemoryStore(clock=clock, watch_latency=0.0, journal=journal, populate=True)
     store.create(make_node("n1").obj)  # and then the process dies, before seal()
     journal.close()
-    again = open_store(clock, tmp_path)
+    again = open_store(clock, place)
     assert not again.restored and again.list(core_v1.Node).items == []
     again.create(make_node("n2").obj)
     close(again)
-    assert [n.metadata.name for n in open_store(clock, tmp_path).list(core_v1.Node).items] == ["n2"]
+    assert [n.metadata.name for n in open_store(clock, place).list(core_v1.Node).items] == ["n2"]
+
+
+HOLD = """
+import sys, time
+from kubesched.cluster.journal.etcd import EtcdJournal
+EtcdJournal(sys.argv[1], history=10, prefix=sys.argv[2], lease_ttl=2)
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_an_etcd_prefix_held_by_a_killed_server_is_free_once_its_lease_expires(etcd_url, tmp_path):
+    prefix = f"/test-{tmp_path.name}"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, etcd_url, prefix], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    holder.kill()
+    holder.wait()
+    with pytest.raises(JournalError, match=rf"{prefix}: in use by another kubesched \(pid {holder.pid} on "):
+        EtcdJournal(etcd_url, history=10, prefix=prefix, wait=0.2)
+    began = time.monotonic()
+    EtcdJournal(etcd_url, history=10, prefix=prefix, wait=5.0).close()  # the lease ran out meanwhile
+    assert time.monotonic() - began < 4.0
+
+
+def test_an_etcd_journal_whose_lock_was_taken_away_writes_nothing(etcd_url, tmp_path, clock):
+    import etcd3gw
+
+    place = EtcdPlace(etcd_url, f"/test-{tmp_path.name}")
+    store = open_store(clock, place)
+    store.create(make_pod("kept").obj)
+    parts = urlsplit(etcd_url)
+    etcd3gw.client(host=parts.hostname, port=parts.port).delete(f"{place.prefix}/lock")  # an operator's doing
+    with pytest.raises(InternalError, match="this server's lock is gone"):
+        store.create(make_pod("lost").obj)
+    assert [p.metadata.name for p in store.list(core_v1.Pod).items] == ["kept"]
+    close(store)
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("etcd.example:2379", "etcd.example:2379: expected an etcd client URL such as http://127.0.0.1:2379"),
+        ("http://127.0.0.1:1", "http://127.0.0.1:1 /kubesched: cannot use etcd ("),
+    ],
+)
+def test_an_etcd_it_cannot_use_is_named(url, message):
+    with pytest.raises(JournalError) as raised:
+        EtcdJournal(url, history=10)
+    assert str(raised.value).startswith(message)
