@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,24 +66,21 @@ def _stub(kind: type[Any], key: tuple[str, str], uid: str | None) -> dict[str, A
     return {"apiVersion": api_version, "kind": info.kind, "metadata": meta}
 
 
-class Recorder:
-    """Records `cluster` into `out` (see the module); `changes` counts the changes written."""
+Sink = Callable[[str, dict[str, Any], bool], None]  # (type, document, initial)
 
-    def __init__(self, cluster: Cluster, out: TextIO, *, clock: Clock) -> None:
+
+class Follower:
+    """Lists the snapshot's kinds of `cluster`, then watches them, handing `sink` each object
+    there at the start (`initial`) and then each change, as documents (see the module)."""
+
+    def __init__(self, cluster: Cluster, sink: Sink) -> None:
         self.cluster = cluster
-        self.out = out
-        self.clock = clock
-        self.changes = 0
+        self.sink = sink
         self._known: dict[type[Any], dict[tuple[str, str], tuple[str, str | None]]] = {}  # key -> (rv, uid)
-        self._start = 0.0
-        self._trace = Tracer(clock.now)
+        self._trace = Tracer(lambda: 0.0)
 
-    async def run(self, *, duration: float | None = None) -> None:
-        """List, then watch until `duration` seconds have passed (None: until cancelled)."""
-        self._start = self.clock.now()
-        started = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-        header = {"kubeschedRecording": FORMAT, "started": started, "kinds": [k.__name__ for k in KINDS]}
-        self._line(header)
+    async def follow(self, *, listed: Callable[[], None] = lambda: None) -> None:
+        """List every kind (then call `listed`), then watch them all until cancelled."""
         versions: dict[type[Any], str] = {}
         for kind in KINDS:
             try:
@@ -92,8 +89,8 @@ class Recorder:
                 continue
             self._known[kind] = {_key(o): (o.metadata.resourceVersion or "", o.metadata.uid) for o in items}
             for obj in sorted(items, key=_key):
-                self._line({"t": 0.0, "type": ADDED, "initial": True, "object": plain(obj)})
-        self.out.flush()
+                self.sink(ADDED, plain(obj), True)
+        listed()
         watches = [
             asyncio.ensure_future(
                 reflect(
@@ -108,15 +105,11 @@ class Recorder:
             for kind, rv in versions.items()
         ]
         try:
-            if duration is None:
-                await asyncio.Event().wait()
-            else:
-                await self.clock.sleep(duration)
+            await asyncio.gather(*watches)
         finally:
             for task in watches:
                 task.cancel()
             await asyncio.gather(*watches, return_exceptions=True)
-            self.out.flush()
 
     async def _list(self, kind: type[Any]) -> tuple[list[Any], str]:
         items: list[Any] = []
@@ -129,16 +122,16 @@ class Recorder:
                 return items, page.resource_version
 
     async def _relist(self, kind: type[Any]) -> str:
-        """List again and write what changed since the last version seen, as changes."""
+        """List again and hand on what changed since the last version seen, as changes."""
         items, version = await self._list(kind)
         known = self._known.setdefault(kind, {})
         now = {_key(o): o for o in items}
         for key in sorted(set(known) - set(now)):
-            self._change(DELETED, _stub(kind, key, known.pop(key)[1]))
+            self.sink(DELETED, _stub(kind, key, known.pop(key)[1]), False)
         for key, obj in sorted(now.items()):
             seen = known.get(key)
             if seen is None or seen[0] != obj.metadata.resourceVersion:
-                self._change(ADDED if seen is None else MODIFIED, plain(obj))
+                self.sink(ADDED if seen is None else MODIFIED, plain(obj), False)
                 known[key] = (obj.metadata.resourceVersion or "", obj.metadata.uid)
         return version
 
@@ -149,9 +142,39 @@ class Recorder:
             known.pop(_key(obj), None)
         else:
             known[_key(obj)] = (obj.metadata.resourceVersion or "", obj.metadata.uid)
-        self._change(event.type, plain(obj))
+        self.sink(event.type, plain(obj), False)
 
-    def _change(self, type_: str, document: dict[str, Any]) -> None:
+
+class Recorder:
+    """Records `cluster` into `out` (see the module); `changes` counts the changes written."""
+
+    def __init__(self, cluster: Cluster, out: TextIO, *, clock: Clock) -> None:
+        self.out = out
+        self.clock = clock
+        self.changes = 0
+        self._start = 0.0
+        self._follower = Follower(cluster, self._write)
+
+    async def run(self, *, duration: float | None = None) -> None:
+        """List, then watch until `duration` seconds have passed (None: until cancelled)."""
+        self._start = self.clock.now()
+        started = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        self._line({"kubeschedRecording": FORMAT, "started": started, "kinds": [k.__name__ for k in KINDS]})
+        following = asyncio.ensure_future(self._follower.follow(listed=self.out.flush))
+        try:
+            if duration is None:
+                await following
+            else:
+                await self.clock.sleep(duration)
+        finally:
+            following.cancel()
+            await asyncio.gather(following, return_exceptions=True)
+            self.out.flush()
+
+    def _write(self, type_: str, document: dict[str, Any], initial: bool) -> None:
+        if initial:
+            self._line({"t": 0.0, "type": type_, "initial": True, "object": document})
+            return
         self._line({"t": round(self.clock.now() - self._start, 6), "type": type_, "object": document})
         self.changes += 1
         if self.changes % 256 == 0:
