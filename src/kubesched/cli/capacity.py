@@ -149,14 +149,14 @@ def node_manifest(path: str | None) -> dict[str, Any] | None:
     return node
 
 
-def kube_cluster(kubeconfig: str | None) -> KubeCluster:
+def kube_cluster(kubeconfig: str | None, *, option: str = "--kubeconfig") -> KubeCluster:
     """The cluster `--kubeconfig` names (in-cluster credentials without one, inside a pod)."""
     try:
         if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
             return KubeCluster.in_cluster()
         return KubeCluster.from_kubeconfig(kubeconfig)
     except (KubeConfigError, OSError) as e:
-        raise options.UsageError(f"--kubeconfig: {e}") from None
+        raise options.UsageError(f"{option}: {e}") from None
 
 
 def read_cluster(kubeconfig: str | None, *, selector: str = "") -> Snapshot:

@@ -62,7 +62,7 @@ def add_parsers(sub: Any) -> None:
 
 def record_command(console: Console, args: argparse.Namespace) -> int:
     try:
-        duration = _duration("--duration", args.duration) if args.duration else None
+        duration = parse_seconds("--duration", args.duration) if args.duration else None
         cluster = kube_cluster(args.kubeconfig)
         out = open(args.output, "w")  # noqa: SIM115 -- closed below, after the recorder stops
     except options.UsageError as e:
@@ -95,7 +95,8 @@ def record_command(console: Console, args: argparse.Namespace) -> int:
     return 0
 
 
-def _duration(option: str, text: str) -> float:
+def parse_seconds(option: str, text: str) -> float:
+    """An option's Go duration in seconds; a UsageError naming the option."""
     try:
         seconds = parse_duration(text)
     except ValueError as e:
@@ -113,7 +114,7 @@ def replay_command(console: Console, args: argparse.Namespace) -> int:
         configs = configs or [("default", options.scheduler_config("--config", None, registry))]
         if not args.speed > 0:
             raise options.UsageError(f"--speed: must be more than 0, got {args.speed:g}")
-        settle = _duration("--settle", args.settle)
+        settle = parse_seconds("--settle", args.settle)
     except RecordingError as e:
         options.print_error(console, str(e))
         return 2

@@ -4,13 +4,19 @@ requests only, into one file that `cluster up --from` and `capacity --snapshot` 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import signal
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from kubesched.cli import options
-from kubesched.cli.capacity import read_cluster
+from kubesched.cli.capacity import kube_cluster, read_cluster
+from kubesched.cli.record import parse_seconds
+from kubesched.cluster.errors import ApiError
+from kubesched.whatif.sync import Syncer
 
 
 def add_parser(sub: Any) -> None:
@@ -32,8 +38,22 @@ def add_parser(sub: Any) -> None:
         help="keep only the pods, claims, services, workloads and budgets this label selector matches",
     )
 
+    sync = snap_sub.add_parser(
+        "sync",
+        help="keep a cluster (a cluster up) in step with another, reading the source only",
+        description="List and watch the source as snapshot save reads it (never writing to it) and apply each "
+        "object and change to the target: created, relabelled, bound, given its status, deleted. Run the target "
+        "without controllers (cluster up --controllers '') or they make pods of their own for synced workloads. "
+        "Stops after --duration, or on Ctrl-C / SIGTERM.",
+    )
+    sync.add_argument("--kubeconfig", metavar="K", help="the source cluster (default: in-cluster, $KUBECONFIG)")
+    sync.add_argument("--to", required=True, metavar="K", help="the kubeconfig of the cluster to keep in step")
+    sync.add_argument("--duration", metavar="D", help="stop after this long (10m, 1h; default: until interrupted)")
+
 
 def snapshot_command(console: Console, args: argparse.Namespace) -> int:
+    if args.snapshot_command == "sync":
+        return sync_command(console, args)
     try:
         snapshot = read_cluster(args.kubeconfig, selector=args.selector or "")
     except options.UsageError as e:
@@ -49,4 +69,44 @@ def snapshot_command(console: Console, args: argparse.Namespace) -> int:
         return 2
     kinds = len({(i.get("apiVersion"), i.get("kind")) for i in snapshot.items})
     console.print(f"saved {len(snapshot.items)} objects of {kinds} kinds to {args.output}", highlight=False)
+    return 0
+
+
+def sync_command(console: Console, args: argparse.Namespace) -> int:
+    try:
+        duration = parse_seconds("--duration", args.duration) if args.duration else None
+        source = kube_cluster(args.kubeconfig)
+        target = kube_cluster(args.to, option="--to")
+    except options.UsageError as e:
+        options.print_error(console, str(e))
+        return 2
+    syncer = Syncer(source, target)
+    said = Console(stderr=True)
+
+    async def go() -> None:
+        task = asyncio.ensure_future(syncer.run())
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, task.cancel)
+        if duration is not None:
+            loop.call_later(duration, task.cancel)
+        waiting = asyncio.ensure_future(syncer.synced.wait())
+        await asyncio.wait([task, waiting], return_when=asyncio.FIRST_COMPLETED)
+        if syncer.synced.is_set():
+            said.print(f"synced {syncer.applied} objects; following changes", highlight=False, soft_wrap=True)
+        waiting.cancel()
+        try:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        finally:
+            await source.close()
+            await target.close()
+
+    try:
+        asyncio.run(go())
+    except ApiError as e:
+        options.print_error(console, f"syncing: {e}")
+        return 1
+    refused = f", {syncer.refused} refused ({'; '.join(syncer.reasons)})" if syncer.refused else ""
+    said.print(f"applied {syncer.applied} objects and changes{refused}", highlight=False, soft_wrap=True)
     return 0

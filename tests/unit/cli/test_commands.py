@@ -247,3 +247,22 @@ def test_cluster_up_from_a_snapshot_into_a_used_etcd_prefix_is_refused(etcd_url,
     assert capsys.readouterr().err.strip() == (
         f"--etcd: etcd {etcd_url} {prefix}: holds a cluster already; --from needs an empty prefix"
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["snapshot", "sync", "--to", "absent"], "--to: Configuration file absent not found"),
+        (["snapshot", "sync", "--to", "k", "--duration", "5x"], '--duration: time: invalid duration "5x"'),
+        (["record", "-o", "r.jsonl", "--duration=-1s"], "--duration: must not be negative, got -1s"),
+        (["replay", "absent.jsonl"], "absent.jsonl: No such file or directory"),
+    ],
+)
+def test_sync_record_and_replay_name_a_bad_option_in_one_line(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    from kubesched.apiserver.kubeconfig import write_kubeconfig
+
+    write_kubeconfig(tmp_path / "k", "http://127.0.0.1:1")  # a cluster never reached: the options fail first
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "k"))
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == message

@@ -1,0 +1,132 @@
+"""Keeping one cluster in step with another: the source followed with list and watch requests
+only (never written), each object and change applied to the target — typically a `cluster up`
+to try a scheduler or a configuration on a copy of production, as kube-scheduler-simulator's
+syncer does.
+
+What is applied: the snapshot's kinds (see `whatif.record`), as documents without the source's
+uids, versions and owner references (the target's garbage collector would find the owners
+missing); a pod created bound keeps its node, a pod bound later is bound in the target by a
+Binding; labels, annotations and status follow; a deletion deletes (pods at once). An object
+the target refuses is counted and named, and the sync goes on. Run the target without
+controllers (`cluster up --controllers ''`), or they make their own pods for the synced
+workloads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import json
+import logging
+from typing import Any
+
+import msgspec
+from lightkube.models import core_v1 as m
+from lightkube.models import meta_v1
+from lightkube.resources import core_v1
+
+from kubesched.cluster import ADDED, DELETED, Cluster, NotFound
+from kubesched.cluster.errors import ApiError
+from kubesched.whatif.record import Follower
+from kubesched.whatif.snapshot import SnapshotError, document_class
+
+log = logging.getLogger(__name__)
+DROPPED = ("uid", "resourceVersion", "creationTimestamp", "generation", "ownerReferences", "deletionTimestamp")
+WITH_STATUS = frozenset({"Pod", "Node", "PersistentVolume", "PersistentVolumeClaim", "PodDisruptionBudget"})
+
+
+class Syncer:
+    """Applies `source`'s objects and changes to `target` (see the module). `synced` is set once
+    the objects there at the start are applied; `applied` and `refused` count."""
+
+    def __init__(self, source: Cluster, target: Cluster) -> None:
+        self.target = target
+        self._queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+        self._follower = Follower(source, lambda type_, doc, _initial: self._queue.put_nowait((type_, doc)))
+        self.synced = asyncio.Event()
+        self.applied = 0
+        self.refused = 0
+        self.reasons: list[str] = []
+
+    async def run(self) -> None:
+        following = asyncio.ensure_future(self._follower.follow(listed=lambda: self._queue.put_nowait(None)))
+        try:
+            while True:
+                item = await self._queue.get()
+                if item is None:
+                    self.synced.set()
+                    continue
+                await self._apply(*item)
+        finally:
+            following.cancel()
+            await asyncio.gather(following, return_exceptions=True)
+
+    async def _apply(self, type_: str, document: dict[str, Any]) -> None:
+        meta = document["metadata"]
+        what = (
+            f"{document.get('kind')} {meta.get('namespace', '') + '/' if meta.get('namespace') else ''}{meta['name']}"
+        )
+        try:
+            cls = document_class(document)
+            if type_ == DELETED:
+                await self._delete(cls, document)
+            else:
+                await self._upsert(cls, document, created=type_ == ADDED)
+            self.applied += 1
+        except (ApiError, SnapshotError, msgspec.ValidationError) as e:
+            self.refused += 1
+            if len(self.reasons) < 5:
+                self.reasons.append(f"{what}: {e}")
+            log.warning("sync: %s %s: %s", type_, what, e)
+
+    async def _delete(self, cls: type[Any], document: dict[str, Any]) -> None:
+        meta = document["metadata"]
+        grace = 0 if cls is core_v1.Pod else None
+        with contextlib.suppress(NotFound):
+            await self.target.delete(cls, meta["name"], namespace=meta.get("namespace"), grace_period_seconds=grace)
+
+    async def _upsert(self, cls: type[Any], document: dict[str, Any], *, created: bool) -> None:
+        body = copy.deepcopy(document)
+        for key in DROPPED:
+            body["metadata"].pop(key, None)
+        status = body.pop("status", None)
+        meta = body["metadata"]
+        namespace = meta.get("namespace")
+        try:
+            current: Any = await self.target.get(cls, meta["name"], namespace=namespace)
+        except NotFound:
+            current = None
+        if current is None:
+            await self.target.create(_decoded(cls, body | ({"status": status} if status else {})), namespace=namespace)
+        elif cls is core_v1.Pod:
+            await self._follow_pod(current, body)
+        else:
+            body["metadata"]["resourceVersion"] = current.metadata.resourceVersion
+            await self.target.update(_decoded(cls, body))
+        if status and document.get("kind") in WITH_STATUS:
+            patch = {"status": status}
+            await self.target.patch(cls, meta["name"], patch, namespace=namespace, subresource="status")
+
+    async def _follow_pod(self, current: Any, body: dict[str, Any]) -> None:
+        """A pod's changes a pod may have: its binding, its labels and annotations."""
+        meta = body["metadata"]
+        namespace = meta.get("namespace") or "default"
+        node = (body.get("spec") or {}).get("nodeName")
+        if node and not current.spec.nodeName:
+            binding = core_v1.Binding(
+                metadata=meta_v1.ObjectMeta(name=meta["name"], namespace=namespace),
+                target=m.ObjectReference(kind="Node", name=node),
+            )
+            await self.target.bind(binding, namespace=namespace)
+        changed: dict[str, Any] = {}
+        for field in ("labels", "annotations"):
+            have, want = getattr(current.metadata, field) or {}, meta.get(field) or {}
+            if have != want:
+                changed[field] = {**dict.fromkeys(set(have) - set(want)), **want}
+        if changed:
+            await self.target.patch(core_v1.Pod, meta["name"], {"metadata": changed}, namespace=namespace)
+
+
+def _decoded(cls: type[Any], body: dict[str, Any]) -> Any:
+    return msgspec.json.decode(json.dumps(body).encode(), type=cls)
