@@ -10,6 +10,7 @@ import contextlib
 import json
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -19,6 +20,7 @@ from kubesched.cli.capacity import kube_cluster
 from kubesched.clock import RealClock
 from kubesched.cluster.errors import ApiError
 from kubesched.config.duration import parse_duration
+from kubesched.trace import JsonLinesSink, Sink
 from kubesched.whatif.record import Recorder, RecordingError, load
 from kubesched.whatif.replay import DEFAULT_SETTLE, Outcome, differences, recorded, replay
 
@@ -55,6 +57,11 @@ def add_parsers(sub: Any) -> None:
     rep.add_argument("--speed", type=float, default=1.0, help="replay this many times faster (default 1)")
     rep.add_argument(
         "--settle", default=f"{DEFAULT_SETTLE:g}s", metavar="D", help="run this long after the last change (10s)"
+    )
+    rep.add_argument(
+        "--traces",
+        metavar="DIR",
+        help="also write each replayed run's trace to DIR/<n>.jsonl, for `kubesched ui DIR/<n>.jsonl`'s timeline",
     )
     options.add_output_option(rep, "each run's summary, placements and the differences")
     options.add_plugin_option(rep)
@@ -123,9 +130,20 @@ def replay_command(console: Console, args: argparse.Namespace) -> int:
         return 2
     names = sorted({p.scheduler_name for _, c in configs for p in c.profiles})
     runs = [recorded(recording, schedulers=names)]
-    for label, config in configs:
-        runs.append(
-            replay(
+    traces = []
+    for number, (label, config) in enumerate(configs, 1):
+        with contextlib.ExitStack() as stack:
+            sinks: list[Sink] = []
+            if args.traces:
+                try:
+                    Path(args.traces).mkdir(parents=True, exist_ok=True)
+                    path = Path(args.traces) / f"{number}.jsonl"
+                    sinks.append(JsonLinesSink(stack.enter_context(path.open("w"))))
+                except OSError as e:
+                    options.print_error(console, f"--traces: {args.traces}: {e.strerror or e}")
+                    return 2
+                traces.append(f"{label}: {path}")
+            run = replay(
                 recording,
                 config=config,
                 registry=registry,
@@ -133,8 +151,9 @@ def replay_command(console: Console, args: argparse.Namespace) -> int:
                 seed=args.seed,
                 speed=args.speed,
                 settle=settle,
+                sinks=sinks,
             )
-        )
+        runs.append(run)
     differing = differences(runs)
     if args.output == "json":
         body = {
@@ -147,6 +166,8 @@ def replay_command(console: Console, args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     _print(console, args.file, len(recording.changes), runs, differing)
+    for shown in traces:
+        console.print(f"trace of {shown} (kubesched ui FILE shows its timeline)", highlight=False, soft_wrap=True)
     return 0
 
 

@@ -38,6 +38,7 @@ from kubesched.framework.preemption import PREEMPTION_BY_SCHEDULER
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim import FakeKubelets
+from kubesched.trace import Sink, Tracer
 from kubesched.whatif.record import Change, Recording
 from kubesched.whatif.snapshot import Snapshot, SnapshotError, document_class
 
@@ -158,17 +159,23 @@ class _Replayer:
         seed: int,
         speed: float,
         label: str,
+        sinks: Sequence[Sink],
     ) -> None:
         self.recording = recording
         self.speed = speed
         self.clock = VirtualClock()
-        self.store = MemoryStore(clock=self.clock, seed=seed, watch_latency=0.0)
+        tracer = Tracer(self.clock.now)
+        for sink in sinks:
+            tracer.add_sink(sink)
+        self.store = MemoryStore(clock=self.clock, seed=seed, watch_latency=0.0, tracer=tracer)
         self.cluster = MemoryCluster(self.store)
         self.profiles = frozenset(p.scheduler_name for p in config.profiles)
-        self.scheduler = Scheduler(self.cluster, self.clock, config, registry, seed=seed, identity="replay")
+        self.scheduler = Scheduler(
+            self.cluster, self.clock, config, registry, seed=seed, identity="replay", tracer=tracer
+        )
         nodes = {o["metadata"]["name"] for o in recording.initial if o.get("kind") == "Node"}
         nodes |= {c.object["metadata"]["name"] for c in recording.changes if c.object.get("kind") == "Node"}
-        self.kubelets = FakeKubelets(self.cluster, self.clock, serve=nodes)
+        self.kubelets = FakeKubelets(self.cluster, self.clock, serve=nodes, tracer=tracer)
         self.outcome = Outcome(label)
         self.start = self.clock.now()
         self.foreign: set[str] = set()  # uids of the pods another scheduler placed
@@ -280,10 +287,12 @@ def replay(
     seed: int = 0,
     speed: float = 1.0,
     settle: float = DEFAULT_SETTLE,
+    sinks: Sequence[Sink] = (),
 ) -> Outcome:
-    """The outcome of `recording` replayed under `config` (see the module)."""
+    """The outcome of `recording` replayed under `config` (see the module); `sinks` receive the
+    run's trace records (a `JsonLinesSink`: a file `kubesched ui` shows on its timeline)."""
     began = time.perf_counter()
-    replayer = _Replayer(recording, config=config, registry=registry, seed=seed, speed=speed, label=label)
+    replayer = _Replayer(recording, config=config, registry=registry, seed=seed, speed=speed, label=label, sinks=sinks)
     replayer.restore_initial()
     replayer.clock.run_alongside(replayer.play(settle), [replayer.scheduler.run, replayer.kubelets.run, replayer.watch])
     replayer.outcome.wall = time.perf_counter() - began

@@ -224,3 +224,17 @@ def test_a_pod_another_scheduler_placed_is_bound_where_and_when_recorded(tmp_pat
     outcome = replay(recording, config=default_config(registry), registry=registry, label="d", settle=1.0)
     assert list(outcome.pods) == ["u-mine"] and outcome.refused == 0
     assert outcome.pods["u-mine"].node == "small"  # the large node holds the other scheduler's pod
+
+
+def test_replay_writes_each_runs_trace_for_the_ui_timeline(tmp_path, capsys):
+    from kubesched import ui
+    from kubesched.cli.main import main
+
+    mine = pod_doc("mine", cpu="1", uid="u-mine")
+    recording_file(tmp_path, [node_doc("n1", "2")], [(1.0, "ADDED", mine)])
+    traces = tmp_path / "traces"
+    assert main(["replay", str(tmp_path / "made.jsonl"), "--traces", str(traces), "--settle", "1s"]) == 0
+    assert f"trace of default: {traces / '1.jsonl'} (kubesched ui FILE shows its timeline)" in capsys.readouterr().out
+    shown = ui.Recording.load(traces / "1.jsonl")
+    bound = [r for r in shown.records if r.kind == "bind.done"]
+    assert [(r.pod, r.node) for r in bound] == [("default/mine", "n1")]
