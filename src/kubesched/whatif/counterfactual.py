@@ -16,7 +16,8 @@ The space searched, and what each change costs:
 - `lower-requests`: every container's cpu and memory requests scaled down to the largest
   fraction, in steps of 1/64, that fits. Cost: the fraction kept.
 - `evict`: on one node, the fewest bound pods of lower priority, lowest priority and largest
-  first, removed. Budgets are not consulted. Cost: the pods moved.
+  first, removed — only pods the eviction API would let go, their PodDisruptionBudgets allowing
+  each disruption (`status.disruptionsAllowed`). Cost: the pods moved.
 
 A change is proposed only when the pod, scheduled again after it, is bound; `Proposal.node` is
 where. The proposals come cheapest first, by kind; none at all means nothing in the space helps.
@@ -30,7 +31,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+from lightkube.models import meta_v1
+
 from kubesched.api.quantity import format_bytes, format_milli_cpu, parse_quantity, to_milli, to_units
+from kubesched.api.selectors import compile_label_selector
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.whatif.capacity import Template, simulate
@@ -344,6 +349,26 @@ def _cpu(pod: Document) -> int:
     )
 
 
+def _evictable(victims: list[Document], snapshot: Snapshot) -> list[Document]:
+    """Of `victims` in order, those the eviction API would let go: each taken only while every
+    PodDisruptionBudget over it allows one more disruption (`status.disruptionsAllowed`; a budget
+    without a status allows none, as the API refuses an eviction it cannot check)."""
+    budgets = []
+    for pdb in snapshot.of_kind("PodDisruptionBudget"):
+        selector = msgspec.convert((pdb.get("spec") or {}).get("selector"), meta_v1.LabelSelector | None)
+        allowed = int((pdb.get("status") or {}).get("disruptionsAllowed") or 0)
+        budgets.append([pdb["metadata"].get("namespace", "default"), compile_label_selector(selector), allowed])
+    taken = []
+    for victim in victims:
+        meta = victim["metadata"]
+        over = [b for b in budgets if b[0] == meta.get("namespace", "default") and b[1].matches(meta.get("labels"))]
+        if all(b[2] > 0 for b in over):
+            for b in over:
+                b[2] -= 1
+            taken.append(victim)
+    return taken
+
+
 def _evictions(space: Search, pod: Document, *, nodes_tried: int = 5) -> list[Proposal]:
     classes = {c["metadata"]["name"]: int(c.get("value", 0)) for c in space.snapshot.of_kind("PriorityClass")}
     own = _priority(pod, classes)
@@ -355,7 +380,8 @@ def _evictions(space: Search, pod: Document, *, nodes_tried: int = 5) -> list[Pr
     best: Proposal | None = None
     ranked = sorted(lower, key=lambda n: (-sum(_cpu(p) for p in lower[n]), n))[:nodes_tried]
     for node in ranked:
-        victims = sorted(lower[node], key=lambda p: (_priority(p, classes), -_cpu(p), p["metadata"]["name"]))
+        ordered = sorted(lower[node], key=lambda p: (_priority(p, classes), -_cpu(p), p["metadata"]["name"]))
+        victims = _evictable(ordered, space.snapshot)
         for count in range(1, len(victims) + 1):
             if best is not None and count >= best.cost:
                 break

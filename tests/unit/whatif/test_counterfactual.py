@@ -168,3 +168,39 @@ def test_fit_command_lists_the_changes_and_names_a_missing_pod(tmp_path, capsys)
     assert "remove taint dedicated=gpu:NoSchedule from node a" in capsys.readouterr().out
     assert main([*args, "--pod", "default/gone"]) == 2
     assert capsys.readouterr().err == "--pod: no pod default/gone in the cluster\n"
+
+
+def budget(name: str, allowed: int | None, **labels: str) -> dict[str, Any]:
+    pdb: dict[str, Any] = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": labels}},
+    }
+    if allowed is not None:
+        pdb["status"] = {"disruptionsAllowed": allowed}
+    return pdb
+
+
+@pytest.mark.parametrize(
+    ("budgets", "change"),
+    [
+        ([], "evict 1 lower-priority pod(s) from a: default/low-a"),
+        ([budget("guard", 1, app="guarded")], "evict 1 lower-priority pod(s) from a: default/low-a"),
+        ([budget("guard", 0, app="guarded")], "evict 1 lower-priority pod(s) from b: default/low-b"),
+        ([budget("guard", None, app="guarded")], "evict 1 lower-priority pod(s) from b: default/low-b"),
+        ([budget("guard", 0, app="guarded"), budget("all", 0, tier="low")], None),
+    ],
+)
+def test_evictions_leave_the_pods_their_budgets_protect(budgets, change):
+    cluster = [
+        make_node("a"),
+        make_node("b"),
+        make_pod("low-a").labels(app="guarded", tier="low").req(cpu="3").node("a"),
+        make_pod("low-b").labels(app="free", tier="low").req(cpu="2500m").node("b"),
+        HIGH,
+        *budgets,
+    ]
+    snapshot, pod = snapshot_of(*cluster), make_pod("vip").req(cpu="3").priority_class("high").obj.to_dict()
+    found = [p for p in search(Search(snapshot, CONFIG, REGISTRY, max_nodes=0), pod) if p.kind == "evict"]
+    assert [p.change for p in found] == ([change] if change else [])
