@@ -45,11 +45,16 @@ def start_cluster_up(kubeconfig: Path, *extra: str) -> tuple[subprocess.Popen[st
     start = time.perf_counter()
     process = subprocess.Popen([*command, *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert process.stdout is not None
-    banner = process.stdout.readline()
-    found = re.search(r"cluster is up at (https?://[^\s,]+)", banner)
-    if found is None:
-        process.kill()
-        raise RuntimeError(banner + process.stdout.read())
+    said = []
+    while True:  # warnings first (a lock waited for), then the banner
+        line = process.stdout.readline()
+        said.append(line)
+        found = re.search(r"cluster is up at (https?://[^\s,]+)", line)
+        if found is not None:
+            break
+        if not line:
+            process.kill()
+            raise RuntimeError("".join(said) + process.stdout.read())
     return process, found.group(1), time.perf_counter() - start
 
 

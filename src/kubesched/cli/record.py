@@ -56,7 +56,10 @@ def add_parsers(sub: Any) -> None:
     rep.add_argument("--seed", type=int, default=0, help="the replayed schedulers' seed (default 0)")
     rep.add_argument("--speed", type=float, default=1.0, help="replay this many times faster (default 1)")
     rep.add_argument(
-        "--settle", default=f"{DEFAULT_SETTLE:g}s", metavar="D", help="run this long after the last change (10s)"
+        "--settle",
+        default=f"{DEFAULT_SETTLE:g}s",
+        metavar="D",
+        help="run this long after the last change (default 10s)",
     )
     rep.add_argument(
         "--traces",
