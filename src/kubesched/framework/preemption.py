@@ -56,6 +56,15 @@ NOT_HELPFUL = "Preemption is not helpful for scheduling"
 PRIORITY_SHIFT = 2**31  # MaxInt32 + 1: makes every priority non-negative in the sum criterion
 
 
+def preempted(pod: Any) -> bool:
+    """Whether the pod carries the condition the scheduler gives a victim: DisruptionTarget True,
+    reason PreemptionByScheduler."""
+    return any(
+        c.type == DISRUPTION_TARGET and c.status == "True" and c.reason == PREEMPTION_BY_SCHEDULER
+        for c in (pod.status.conditions if pod.status else None) or ()
+    )
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A node where the pod fits once `victims` (most important first) are gone."""

@@ -34,7 +34,7 @@ from kubesched.cluster import ADDED, DELETED, MODIFIED, NotFound
 from kubesched.cluster.errors import ApiError
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import SchedulerConfig
-from kubesched.framework.preemption import PREEMPTION_BY_SCHEDULER
+from kubesched.framework.preemption import PREEMPTION_BY_SCHEDULER, preempted
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim import FakeKubelets
@@ -192,11 +192,10 @@ class _Replayer:
             tracked = self.outcome.pods.get(uid)
             if tracked is not None and pod.spec.nodeName and tracked.node is None:
                 tracked.node, tracked.bound = pod.spec.nodeName, self.now()
-            for c in (pod.status.conditions if pod.status else None) or ():
-                if c.type == "DisruptionTarget" and c.status == "True" and c.reason == PREEMPTION_BY_SCHEDULER:
-                    self.outcome.victims.add(uid)
-                    if tracked is not None:
-                        tracked.preempted = True
+            if preempted(pod):
+                self.outcome.victims.add(uid)
+                if tracked is not None:
+                    tracked.preempted = True
 
     async def play(self, settle: float) -> None:
         for change in self.recording.changes:

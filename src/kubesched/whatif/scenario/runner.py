@@ -31,7 +31,7 @@ from kubesched.cluster.protocol import WatchEvent
 from kubesched.config import SchedulerConfig, default_config
 from kubesched.config.load import ConfigError, load_file, load_text
 from kubesched.controllers import ControllerManager, parse_controllers
-from kubesched.framework.preemption import PREEMPTION_BY_SCHEDULER
+from kubesched.framework.preemption import preempted
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import PluginLoadError, controllers, plugin_registry
@@ -173,10 +173,9 @@ class Observer:
 
     def _note(self, event: WatchEvent) -> None:
         pod = event.object
-        for c in (pod.status.conditions if pod.status else None) or ():
-            if c.type == "DisruptionTarget" and c.status == "True" and c.reason == PREEMPTION_BY_SCHEDULER:
-                key = f"{pod.metadata.namespace}/{pod.metadata.name}"
-                self.world.preempted.setdefault(key, pod.spec.priority or 0)
+        if preempted(pod):
+            key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+            self.world.preempted.setdefault(key, pod.spec.priority or 0)
 
     async def until(self, condition: Condition, deadline: float, clock: VirtualClock) -> str | None:
         """None once `condition` holds, or what is so instead when `deadline` comes first."""
