@@ -17,12 +17,16 @@ from rich.console import Console
 
 from kubesched.cli import options
 from kubesched.cli.capacity import kube_cluster
+from kubesched.cli.ui import add_ui_options
+from kubesched.cli.ui import serve as serve_ui
 from kubesched.clock import RealClock
 from kubesched.cluster.errors import ApiError
+from kubesched.config import SchedulerConfig
 from kubesched.config.duration import parse_duration
 from kubesched.trace import JsonLinesSink, Sink
 from kubesched.whatif.record import Recorder, RecordingError, load
 from kubesched.whatif.replay import DEFAULT_SETTLE, Outcome, differences, recorded, replay
+from kubesched.workloads.compare import report_of
 
 DIFFERENCES = 20  # rows of differing pods a table shows
 
@@ -68,6 +72,7 @@ def add_parsers(sub: Any) -> None:
     )
     options.add_output_option(rep, "each run's summary, placements and the differences")
     options.add_plugin_option(rep)
+    add_ui_options(rep, "the replayed configurations' clusters side by side (two or more --config)")
 
 
 def record_command(console: Console, args: argparse.Namespace) -> int:
@@ -125,6 +130,9 @@ def replay_command(console: Console, args: argparse.Namespace) -> int:
         if not args.speed > 0:
             raise options.UsageError(f"--speed: must be more than 0, got {args.speed:g}")
         settle = parse_seconds("--settle", args.settle)
+        bind = options.host_port("--ui-bind", args.ui_bind)
+        if args.ui and len(configs) < 2:
+            raise options.UsageError("--ui: shows two or more replayed configurations side by side (--config twice)")
     except RecordingError as e:
         options.print_error(console, str(e))
         return 2
@@ -158,20 +166,35 @@ def replay_command(console: Console, args: argparse.Namespace) -> int:
             )
         runs.append(run)
     differing = differences(runs)
+    side_by_side = {
+        "workload": args.file,
+        "seed": args.seed,
+        "configs": [_cluster_report(run, config) for run, (_, config) in zip(runs[1:], configs, strict=True)],
+    }
     if args.output == "json":
         body = {
             "file": args.file,
             "changes": len(recording.changes),
             "runs": {r.label: r.summary() | {"placements": _placements(r)} for r in runs},
             "differences": [{"pod": d.pod, "nodes": d.nodes} for d in differing],
+            "configs": side_by_side["configs"],  # as compare reports them: `kubesched ui --compare` reads it
         }
         json.dump(body, sys.stdout, indent=2)
         sys.stdout.write("\n")
-        return 0
-    _print(console, args.file, len(recording.changes), runs, differing)
-    for shown in traces:
-        console.print(f"trace of {shown} (kubesched ui FILE shows its timeline)", highlight=False, soft_wrap=True)
+    else:
+        _print(console, args.file, len(recording.changes), runs, differing)
+        for shown in traces:
+            line = f"trace of {shown} (kubesched ui FILE shows its timeline)"
+            console.print(line, highlight=False, soft_wrap=True)
+    if args.ui:
+        return serve_ui(console, bind, comparison=side_by_side)
     return 0
+
+
+def _cluster_report(run: Outcome, config: SchedulerConfig) -> dict[str, Any]:
+    """A replayed run's cluster at its end, as `kubesched compare` reports a configuration's."""
+    assert run.store is not None
+    return report_of(run.store, run.label, config.profiles[0].scheduler_name, run.attempts).to_json()
 
 
 def _placements(run: Outcome) -> dict[str, str | None]:

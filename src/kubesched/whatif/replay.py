@@ -71,6 +71,8 @@ class Outcome:
     refused: int = 0
     reasons: list[str] = field(default_factory=list)
     wall: float = 0.0
+    store: MemoryStore | None = None  # a replay's cluster as it ended
+    attempts: int = 0  # a replay's scheduling attempts
 
     def summary(self) -> dict[str, Any]:
         waits = sorted(w for p in self.pods.values() if (w := p.waited) is not None)
@@ -295,6 +297,8 @@ def replay(
     replayer.restore_initial()
     replayer.clock.run_alongside(replayer.play(settle), [replayer.scheduler.run, replayer.kubelets.run, replayer.watch])
     replayer.outcome.wall = time.perf_counter() - began
+    replayer.outcome.store = replayer.store
+    replayer.outcome.attempts = replayer.scheduler.attempts
     return replayer.outcome
 
 

@@ -219,10 +219,11 @@ async def _simulate(
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    return _report(store, label, name, scheduler.attempts)
+    return report_of(store, label, name, scheduler.attempts)
 
 
-def _report(store: MemoryStore, label: str, scheduler_name: str, attempts: int) -> Report:
+def report_of(store: MemoryStore, label: str, scheduler_name: str, attempts: int) -> Report:
+    """The report of a configuration's run from the store it ended with (`compare`, `replay --ui`)."""
     pods = store.list(core_v1.Pod).items
     by_node: dict[str, list[Any]] = {}
     for pod in pods:

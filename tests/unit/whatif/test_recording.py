@@ -238,3 +238,39 @@ def test_replay_writes_each_runs_trace_for_the_ui_timeline(tmp_path, capsys):
     shown = ui.Recording.load(traces / "1.jsonl")
     bound = [r for r in shown.records if r.kind == "bind.done"]
     assert [(r.pod, r.node) for r in bound] == [("default/mine", "n1")]
+
+
+def test_replay_json_holds_each_configs_cluster_as_compare_reports_it(tmp_path, capsys):
+    from kubesched import ui
+    from kubesched.cli.main import main
+
+    mine = pod_doc("mine", cpu="1", uid="u-mine")
+    recording_file(tmp_path, [node_doc("small", "2"), node_doc("large", "4")], [(1.0, "ADDED", mine)])
+    most = tmp_path / "most.yaml"
+    most.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "  - schedulerName: default-scheduler\n    pluginConfig:\n      - name: NodeResourcesFit\n"
+        "        args: {scoringStrategy: {type: MostAllocated}}\n"
+    )
+    default = tmp_path / "default.yaml"
+    default.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    argv = ["replay", str(tmp_path / "made.jsonl"), "--config", str(default), "--config", str(most), "--settle", "1s"]
+    assert main([*argv, "--output", "json"]) == 0
+    out = tmp_path / "replay.json"
+    out.write_text(capsys.readouterr().out)
+    report = ui.load_comparison(out)  # what `kubesched ui --compare` shows side by side
+    placed = {c["config"]: {n["name"]: n["pods"] for n in c["nodes"]} for c in report["configs"]}
+    assert placed == {
+        str(default): {"small": [], "large": ["default/mine"]},
+        str(most): {"small": ["default/mine"], "large": []},
+    }
+
+
+def test_replay_ui_needs_two_configurations(tmp_path, capsys):
+    from kubesched.cli.main import main
+
+    recording_file(tmp_path, [node_doc("n1", "2")], [])
+    assert main(["replay", str(tmp_path / "made.jsonl"), "--ui"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "--ui: shows two or more replayed configurations side by side (--config twice)"
+    )
