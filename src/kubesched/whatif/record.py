@@ -6,6 +6,7 @@ then the objects there at the start (`"initial": true`, at `t` 0, in the order a
 restores them); then every change a watch delivers — `{"t": seconds since the start, "type":
 ADDED|MODIFIED|DELETED, "object": {...}}` — written as it comes. Objects are kept as a snapshot
 keeps them (no managedFields, env variables without values); Secrets and Events are never read.
+The custom resources of the CRDs there at the start are listed and watched too.
 
 Watches resume from the last version seen; when the server no longer has it, the kind is listed
 again and the difference written as changes, as an informer relists. Memory stays bounded by the
@@ -26,7 +27,7 @@ from kubesched.clock import Clock
 from kubesched.cluster import ADDED, DELETED, MODIFIED, Cluster, NotFound, WatchEvent
 from kubesched.scheduler.reflector import reflect
 from kubesched.trace import Tracer
-from kubesched.whatif.snapshot import KINDS, PAGE, plain
+from kubesched.whatif.snapshot import KINDS, PAGE, custom_classes, plain
 
 FORMAT = 1
 TYPES = (ADDED, MODIFIED, DELETED)
@@ -82,14 +83,11 @@ class Follower:
     async def follow(self, *, listed: Callable[[], None] = lambda: None) -> None:
         """List every kind (then call `listed`), then watch them all until cancelled."""
         versions: dict[type[Any], str] = {}
+        crds: list[dict[str, Any]] = []
         for kind in KINDS:
-            try:
-                items, versions[kind] = await self._list(kind)
-            except NotFound:  # not served here
-                continue
-            self._known[kind] = {_key(o): (o.metadata.resourceVersion or "", o.metadata.uid) for o in items}
-            for obj in sorted(items, key=_key):
-                self.sink(ADDED, plain(obj), True)
+            crds += await self._list_into(kind, versions)
+        for cls in custom_classes([c for c in crds if c.get("kind") == "CustomResourceDefinition"]).values():
+            await self._list_into(cls, versions)  # the custom resources of the CRDs there at the start
         listed()
         watches = [
             asyncio.ensure_future(
@@ -110,6 +108,18 @@ class Follower:
             for task in watches:
                 task.cancel()
             await asyncio.gather(*watches, return_exceptions=True)
+
+    async def _list_into(self, kind: type[Any], versions: dict[type[Any], str]) -> list[dict[str, Any]]:
+        """List `kind` and hand on its objects as initial; their documents (none when not served)."""
+        try:
+            items, versions[kind] = await self._list(kind)
+        except NotFound:  # not served here
+            return []
+        self._known[kind] = {_key(o): (o.metadata.resourceVersion or "", o.metadata.uid) for o in items}
+        documents = [plain(obj) for obj in sorted(items, key=_key)]
+        for document in documents:
+            self.sink(ADDED, document, True)
+        return documents
 
     async def _list(self, kind: type[Any]) -> tuple[list[Any], str]:
         items: list[Any] = []

@@ -107,7 +107,7 @@ class Snapshot:
     def restore(self, store: MemoryStore) -> int:
         """Put every object into `store` as it was (UID, timestamps and status kept); the namespaces
         the store already has are replaced by the snapshot's. The number of objects stored."""
-        classes = _custom_classes(self.of_kind("CustomResourceDefinition"))
+        classes = custom_classes(self.of_kind("CustomResourceDefinition"))
         stored = 0
         for index, item in enumerate(self.items):
             cls = _class_of(item, classes)
@@ -124,7 +124,7 @@ class Snapshot:
 _BUILT_IN = {(c._api_info.resource.api_version, c._api_info.resource.kind): c for c in KINDS}
 
 
-def _custom_classes(crds: Sequence[dict[str, Any]]) -> dict[tuple[str, str], type[Any]]:
+def custom_classes(crds: Sequence[dict[str, Any]]) -> dict[tuple[str, str], type[Any]]:
     """The resource class of each storage version the CRDs define, by (apiVersion, kind)."""
     out: dict[tuple[str, str], type[Any]] = {}
     for crd in crds:
@@ -150,9 +150,10 @@ def _class_of(item: dict[str, Any], custom: dict[tuple[str, str], type[Any]]) ->
     return found
 
 
-def document_class(item: dict[str, Any]) -> type[Any]:
-    """The resource class of a built-in kind's document; SnapshotError for any other kind."""
-    return _class_of(item, {})
+def document_class(item: dict[str, Any], custom: dict[tuple[str, str], type[Any]] | None = None) -> type[Any]:
+    """The resource class of a document: a built-in kind's, or one of `custom` (`custom_classes`);
+    SnapshotError for any other kind."""
+    return _class_of(item, custom or {})
 
 
 def load(path: Path) -> Snapshot:
@@ -168,7 +169,7 @@ def load(path: Path) -> Snapshot:
         if not isinstance(item, dict) or not isinstance(item.get("metadata"), dict) or "name" not in item["metadata"]:
             raise SnapshotError(f"{path}: items[{index}]: an object with metadata.name is required")
     snapshot = Snapshot(tuple(items))
-    classes = _custom_classes(snapshot.of_kind("CustomResourceDefinition"))
+    classes = custom_classes(snapshot.of_kind("CustomResourceDefinition"))
     for index, item in enumerate(items):
         try:
             _class_of(item, classes)
@@ -211,7 +212,7 @@ async def read(cluster: Cluster, *, selector: str = "") -> Snapshot:
     groups: list[list[dict[str, Any]]] = []
     for kind in KINDS:
         if kind is core_v1.Pod:  # the objects of the custom kinds, before the pods that name them
-            for cls in _custom_classes(groups[KINDS.index(apiextensions_v1.CustomResourceDefinition)]).values():
+            for cls in custom_classes(groups[KINDS.index(apiextensions_v1.CustomResourceDefinition)]).values():
                 groups.append(await _documents(cluster, cls, selector))
         groups.append(await _documents(cluster, kind, selector if kind in SELECTED else ""))
     used = {d["metadata"].get("namespace") for group in groups for d in group} - {None}

@@ -29,7 +29,7 @@ from lightkube.resources import core_v1
 from kubesched.cluster import ADDED, DELETED, Cluster, NotFound
 from kubesched.cluster.errors import ApiError
 from kubesched.whatif.record import Follower
-from kubesched.whatif.snapshot import SnapshotError, document_class
+from kubesched.whatif.snapshot import SnapshotError, custom_classes, document_class
 
 log = logging.getLogger(__name__)
 DROPPED = ("uid", "resourceVersion", "creationTimestamp", "generation", "ownerReferences", "deletionTimestamp")
@@ -48,6 +48,7 @@ class Syncer:
         self.applied = 0
         self.refused = 0
         self.reasons: list[str] = []
+        self._custom: dict[tuple[str, str], type[Any]] = {}  # the custom kinds of the CRDs seen
 
     async def run(self) -> None:
         following = asyncio.ensure_future(self._follower.follow(listed=lambda: self._queue.put_nowait(None)))
@@ -68,7 +69,9 @@ class Syncer:
             f"{document.get('kind')} {meta.get('namespace', '') + '/' if meta.get('namespace') else ''}{meta['name']}"
         )
         try:
-            cls = document_class(document)
+            if document.get("kind") == "CustomResourceDefinition" and type_ != DELETED:
+                self._custom |= custom_classes([document])
+            cls = document_class(document, self._custom)
             if type_ == DELETED:
                 await self._delete(cls, document)
             else:

@@ -274,3 +274,32 @@ def test_replay_ui_needs_two_configurations(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == (
         "--ui: shows two or more replayed configurations side by side (--config twice)"
     )
+
+
+def test_custom_resources_are_recorded_and_replayed_with_their_definitions(tmp_path):
+    from builders import plugins_crd
+    from kubesched.cluster.custom import custom_resource
+
+    group = custom_resource(group="scheduling.x-k8s.io", version="v1alpha1", kind="PodGroup", plural="podgroups")
+    clock = VirtualClock()
+    store = MemoryStore(clock=clock)
+    store.create(make_node("n1").obj)
+    store.create(plugins_crd("podgroups"))
+    store.create(group(metadata={"name": "g1", "namespace": "default"}, spec={"minMember": 2}))
+    cluster = MemoryCluster(store)
+
+    async def body():
+        await cluster.create(group(metadata={"name": "g2", "namespace": "default"}, spec={"minMember": 3}))
+
+    lines = record(store, clock, body)
+    initial = shown([line for line in lines[1:] if line.get("initial")])
+    assert ("ADDED", "PodGroup", "g1") in initial
+    changes = [line for line in lines[1:] if not line.get("initial")]
+    assert shown(changes) == [("ADDED", "PodGroup", "g2")]
+    path = tmp_path / "groups.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    registry = plugin_registry()
+    outcome = replay(load(path), config=default_config(registry), registry=registry, label="d", settle=1.0)
+    assert outcome.refused == 0, outcome.reasons
+    assert outcome.store is not None
+    assert [g.metadata.name for g in outcome.store.list(group).items] == ["g1", "g2"]
