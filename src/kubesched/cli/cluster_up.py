@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import secrets
-import signal
 from pathlib import Path
 
 from lightkube.resources import core_v1
@@ -17,6 +15,7 @@ from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.apiserver.rbac import RBAC
 from kubesched.cli import options
 from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
+from kubesched.cli.runtime import until_stopped
 from kubesched.cluster.journal import JournalError
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
@@ -130,16 +129,8 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
             console.print(f"  controller {entry.name} ({entry.source}) is running")
         console.print("Press Ctrl-C to stop.")
 
-    async def main() -> None:
-        task = asyncio.ensure_future(serve_forever(spec, ready))
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, task.cancel)
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
     try:
-        asyncio.run(main())
+        asyncio.run(until_stopped(serve_forever(spec, ready)))
     except PluginLoadError as e:
         options.print_error(console, str(e))
         return 2

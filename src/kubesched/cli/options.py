@@ -56,6 +56,17 @@ def duration(text: str) -> float:
     return seconds
 
 
+def seconds(option: str, text: str) -> float:
+    """An option's Go duration in seconds, zero allowed; a UsageError naming the option."""
+    try:
+        value = parse_duration(text)
+    except ValueError as e:
+        raise UsageError(f"{option}: {e}") from None
+    if value < 0:
+        raise UsageError(f"{option}: must not be negative, got {text}")
+    return value
+
+
 def is_loopback(host: str) -> bool:
     """Whether `host` (an address or `localhost`) is reachable from this machine only."""
     if host == "localhost":

@@ -8,7 +8,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,12 @@ from rich.console import Console
 
 from kubesched.cli import options
 from kubesched.cli.capacity import kube_cluster
+from kubesched.cli.runtime import until_stopped
 from kubesched.cli.ui import add_ui_options
 from kubesched.cli.ui import serve as serve_ui
 from kubesched.clock import RealClock
 from kubesched.cluster.errors import ApiError
 from kubesched.config import SchedulerConfig
-from kubesched.config.duration import parse_duration
 from kubesched.trace import JsonLinesSink, Sink
 from kubesched.whatif.record import Recorder, RecordingError, load
 from kubesched.whatif.replay import DEFAULT_SETTLE, Outcome, differences, recorded, replay
@@ -77,7 +76,7 @@ def add_parsers(sub: Any) -> None:
 
 def record_command(console: Console, args: argparse.Namespace) -> int:
     try:
-        duration = parse_seconds("--duration", args.duration) if args.duration else None
+        duration = options.seconds("--duration", args.duration) if args.duration else None
         cluster = kube_cluster(args.kubeconfig)
         out = open(args.output, "w")  # noqa: SIM115 -- closed below, after the recorder stops
     except options.UsageError as e:
@@ -89,13 +88,8 @@ def record_command(console: Console, args: argparse.Namespace) -> int:
     recorder = Recorder(cluster, out, clock=RealClock())
 
     async def go() -> None:
-        task = asyncio.ensure_future(recorder.run(duration=duration))
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, task.cancel)
         try:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await until_stopped(recorder.run(duration=duration))
         finally:
             await cluster.close()
 
@@ -110,17 +104,6 @@ def record_command(console: Console, args: argparse.Namespace) -> int:
     return 0
 
 
-def parse_seconds(option: str, text: str) -> float:
-    """An option's Go duration in seconds; a UsageError naming the option."""
-    try:
-        seconds = parse_duration(text)
-    except ValueError as e:
-        raise options.UsageError(f"{option}: {e}") from None
-    if seconds < 0:
-        raise options.UsageError(f"{option}: must not be negative, got {text}")
-    return seconds
-
-
 def replay_command(console: Console, args: argparse.Namespace) -> int:
     try:
         recording = load(args.file)
@@ -129,7 +112,7 @@ def replay_command(console: Console, args: argparse.Namespace) -> int:
         configs = configs or [("default", options.scheduler_config("--config", None, registry))]
         if not args.speed > 0:
             raise options.UsageError(f"--speed: must be more than 0, got {args.speed:g}")
-        settle = parse_seconds("--settle", args.settle)
+        settle = options.seconds("--settle", args.settle)
         bind = options.host_port("--ui-bind", args.ui_bind)
         if args.ui and len(configs) < 2:
             raise options.UsageError("--ui: shows two or more replayed configurations side by side (--config twice)")

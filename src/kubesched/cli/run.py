@@ -10,7 +10,7 @@ import os
 import signal
 import socket
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +18,7 @@ from rich.console import Console
 
 from kubesched import ui
 from kubesched.cli import options as options_
+from kubesched.cli.runtime import until_stopped
 from kubesched.clock import Clock, RealClock
 from kubesched.cluster import Cluster
 from kubesched.cluster.kube import ConfigError as KubeConfigError
@@ -286,25 +287,21 @@ def minimal_command(
 
     async def main() -> int:
         elector, elections = None, None
+        work: Awaitable[object]
         if lease is None:
-            task = asyncio.ensure_future(schedule())
+            work = schedule()
             console.print(f"the from-scratch scheduler is binding pods with schedulerName {name}", soft_wrap=True)
         else:
             elections = cluster.client("leader-election", timeout=lease.renew_deadline)
             elector = LeaderElector(elections, clock, lease)
-            task = asyncio.ensure_future(elector.run(schedule))
+            work = elector.run(schedule)
             console.print(
                 f"the from-scratch scheduler for schedulerName {name} campaigns for Lease "
                 f"{lease.namespace}/{lease.name} as {lease.identity}",
                 soft_wrap=True,
             )
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, task.cancel)
         try:
-            await task
-        except asyncio.CancelledError:
-            pass
+            await until_stopped(work)
         finally:
             await cluster.close()
             if elections is not None:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
+import signal
+from collections.abc import Awaitable
 
 GC_THRESHOLDS = (50_000, 20, 10)
 
@@ -18,3 +22,16 @@ def tune_gc() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+
+
+async def until_stopped(work: Awaitable[object], *, duration: float | None = None) -> None:
+    """Await `work` until it ends, or cancel it when SIGINT or SIGTERM arrives or `duration`
+    seconds have passed: how a command that serves or follows until interrupted stops cleanly."""
+    task = asyncio.ensure_future(work)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, task.cancel)
+    if duration is not None:
+        loop.call_later(duration, task.cancel)
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

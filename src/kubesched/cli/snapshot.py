@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +12,7 @@ from rich.console import Console
 
 from kubesched.cli import options
 from kubesched.cli.capacity import kube_cluster, read_cluster
-from kubesched.cli.record import parse_seconds
+from kubesched.cli.runtime import until_stopped
 from kubesched.cluster.errors import ApiError
 from kubesched.whatif.sync import Syncer
 
@@ -74,7 +72,7 @@ def snapshot_command(console: Console, args: argparse.Namespace) -> int:
 
 def sync_command(console: Console, args: argparse.Namespace) -> int:
     try:
-        duration = parse_seconds("--duration", args.duration) if args.duration else None
+        duration = options.seconds("--duration", args.duration) if args.duration else None
         source = kube_cluster(args.kubeconfig)
         target = kube_cluster(args.to, option="--to")
     except options.UsageError as e:
@@ -83,21 +81,20 @@ def sync_command(console: Console, args: argparse.Namespace) -> int:
     syncer = Syncer(source, target)
     said = Console(stderr=True)
 
-    async def go() -> None:
-        task = asyncio.ensure_future(syncer.run())
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, task.cancel)
-        if duration is not None:
-            loop.call_later(duration, task.cancel)
-        waiting = asyncio.ensure_future(syncer.synced.wait())
-        await asyncio.wait([task, waiting], return_when=asyncio.FIRST_COMPLETED)
-        if syncer.synced.is_set():
-            said.print(f"synced {syncer.applied} objects; following changes", highlight=False, soft_wrap=True)
-        waiting.cancel()
+    async def announce() -> None:
+        await syncer.synced.wait()
+        said.print(f"synced {syncer.applied} objects; following changes", highlight=False, soft_wrap=True)
+
+    async def follow() -> None:
+        announcing = asyncio.ensure_future(announce())
         try:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await syncer.run()
+        finally:
+            announcing.cancel()
+
+    async def go() -> None:
+        try:
+            await until_stopped(follow(), duration=duration)
         finally:
             await source.close()
             await target.close()
