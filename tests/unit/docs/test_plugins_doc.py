@@ -32,3 +32,15 @@ def test_the_smallest_plugin_of_the_page_loads_and_filters(tmp_path, monkeypatch
     (verdicts,) = check_plugin(nosundays.spec, name="NoSundays", nodes=nodes, pending=[make_pod("p").obj])
     assert verdicts.feasible == ["mon"]
     assert verdicts.filter["sun"] is not None and verdicts.filter["sun"].message == "node(s) rest on Sundays"
+
+
+def test_the_copies_of_the_smallest_plugin_are_the_pages_own():
+    """The lab writes it into a learner's file and the no-sundays scenario loads it from one; both
+    must stay the plugin the page shows."""
+    from kubesched.cli.lab.profiles import NOSUNDAYS
+
+    example = re.search(r"```python\n# nosundays.py\n(.*?)```", DOC.read_text(), re.S)
+    assert example is not None
+    scenario = DOC.parents[1] / "examples" / "scenarios" / "plugins" / "rest_day.py"
+    assert NOSUNDAYS == example.group(1)
+    assert scenario.read_text().split("\n", 1)[1] == example.group(1)  # after its one-line header
