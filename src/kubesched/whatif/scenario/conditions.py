@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from lightkube.resources import core_v1
 
+from kubesched.api.selectors import node_selector_map_matches
 from kubesched.cluster.errors import NotFound
 from kubesched.cluster.memory import MemoryStore
 from kubesched.whatif.scenario.fields import ScenarioError, integer, labels, mapping, only, text
@@ -97,8 +98,7 @@ def _waiting(pod: Any) -> str:
 
 
 def _matches(obj: Any, selector: Mapping[str, str]) -> bool:
-    have = obj.metadata.labels or {}
-    return all(have.get(k) == v for k, v in selector.items())
+    return node_selector_map_matches(selector, obj.metadata.labels)
 
 
 def _selector_text(selector: Mapping[str, str]) -> str:
@@ -236,7 +236,7 @@ class PodCount:
         if not self.node_labels:
             return True
         have = world.node_labels(pod.spec.nodeName) if pod.spec.nodeName else {}
-        return all(have.get(k) == v for k, v in self.node_labels.items())
+        return node_selector_map_matches(self.node_labels, have)
 
     def check(self, world: World) -> str | None:
         pods: list[Any] = world.store.list(core_v1.Pod, namespace=self.namespace).items
