@@ -104,6 +104,11 @@ def _key(obj: dict[str, Any]) -> str:
     return f"{meta.get('namespace') or 'default'}/{meta['name']}"
 
 
+def _scheduler_of(pod: dict[str, Any]) -> str:
+    """The scheduler a pod document asks for (the API server's default when it names none)."""
+    return str((pod.get("spec") or {}).get("schedulerName") or "default-scheduler")
+
+
 def _is_pod(obj: dict[str, Any]) -> bool:
     return obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1"
 
@@ -126,7 +131,7 @@ def recorded(recording: Recording, *, schedulers: Sequence[str] | None = None) -
 
     def track(obj: dict[str, Any], t: float) -> None:
         spec = obj.get("spec") or {}
-        if spec.get("nodeName") or (schedulers is not None and spec.get("schedulerName") not in schedulers):
+        if spec.get("nodeName") or (schedulers is not None and _scheduler_of(obj) not in schedulers):
             return
         out.pods[_uid(obj)] = PodOutcome(_key(obj), t)
 
@@ -220,7 +225,7 @@ class _Replayer:
                 self._track(obj)
 
     def _track(self, obj: dict[str, Any]) -> None:
-        if (obj.get("spec") or {}).get("schedulerName", "default-scheduler") in self.profiles:
+        if _scheduler_of(obj) in self.profiles:
             self.outcome.pods[_uid(obj)] = PodOutcome(_key(obj), self.now())
         else:
             self.foreign.add(_uid(obj))
