@@ -9,11 +9,13 @@ newest changes (so watches resume across a restart) and the last resourceVersion
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from kubesched.cluster.journal.errors import JournalError
+from kubesched.cluster.protocol import DELETED, MODIFIED
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,24 @@ class Journal(Protocol):
     def close(self) -> None: ...
 
 
+def saved(entries: Iterable[Entry], *, first: int, compacted: int) -> Saved:
+    """What a journal holds, from its entries in version order: each object's latest entry (a
+    deletion drops it), and the changes after `compacted`, a MODIFIED one with the entry it
+    replaced as `old`; the last version is `first` when there are none."""
+    latest: dict[tuple[str, str, str], Entry] = {}
+    changes: list[Entry] = []
+    rv = first
+    for entry in entries:
+        key = (entry.kind, entry.namespace, entry.name)
+        if entry.rv > compacted:
+            before = latest.get(key)
+            old = before.data if entry.type == MODIFIED and before is not None else None
+            changes.append(dataclasses.replace(entry, old=old))
+        latest[key] = entry
+        rv = entry.rv
+    return Saved(rv=rv, objects=[e for e in latest.values() if e.type != DELETED], changes=changes)
+
+
 def kind_key(api_version: str, kind: str) -> str:
     return f"{api_version}/{kind}"
 
@@ -80,4 +100,4 @@ def ordered(entries: Iterable[Entry], first: str) -> list[Entry]:
     return sorted(entries, key=lambda e: (e.kind != first, e.rv))
 
 
-__all__ = ["Entry", "Journal", "JournalError", "Saved", "kind_key", "ordered", "split_kind_key"]
+__all__ = ["Entry", "Journal", "JournalError", "Saved", "kind_key", "ordered", "saved", "split_kind_key"]

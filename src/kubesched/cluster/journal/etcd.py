@@ -22,20 +22,20 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
 
-from kubesched.cluster.journal import Entry, Saved
+from kubesched.cluster.journal import Entry, Saved, saved
 from kubesched.cluster.journal.errors import JournalError
+from kubesched.cluster.protocol import DELETED
 
 SCHEMA_VERSION = 2
 DEFAULT_PREFIX = "/kubesched"
 LEASE_TTL = 10  # seconds a killed server's lock outlives it
 MAX_TXN_OPS = 128  # etcd's default --max-txn-ops
-DELETED = "DELETED"
 
 log = logging.getLogger(__name__)
 
@@ -133,11 +133,11 @@ class EtcdJournal:
             except self._errors:
                 continue  # tried again next time; a lease lost shows as a refused write
 
-    def _txn(self, operations: list[dict[str, Any]], *, guarded: bool = True) -> None:
+    def _txn(self, operations: list[dict[str, Any]]) -> None:
         """One transaction of `operations`, done only while the lock is this journal's."""
         compare = [{"key": _b64(self._key("lock")), "result": "EQUAL", "target": "VALUE", "value": _b64(self._token)}]
         try:
-            reply = self._client.transaction({"compare": compare if guarded else [], "success": operations})
+            reply = self._client.transaction({"compare": compare, "success": operations})
         except self._errors as e:
             raise JournalError(f"{self.where}: {_said(e)}") from None
         if not reply.get("succeeded", False):
@@ -163,21 +163,15 @@ class EtcdJournal:
             rows = self._client.get_prefix(self._key("log/"), sort_order="ascend", sort_target="key")
         except self._errors as e:
             raise JournalError(f"{self.where}: {_said(e)}") from None
-        latest: dict[tuple[str, str, str], Entry] = {}
-        changes: list[Entry] = []
-        rv = first
+        return saved(self._noted(rows), first=first, compacted=compacted)
+
+    def _noted(self, rows: Iterable[tuple[bytes, Any]]) -> Iterator[Entry]:
+        """The log's entries, each noted for compaction as it goes by."""
         for value, meta in rows:
             kind, namespace, name, type_, data = msgspec.msgpack.decode(value)
             entry = Entry(int(meta["key"].rsplit(b"/", 1)[1]), kind, namespace, name, type_, data)
-            key = (kind, namespace, name)
-            before = latest.get(key)
-            if entry.rv > compacted:
-                old = before.data if entry.type == "MODIFIED" and before is not None else None
-                changes.append(Entry(entry.rv, kind, namespace, name, type_, data, old))
-            self._note(key, entry)
-            latest[key] = entry
-            rv = entry.rv
-        return Saved(rv=rv, objects=[e for e in latest.values() if e.type != DELETED], changes=changes)
+            self._note((kind, namespace, name), entry)
+            yield entry
 
     def _note(self, key: tuple[str, str, str], entry: Entry) -> None:
         """Remember which log keys `entry` makes removable once it is older than the history."""

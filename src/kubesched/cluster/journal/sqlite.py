@@ -12,7 +12,6 @@ directory.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import os
 import sqlite3
@@ -20,14 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from kubesched.cluster.journal import Entry, Saved
+from kubesched.cluster.journal import Entry, Saved, saved
 from kubesched.cluster.journal.errors import JournalError
 
 SCHEMA_VERSION = 2
 DATABASE = "state.db"
 LOCK = "lock"
 SYNCHRONOUS = ("NORMAL", "FULL")
-DELETED = "DELETED"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -89,20 +87,8 @@ class SqliteJournal:
         if first is None or self._meta("sealed") is None:
             return None
         compacted = self._meta("compacted") or first
-        latest: dict[tuple[str, str, str], Entry] = {}
-        changes: list[Entry] = []
-        rv = first
-        for row in self._db.execute("SELECT rv, kind, namespace, name, type, data FROM log ORDER BY rv"):
-            entry = Entry(*row)
-            key = (entry.kind, entry.namespace, entry.name)
-            if entry.rv > compacted:
-                before = latest.get(key)
-                old = before.data if entry.type == "MODIFIED" and before is not None else None
-                changes.append(dataclasses.replace(entry, old=old))
-            latest[key] = entry
-            rv = entry.rv
-        objects = [e for e in latest.values() if e.type != DELETED]
-        return Saved(rv=rv, objects=objects, changes=changes)
+        rows = self._db.execute("SELECT rv, kind, namespace, name, type, data FROM log ORDER BY rv")
+        return saved((Entry(*row) for row in rows), first=first, compacted=compacted)
 
     def begin(self, first_rv: int) -> None:
         with self._transaction():
