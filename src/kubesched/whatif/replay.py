@@ -40,7 +40,7 @@ from kubesched.scheduler import Scheduler
 from kubesched.sim import FakeKubelets
 from kubesched.trace import Sink, Tracer
 from kubesched.whatif.record import Change, Recording
-from kubesched.whatif.snapshot import Snapshot, SnapshotError, custom_classes, document_class
+from kubesched.whatif.snapshot import Snapshot, SnapshotError
 
 DEFAULT_SETTLE = 10.0  # virtual seconds a replay runs after its last change
 TERMINAL = ("Succeeded", "Failed")
@@ -183,9 +183,6 @@ class _Replayer:
         nodes = {o["metadata"]["name"] for o in recording.initial if o.get("kind") == "Node"}
         nodes |= {c.object["metadata"]["name"] for c in recording.changes if c.object.get("kind") == "Node"}
         self.kubelets = FakeKubelets(self.cluster, self.clock, serve=nodes, tracer=tracer)
-        crds = [o for o in recording.initial if o.get("kind") == "CustomResourceDefinition"]
-        crds += [c.object for c in recording.changes if c.object.get("kind") == "CustomResourceDefinition"]
-        self.custom = custom_classes(crds)  # the classes of the custom resources recorded
         self.outcome = Outcome(label)
         self.start = self.clock.now()
         self.foreign: set[str] = set()  # uids of the pods another scheduler placed
@@ -235,7 +232,10 @@ class _Replayer:
         if _is_pod(obj):
             self._apply_pod(change)
             return
-        cls = document_class(obj, self.custom)
+        kind = self.store.kind_named(obj["apiVersion"], obj["kind"])
+        if kind is None:
+            raise SnapshotError(f"{obj['apiVersion']} {obj['kind']} is not a kind the cluster serves")
+        cls = kind.cls
         meta = obj["metadata"]
         if change.type == DELETED:
             with contextlib.suppress(NotFound):

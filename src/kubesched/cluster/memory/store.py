@@ -41,7 +41,7 @@ from kubesched.cluster.errors import (
     conflict,
 )
 from kubesched.cluster.fields import managers
-from kubesched.cluster.journal import Journal, JournalError, Saved, ordered, split_kind_key
+from kubesched.cluster.journal import Journal, JournalError, Saved, kind_key, ordered, split_kind_key
 from kubesched.cluster.kinds import KINDS, Kind, custom_kind
 from kubesched.cluster.memory.admission import AdmissionChain
 from kubesched.cluster.memory.conversion import VIEWS, View, converter
@@ -245,7 +245,7 @@ class MemoryStore:
         their kinds are served when their objects come)."""
         crd = self._kinds[apiextensions_v1.CustomResourceDefinition]
         for row in ordered(saved.objects, key_of(crd)):
-            kind = self._kind_named(row.kind)
+            kind = self.kind_named(*split_kind_key(row.kind))
             if kind is None:
                 continue  # a custom kind no longer defined
             obj = unpack(kind.cls, row.data)
@@ -256,7 +256,7 @@ class MemoryStore:
                     self._event_expiry, (self.clock.now() + self.event_ttl, (row.namespace, row.name), row.rv)
                 )
         for entry in saved.changes[-self._history_limit :]:
-            kind = self._kind_named(entry.kind)
+            kind = self.kind_named(*split_kind_key(entry.kind))
             if kind is None:
                 continue
             if entry.type == MODIFIED and entry.old is None:
@@ -267,10 +267,11 @@ class MemoryStore:
         self._rv = saved.rv
         self._compacted = self._history[0].rv - 1 if self._history else saved.rv
 
-    def _kind_named(self, name: str) -> Kind | None:
-        if (cls := _BUILT_IN.get(name)) is not None:
+    def kind_named(self, api_version: str, kind: str) -> Kind | None:
+        """The kind served as `apiVersion` and `kind` (a manifest's), built-in or custom; None if
+        none is."""
+        if (cls := _BUILT_IN.get(kind_key(api_version, kind))) is not None:
             return self._kinds[cls]
-        api_version, kind = split_kind_key(name)
         group, _, version = api_version.rpartition("/")
         return self._custom.get((group, version, kind))
 

@@ -135,10 +135,13 @@ def scheduler_setup(
 
 def served(store: MemoryStore, kind: str, api_version: str | None) -> Kind:
     """The served kind of that name (and apiVersion, when given); a KeyError naming it otherwise."""
-    for k in store.kinds():
-        if k.kind == kind and (api_version is None or k.api_version == api_version):
-            return k
-    raise KeyError(f"{api_version + ' ' if api_version else ''}{kind} is not a kind the cluster serves")
+    if api_version is not None:
+        found = store.kind_named(api_version, kind)
+    else:
+        found = next((k for k in store.kinds() if k.kind == kind), None)
+    if found is None:
+        raise KeyError(f"{api_version + ' ' if api_version else ''}{kind} is not a kind the cluster serves")
+    return found
 
 
 def decode(store: MemoryStore, document: dict[str, Any]) -> Any:
