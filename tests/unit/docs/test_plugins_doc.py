@@ -42,5 +42,5 @@ def test_the_copies_of_the_smallest_plugin_are_the_pages_own():
     example = re.search(r"```python\n# nosundays.py\n(.*?)```", DOC.read_text(), re.S)
     assert example is not None
     scenario = DOC.parents[1] / "examples" / "scenarios" / "plugins" / "rest_day.py"
-    assert NOSUNDAYS == example.group(1)
+    assert example.group(1) == NOSUNDAYS
     assert scenario.read_text().split("\n", 1)[1] == example.group(1)  # after its one-line header
