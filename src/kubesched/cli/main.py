@@ -15,7 +15,7 @@ from rich.console import Console
 
 from kubesched import __version__
 from kubesched.apiserver.openapi import K8S_VERSION
-from kubesched.cli import bench, capacity, capstone, citations, fit, options, record, scenario, snapshot
+from kubesched.cli import bench, capacity, capstone, citations, fit, options, record, scenario, snapshot, sweep
 from kubesched.cli.burst import KUBESCHED, run_burst, run_minimal
 from kubesched.cli.cluster_up import cluster_up
 from kubesched.cli.compare import compare_command
@@ -238,6 +238,7 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_parser(sub)
     snapshot.add_parser(sub)
     scenario.add_parser(sub)
+    sweep.add_parser(sub)
     record.add_parsers(sub)
     capstone.add_parser(sub)
     citations.add_parser(sub)
@@ -301,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(sweep.normalised(sys.argv[1:] if argv is None else argv))
     tune_gc()
     console = Console()
     with ExitStack() as stack:
@@ -332,6 +333,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return snapshot.snapshot_command(console, args)
         if args.command == "scenario":
             return scenario.scenario_command(console, args)
+        if args.command == "sweep":
+            return sweep.sweep_command(console, args)
         if args.command == "record":
             return record.record_command(console, args)
         if args.command == "replay":

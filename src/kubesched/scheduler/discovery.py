@@ -38,7 +38,8 @@ def _as_spec(obj: Any, where: str) -> PluginSpec:
     raise PluginLoadError(f"{where}: expected a plugin factory or a PluginSpec, got {type(obj).__name__}")
 
 
-def _load(value: str, where: str) -> Any:
+def load_object(value: str, where: str) -> Any:
+    """The object `module:attr` (or `file.py:attr`) names; PluginLoadError starting with `where`."""
     module_name, _, attr = value.rpartition(":")
     if not module_name or not attr:
         raise PluginLoadError(f"{where}: expected module:attr or file.py:attr, got {value!r}")
@@ -94,7 +95,7 @@ def discovered(group: str = ENTRY_POINT_GROUP) -> Registry:
     for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
         source = _source(ep)
         where = f'plugin "{ep.name}" ({source})'
-        spec = _as_spec(_load(ep.value, where), where)
+        spec = _as_spec(load_object(ep.value, where), where)
         try:
             registry.register(ep.name, spec.factory, spec.args_type, source=source)
         except RegistryError as e:
@@ -111,7 +112,7 @@ def from_module(value: str) -> Registry:
     if added:
         sys.path.insert(0, cwd)
     try:
-        obj = _load(value, where)
+        obj = load_object(value, where)
     finally:
         if added:
             sys.path.remove(cwd)
@@ -162,7 +163,7 @@ def controllers(group: str = CONTROLLERS_GROUP) -> list[ControllerEntry]:
     out = []
     for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
         source = _source(ep)
-        factory = _load(ep.value, f'controller "{ep.name}" ({source})')
+        factory = load_object(ep.value, f'controller "{ep.name}" ({source})')
         if not callable(factory):
             raise PluginLoadError(f'controller "{ep.name}" ({source}): {ep.value} is not a factory')
         out.append(ControllerEntry(ep.name, source, factory))

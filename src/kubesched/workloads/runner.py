@@ -119,8 +119,17 @@ class ScheduledCounter:
 
 
 class _Run:
-    def __init__(self, selected: Selected, scheduler: Scheduler, store: MemoryStore, counter: ScheduledCounter) -> None:
+    def __init__(
+        self,
+        selected: Selected,
+        scheduler: Scheduler,
+        store: MemoryStore,
+        counter: ScheduledCounter,
+        *,
+        measure: bool = True,
+    ) -> None:
         self.selected = selected
+        self.measure = measure
         self.scheduler = scheduler
         self.store = store
         self.counter = counter
@@ -184,7 +193,7 @@ class _Run:
         path = op.template or self.selected.case.default_pod_template
         self._namespace(namespace)
         ticker = None
-        if op.collect_metrics:
+        if op.collect_metrics and self.measure:
             collector = ThroughputCollector()
             counts = self.counter.counts
             ticker = TickerThread(collector, lambda: counts[namespace])
@@ -269,6 +278,16 @@ class _Run:
                 mine.append(self.store.create(make_object(path, serial, namespace)))
             serial += 1
             await asyncio.sleep(op.interval)
+
+
+async def play(selected: Selected, scheduler: Scheduler, store: MemoryStore, *, measure: bool = True) -> Result:
+    """Run the workload's operations against `store` with `scheduler` running over it, on whatever
+    clock the loop keeps (a sweep runs it on virtual time, `measure=False`: no throughput sampled)."""
+    counter = ScheduledCounter()
+    scheduler.shared_informers.informer(core_v1.Pod).add_handler(counter)
+    work = _Run(selected, scheduler, store, counter, measure=measure)
+    await work.run()
+    return work.result
 
 
 Inspect = Callable[[MemoryStore], None]

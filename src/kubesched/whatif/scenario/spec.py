@@ -197,7 +197,7 @@ def parse(document: object, path: Path) -> Scenario:
     steps = tuple(_step(item, i) for i, item in enumerate(sequence(body["steps"], "steps")))
     if not steps:
         raise ScenarioError("steps: a scenario needs at least one step")
-    groups = tuple(each(cluster.get("nodes", []), "cluster.nodes", _group))
+    groups = tuple(each(cluster.get("nodes", []), "cluster.nodes", read_node_group))
     names = [g.name for g in groups]
     if len(set(names)) != len(names):
         raise ScenarioError("cluster.nodes: each group needs a name of its own (the nodes are named <name>-<i>)")
@@ -215,7 +215,7 @@ def parse(document: object, path: Path) -> Scenario:
         kubelets=boolean(cluster.get("kubelets", True), "cluster.kubelets"),
         controllers=_controllers(cluster.get("controllers", "*")),
         config=dict(config) if isinstance(config, Mapping) else config,
-        plugins=tuple(each(scheduler.get("plugins", []), "scheduler.plugins", lambda p, at: _plugin(p, here, at))),
+        plugins=tuple(each(scheduler.get("plugins", []), "scheduler.plugins", lambda p, at: plugin_ref(p, here, at))),
         seed=integer(scheduler.get("seed", 0), "scheduler.seed"),
     )
 
@@ -227,8 +227,8 @@ def _controllers(value: object) -> str:
     return value
 
 
-def _plugin(value: object, here: Path, where: str) -> str:
-    """`module:attr` as given; `file.py:attr` with the file taken relative to the scenario."""
+def plugin_ref(value: object, here: Path, where: str) -> str:
+    """`module:attr` as given; `file.py:attr` with the file taken relative to `here` (the file's folder)."""
     spec = text(value, where)
     module, _, attr = spec.rpartition(":")
     if not module or not attr:
@@ -238,7 +238,8 @@ def _plugin(value: object, here: Path, where: str) -> str:
     return spec
 
 
-def _group(value: object, where: str) -> NodeGroup:
+def read_node_group(value: object, where: str) -> NodeGroup:
+    """A node group (`count`, `name`, `capacity`, `labels`, `taints`, `zones`...) as a file gives it."""
     body = mapping(value, where)
     only(body, _GROUP, where)
     zones = body.get("zones", list(DEFAULT_ZONES))
@@ -300,7 +301,7 @@ def _action(name: str, body: Mapping[str, Any], where: str) -> Action:
         copies = integer(body["copies"], f"{where}.copies", minimum=1) if "copies" in body else None
         return Create(tuple(_manifests(value, at)), copies)
     if name == "addNodes":
-        return AddNodes(_group(value, at))
+        return AddNodes(read_node_group(value, at))
     if name == "patch":
         ref, fields = _ref(value, at, extra=("type", "patch"))
         patch_type = fields.get("type", "merge")

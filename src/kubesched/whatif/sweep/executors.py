@@ -1,0 +1,143 @@
+"""Where a sweep's points run. Each executor takes jobs (`simulate.run_job`'s input) and yields
+their results as they finish, in whatever order that is.
+
+`LocalExecutor` runs them in worker processes on this machine (pebble's process pool, one point a
+task: a worker that dies — a crash, the OOM killer — fails its point and is replaced; the sweep
+goes on). `RayExecutor` runs them as Ray tasks on an existing Ray cluster (`ray start --head`;
+its workers need kubesched installed, and the sweep's files at the same paths).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from typing import Any, Protocol
+
+from kubesched.whatif.sweep.simulate import FAILED, PointResult, run_job
+
+LOCAL, RAY = "local", "ray"
+EXECUTORS = (LOCAL, RAY)
+
+
+class ExecutorError(RuntimeError):
+    """An executor that cannot start (Ray not installed, no cluster at the address), in one line."""
+
+
+class Executor(Protocol):
+    workers: int  # points run at once
+
+    def run(self, jobs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]: ...
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _failed(job: dict[str, Any], error: str) -> dict[str, Any]:
+    return PointResult(int(job["index"]), dict(job["point"]), FAILED, error=error).to_json()
+
+
+def _died(error: BaseException) -> str:
+    code = getattr(error, "exitcode", None)
+    if isinstance(code, int) and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the worker running the point died ({name})"
+    return f"the worker running the point died (exit code {code})"
+
+
+class LocalExecutor:
+    def __init__(self, workers: int | None = None, *, timeout: float | None = None) -> None:
+        self.workers = workers or cores()
+        self.timeout = timeout
+
+    def run(self, jobs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        from pebble import ProcessExpired, ProcessPool
+
+        # Workers fork from a server that has imported the simulation once: quick to start, and
+        # no thread of this process (the progress bar's) is copied into them.
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["kubesched.whatif.sweep.simulate"])
+        queue = list(jobs)
+        pool: Any
+        with ProcessPool(max_workers=self.workers, context=context) as pool:
+            running: dict[Future[Any], dict[str, Any]] = {}
+            try:
+                while queue or running:
+                    while queue and len(running) < 2 * self.workers:  # a few ahead, not all at once
+                        job = queue.pop(0)
+                        running[pool.schedule(run_job, args=(job,), timeout=self.timeout)] = job
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        job = running.pop(future)
+                        try:
+                            yield future.result()
+                        except ProcessExpired as e:
+                            yield _failed(job, _died(e))
+                        except TimeoutError:
+                            yield _failed(job, f"took longer than --timeout {self.timeout:g}s")
+            finally:
+                pool.stop()
+                pool.join()
+
+
+class RayExecutor:
+    def __init__(self, address: str | None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise ExecutorError("--executor ray: Ray is not installed (pip install 'kubesched[ray]')") from None
+        self._ray: Any = ray
+        try:
+            ray.init(
+                address=address or "auto",
+                ignore_reinit_error=True,
+                log_to_driver=False,
+                logging_level=logging.ERROR,
+                configure_logging=False,
+            )
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise ExecutorError(f"--address: no Ray cluster to connect to at {address or 'auto'}: {first}") from None
+        self.workers = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+
+    def run(self, jobs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        ray = self._ray
+        task = ray.remote(num_cpus=1, max_retries=0)(run_job)
+        queue = list(jobs)
+        running: dict[Any, dict[str, Any]] = {}
+        try:
+            while queue or running:
+                while queue and len(running) < 2 * self.workers:
+                    job = queue.pop(0)
+                    running[task.remote(job)] = job
+                done, _ = ray.wait(list(running), num_returns=1)
+                for ref in done:
+                    job = running.pop(ref)
+                    try:
+                        yield ray.get(ref)
+                    except ray.exceptions.RayError as e:
+                        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                        yield _failed(job, f"the Ray task running the point failed: {first}")
+        finally:
+            for ref in running:
+                ray.cancel(ref, force=True)
+            ray.shutdown()
+
+
+def executor(
+    name: str, *, workers: int | None = None, address: str | None = None, timeout: float | None = None
+) -> Executor:
+    """The executor `name` (local or ray); ExecutorError when it cannot start."""
+    if name == LOCAL:
+        return LocalExecutor(workers, timeout=timeout)
+    if name == RAY:
+        return RayExecutor(address)
+    raise ExecutorError(f"--executor: {name!r} is not an executor (known: {', '.join(EXECUTORS)})")
