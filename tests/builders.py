@@ -578,3 +578,45 @@ class Bookmarking:
                 yield event
 
         return events()
+
+
+FIT_STRATEGY = "scheduler.config.profiles[0].pluginConfig[NodeResourcesFit].args.scoringStrategy.type"
+
+
+def sweep_document(
+    *,
+    nodes: int = 3,
+    capacity: dict[str, str] | None = None,
+    pods: int = 4,
+    requests: dict[str, str] | None = None,
+    axes: dict[str, Any] | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """A sweep of `pods` pods (label app=web, `requests`, default 1 CPU) onto `nodes` nodes of
+    `capacity` (4 CPU, 16Gi), along `axes` (default: NodeResourcesFit's strategy, least and most
+    allocated); `fields` add to or replace the document's top level."""
+    template = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "pause", "resources": {"requests": requests or {"cpu": "1"}}}]},
+    }
+    document: dict[str, Any] = {
+        "name": "tiny",
+        "cluster": {
+            "nodes": [
+                {"name": "node", "count": nodes, "capacity": capacity or {"cpu": "4", "memory": "16Gi", "pods": "110"}}
+            ]
+        },
+        "workloads": {"web": {"horizon": "10s", "pods": [{"count": pods, "name": "web-{i}", "template": template}]}},
+        "axes": axes
+        if axes is not None
+        else {"strategy": {"path": FIT_STRATEGY, "values": ["LeastAllocated", "MostAllocated"]}},
+    }
+    document.update(fields)
+    return document
+
+
+def sweep_file(folder: Any, document: dict[str, Any], name: str = "sweep.yaml") -> Any:
+    """`document` written as YAML to `folder/name`; the path."""
+    path = Path(folder) / name
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path

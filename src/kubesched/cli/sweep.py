@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table as RichTable
 
 from kubesched.cli import options
-from kubesched.scheduler.discovery import PluginLoadError
+from kubesched.scheduler.discovery import PluginLoadError, plugin_registry
 from kubesched.whatif.scenario.fields import ScenarioError
 from kubesched.whatif.sweep import plan as plans
 from kubesched.whatif.sweep import report as reports
@@ -105,6 +105,7 @@ def _prepare(args: argparse.Namespace) -> tuple[Sweep, list[Point], list[Metric]
     points = sweep.points(samples=args.samples, sampling=args.sampling, seed=args.sample_seed)
     try:  # what every point shares is checked once, here, before any runs
         plan = plans.read(sweep.resolve(points[0]), sweep.root)
+        plugin_registry(plan.plugins)
         metrics = [*BUILTIN, *declared(plan.metrics), WALL]
     except (ScenarioError, PluginLoadError) as e:
         raise SweepError(f"{sweep.path}: {e}") from None

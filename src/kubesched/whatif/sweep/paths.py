@@ -79,10 +79,10 @@ def set_at(document: dict[str, Any], path: str, value: Any) -> None:
     for i, step in enumerate(steps):
         last = i == len(steps) - 1
         following = None if last else steps[i + 1]
-        where = "".join(("." if isinstance(s, Key) and j else "") + str(s) for j, s in enumerate(steps[: i + 1]))
+        parent, where = _shown(steps[:i]) or "the document", _shown(steps[: i + 1])
         if isinstance(step, Key):
             if not isinstance(here, dict):
-                raise PathError(f"{path}: {where} is inside a {_kind(here)}, not a mapping")
+                raise PathError(f"{path}: {parent} is a {_kind(here)}, not a mapping")
             if last:
                 here[step.name] = value
                 return
@@ -91,7 +91,7 @@ def set_at(document: dict[str, Any], path: str, value: Any) -> None:
             here = here[step.name]
             continue
         if not isinstance(here, list):
-            raise PathError(f"{path}: {where} selects from a {_kind(here)}, not a list")
+            raise PathError(f"{path}: {parent} is a {_kind(here)}, not a list")
         slot = _slot(here, step, path, where)
         if last:
             here[slot] = value
@@ -112,6 +112,10 @@ def _slot(items: list[Any], step: Index | Match, path: str, where: str) -> int:
             return i
     items.append({step.field: step.value})
     return len(items) - 1
+
+
+def _shown(steps: tuple[Step, ...]) -> str:
+    return "".join(("." if isinstance(s, Key) and j else "") + str(s) for j, s in enumerate(steps))
 
 
 def _kind(value: Any) -> str:

@@ -28,10 +28,11 @@ from kubesched.cluster.memory.system import create_system_priority_classes
 from kubesched.config.load import ConfigError, load_data
 from kubesched.controllers import ControllerManager, parse_controllers
 from kubesched.framework.preemption import preempted
+from kubesched.framework.runtime import FrameworkError
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import PluginLoadError, controllers, plugin_registry
 from kubesched.sim import FakeKubelets
-from kubesched.trace import Tracer
+from kubesched.trace import Record, Tracer
 from kubesched.whatif import snapshot as snapshots
 from kubesched.whatif.scenario.fields import ScenarioError
 from kubesched.whatif.scenario.runner import decode
@@ -82,12 +83,14 @@ class PointResult:
 
 @dataclass
 class Run:
-    """A point's finished run: what it ended with, its metrics, and the store (for the UI)."""
+    """A point's finished run: what it ended with, its metrics, the store, and (with `keep_trace`)
+    its trace records (for the UI)."""
 
     outcome: Outcome
     metrics: dict[str, Any]
     store: MemoryStore
     metric_list: list[Metric]
+    records: list[Record] = field(default_factory=list)
 
 
 class _Watcher:
@@ -190,8 +193,9 @@ async def _bench(plan: plans.Plan, scheduler: Scheduler, store: MemoryStore) -> 
     await bench_runner.play(selected, scheduler, store, measure=False)
 
 
-def simulate(plan: plans.Plan, *, tracer: Tracer | None = None) -> Run:
-    """Run `plan` to its end; PointError when it cannot be run or a plugin raised."""
+def simulate(plan: plans.Plan, *, tracer: Tracer | None = None, keep_trace: bool = False) -> Run:
+    """Run `plan` to its end; PointError when it cannot be run or a plugin raised. With
+    `keep_trace` (and no `tracer`), every trace record of the run is kept on `Run.records`."""
     try:
         registry = plugin_registry(plan.plugins)
         config = load_data(plan.config, registry)
@@ -201,23 +205,26 @@ def simulate(plan: plans.Plan, *, tracer: Tracer | None = None) -> Run:
         raise PointError(str(e)) from None
     clock = VirtualClock()
     try:
-        tracer = tracer or Tracer(clock.now)
+        tracer = tracer or Tracer(clock.now, keep=keep_trace)
         # the bench catalogue's templates set spec.priority, as scheduler_perf's API server allows
         admission_off = ("Priority",) if plan.bench is not None else ()
         store = MemoryStore(clock=clock, seed=plan.seed, tracer=tracer, disable_admission=admission_off)
         _cluster(plan, store)
         cluster = MemoryCluster(store)
-        scheduler = Scheduler(
-            cluster,
-            clock,
-            config,
-            registry,
-            tracer=tracer,
-            seed=plan.seed,
-            identity="sweep",
-            attempt_seconds=ATTEMPT_SECONDS,
-            record_results=False,
-        )
+        try:
+            scheduler = Scheduler(
+                cluster,
+                clock,
+                config,
+                registry,
+                tracer=tracer,
+                seed=plan.seed,
+                identity="sweep",
+                attempt_seconds=ATTEMPT_SECONDS,
+                record_results=False,
+            )
+        except FrameworkError as e:  # a profile's plugins that cannot be built
+            raise PointError(str(e)) from None
         watcher = _Watcher(clock.now)
         scheduler.shared_informers.informer(core_v1.Pod).add_handler(watcher)
         actors: list[Any] = [scheduler]
@@ -247,7 +254,7 @@ def simulate(plan: plans.Plan, *, tracer: Tracer | None = None) -> Run:
         metrics = measure(outcome, metric_list)
     except Exception as e:
         raise PointError(f"a metric raised: {type(e).__name__}: {e}") from None
-    return Run(outcome, metrics, store, metric_list)
+    return Run(outcome, metrics, store, metric_list, records=tracer.records)
 
 
 def _raised(scheduler: Scheduler, store: MemoryStore) -> None:

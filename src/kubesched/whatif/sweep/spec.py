@@ -13,6 +13,9 @@ axes:
   balanced:                # a value put at a path
     path: scheduler.config.profiles[0].plugins.score.enabled[NodeResourcesBalancedAllocation].weight
     values: [1, 2, 5]
+  fit:                     # named values put at a path (the names are the coordinates)
+    path: scheduler.config.profiles[0].pluginConfig[NodeResourcesFit].args.scoringStrategy
+    values: {least: {type: LeastAllocated}, most: {type: MostAllocated}}
   seed: {path: seed, range: {from: 1, to: 5}}
 ```
 
@@ -58,7 +61,7 @@ class SweepError(ValueError):
 class Axis:
     """One way the simulation is varied. `values` are the coordinates a point has on it: with
     `path`, what is put there; with `variants`, the names of patches merged into the document;
-    with `table` (the workload axis), names of what is put at `path`."""
+    with `table` (named values, the workload axis), names of what is put at `path`."""
 
     name: str
     values: tuple[Any, ...]
@@ -232,6 +235,8 @@ def _axis(name: str, value: object) -> Axis:
     except paths.PathError as e:
         raise SweepError(f"{where}.path: {e}") from None
     values = _range(body["range"], f"{where}.range") if "range" in body else body["values"]
+    if isinstance(values, Mapping) and values:  # named values: the names are the coordinates
+        return Axis(name, tuple(str(k) for k in values), path=route, table={str(k): v for k, v in values.items()})
     if not isinstance(values, list) or not values:
         raise SweepError(f"{where}.values: expected a list of one value or more, got {values!r}")
     keys = [json.dumps(v, sort_keys=True, default=str) for v in values]
