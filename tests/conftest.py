@@ -1,10 +1,12 @@
-"""Fixtures every suite may use: a real etcd, started once, where one is installed."""
+"""Fixtures every suite may use: a real etcd and a local Ray cluster, each started once, where installed."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
-from processes import etcd_binary, start_etcd
+from processes import etcd_binary, ray_binary, start_etcd, start_ray_head
 
 
 @pytest.fixture(scope="session")
@@ -16,3 +18,15 @@ def etcd_url(tmp_path_factory):
     yield url
     process.terminate()
     process.wait(10)
+
+
+@pytest.fixture(scope="session")
+def ray_address():
+    """The address of a local Ray cluster (`ray start --head`) for the session; the test is skipped,
+    saying why, where Ray is not installed."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'kubesched[ray]')")
+    if ray_binary() is None:
+        pytest.skip("no ray command beside this Python")
+    address = start_ray_head()
+    yield address
+    subprocess.run([ray_binary(), "stop", "--force"], capture_output=True, timeout=120)

@@ -115,3 +115,32 @@ def start_etcd(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
             process.kill()
             raise RuntimeError(f"etcd did not start (exit {process.poll()})")
         time.sleep(0.1)
+
+
+def ray_binary() -> str | None:
+    """The `ray` command beside this Python (Ray installed), or None."""
+    found = Path(sys.executable).with_name("ray")
+    return str(found) if found.exists() else shutil.which("ray")
+
+
+def start_ray_head(cpus: int = 2) -> str:
+    """`ray start --head` on a free port of this machine (no dashboard); its address. `ray stop`
+    ends it."""
+    binary = ray_binary()
+    assert binary is not None
+    port = free_port()
+    subprocess.run(
+        [
+            binary,
+            "start",
+            "--head",
+            f"--port={port}",
+            f"--num-cpus={cpus}",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return f"127.0.0.1:{port}"

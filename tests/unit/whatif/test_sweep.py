@@ -475,3 +475,32 @@ def test_kill_9_then_resume_keeps_each_finished_point_once_and_equals_an_uninter
     indices = [json.loads(line)["index"] for line in points.read_text().splitlines()]
     assert sorted(indices) == list(range(10))  # each once
     assert rows_without_wall(cut) == rows_without_wall(whole)
+
+
+def test_ray_runs_the_same_points_to_the_same_metrics(tmp_path, capsys, ray_address):
+    document = sweep_document(
+        nodes=8,
+        pods=20,
+        axes={
+            "strategy": {"path": FIT_STRATEGY, "values": ["LeastAllocated", "MostAllocated"]},
+            "seed": {"path": "seed", "values": [1, 2]},
+        },
+    )
+    path = sweep_file(tmp_path, document)
+    assert main(["sweep", str(path), "--out", str(tmp_path / "local")]) == 0
+    code = main(["sweep", str(path), "--out", str(tmp_path / "ray"), "--executor", "ray", "--address", ray_address])
+    assert code == 0, capsys.readouterr()
+    assert "4/4 points, 0 failed" in capsys.readouterr().err
+    assert rows_without_wall(tmp_path / "ray") == rows_without_wall(tmp_path / "local")
+
+
+def test_ray_without_a_cluster_there_is_one_line(tmp_path, capsys):
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'kubesched[ray]')")
+    from processes import free_port
+
+    path = sweep_file(tmp_path, sweep_document())
+    address = f"127.0.0.1:{free_port()}"
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out"), "--executor", "ray", "--address", address]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"--address: no Ray cluster to connect to at {address}: Connection refused" in err
+    assert len(err.splitlines()) == 1

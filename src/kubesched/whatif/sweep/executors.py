@@ -13,6 +13,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import socket
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any, Protocol
@@ -95,6 +96,8 @@ class RayExecutor:
         except ImportError:
             raise ExecutorError("--executor ray: Ray is not installed (pip install 'kubesched[ray]')") from None
         self._ray: Any = ray
+        if address and address != "auto":
+            _listening(address)
         try:
             ray.init(
                 address=address or "auto",
@@ -103,7 +106,7 @@ class RayExecutor:
                 logging_level=logging.ERROR,
                 configure_logging=False,
             )
-        except (ConnectionError, RuntimeError, ValueError) as e:
+        except Exception as e:  # Ray's own errors for a cluster it cannot join are of several kinds
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise ExecutorError(f"--address: no Ray cluster to connect to at {address or 'auto'}: {first}") from None
         self.workers = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
@@ -130,6 +133,20 @@ class RayExecutor:
             for ref in running:
                 ray.cancel(ref, force=True)
             ray.shutdown()
+
+
+def _listening(address: str) -> None:
+    """ExecutorError unless something answers at `address` (HOST:PORT, or ray://HOST:PORT): Ray
+    itself would wait a minute and more before saying so."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=3):
+            return
+    except ValueError:
+        raise ExecutorError(f"--address: expected HOST:PORT, got {address!r}") from None
+    except OSError as e:
+        why = e.strerror or type(e).__name__
+        raise ExecutorError(f"--address: no Ray cluster to connect to at {address}: {why}") from None
 
 
 def executor(
