@@ -4,6 +4,7 @@ its endpoint, its metrics, the cluster through a real client."""
 from __future__ import annotations
 
 import re
+import shutil
 import socket
 import subprocess
 import sys
