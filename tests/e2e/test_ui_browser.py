@@ -2,8 +2,8 @@
 against `cluster up --scheduler`: the cluster page fills and follows a pod created through the API
 without a reload, a pod page shows the numbers `kubesched explain` prints, and the queue page shows
 an unschedulable pod with what will wake it; and `kubesched ui` replaying drill c2's trace shows the
-victim leaving and the preemptor arriving at their recorded moments. Each page's screenshot is
-written beside the test's files."""
+victim leaving and the preemptor arriving at their recorded moments; a sweep's point opened from
+its page is replayed on the cluster page. Each page's screenshot is written beside the test's files."""
 
 from __future__ import annotations
 
@@ -23,11 +23,11 @@ from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 
-from builders import compare_report, served
+from builders import compare_report, served, sweep_document, sweep_file
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
 from kubesched.cli.main import main
 from kubesched.sim import KubeletConfig
-from kubesched.ui import Recording, load_comparison, mount_comparison, mount_replay, serve_pages
+from kubesched.ui import Recording, load_comparison, mount_comparison, mount_replay, mount_sweep, serve_pages
 from kubesched.workloads.templates import make_pod_from
 
 WAIT = 15.0  # seconds a page may take to show what it is waited for
@@ -261,6 +261,40 @@ def test_replaying_drill_c2_shows_the_victim_leaving_and_the_preemptor_arriving_
         browser.find_element("id", "next").click()  # the next moment worth stopping at: the binding
         assert wait_until(browser, where % ("urgent", bound)) == "node-0"
         browser.save_screenshot(str(shots / "replay-after.png"))
+
+
+def test_a_sweeps_point_opened_from_its_page_is_replayed_on_the_cluster_page(browser, shots, tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["sweep", str(sweep_file(tmp_path, sweep_document())), "--out", str(out), "--workers", "1"]
+    assert main([*argv, "--output", "json"]) == 0
+    capsys.readouterr()
+    app = web.Application()
+    mount_sweep(app, out)
+    rows = "return [...document.querySelectorAll('tr[data-index]')].map(r => r.dataset.index)"
+    cards = (
+        "const cards = [...document.querySelectorAll('section.node')]; "
+        "if (location.hash !== '#/' || cards.length !== 3 || !cards.every(c => c.dataset.drawn)) return null; "
+        "return cards.map(c => c.querySelectorAll('a.chip').length).sort()"
+    )
+    with served(app) as url:
+        browser.get(f"{url}/ui/")  # nothing replayed yet: the sweep's page first
+        listed = "return location.hash === '#/sweep' && document.querySelectorAll('button.open').length === 2"
+        wait_until(browser, listed)
+        assert read(browser, rows) == ["0", "1"]
+        assert not slips(browser)
+        browser.find_element("xpath", "//th/button[text()='nodesUsed']").click()
+        assert read(browser, rows) == ["1", "0"]  # MostAllocated packs: fewer nodes used
+        browser.save_screenshot(str(shots / "sweep.png"))
+        browser.find_element("css selector", "button[aria-label='open point 1']").click()
+        assert wait_until(browser, cards) == [0, 0, 4]
+        assert "point 1 (strategy=MostAllocated)" in read(
+            browser, "return document.getElementById('replaying').textContent"
+        )
+        browser.save_screenshot(str(shots / "sweep-point.png"))
+        browser.get(f"{url}/ui/#/sweep")
+        wait_until(browser, listed)
+        browser.find_element("css selector", "button[aria-label='open point 0']").click()
+        assert wait_until(browser, cards) == [1, 1, 2]  # LeastAllocated spreads
 
 
 def test_a_page_on_a_larger_cluster_loads_quickly_and_keeps_up_with_pod_changes(browser):

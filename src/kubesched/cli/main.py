@@ -279,9 +279,14 @@ def _parser() -> argparse.ArgumentParser:
 
     add_ui_options(drill, "c1's or c2's recorded run")
 
-    replay = sub.add_parser("ui", help="the web UI over a recorded run (a --trace file) or a compare report")
+    replay = sub.add_parser(
+        "ui", help="the web UI over a recorded run (a --trace file), a compare report or a sweep's results"
+    )
     replay.add_argument("trace_file", metavar="TRACE", nargs="?", help="a trace written with --trace (JSON lines)")
     replay.add_argument("--compare", metavar="REPORT", help="a report of kubesched compare --output json")
+    replay.add_argument(
+        "--sweep", metavar="DIR", help="a sweep's results directory (kubesched sweep --out): any point replayed"
+    )
     replay.add_argument("--bind", default=DEFAULT_BIND, help=f"HOST:PORT to serve on (default {DEFAULT_BIND})")
 
     lab_command.add_parser(sub)

@@ -1,6 +1,7 @@
 """`kubesched ui`: the web UI over what is not live: a recorded run (a `--trace` file) replayed at
-any moment of it, and a `kubesched compare` report side by side; served until interrupted. The
-drills and `compare` serve theirs the same way with `--ui`."""
+any moment of it, a `kubesched compare` report side by side, and a sweep's results, any point of
+which is run again to be replayed; served until interrupted. The drills and `compare` serve theirs
+the same way with `--ui`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from rich.console import Console
 
 from kubesched import ui
 from kubesched.cli import options
+from kubesched.whatif.sweep import results
+from kubesched.whatif.sweep.spec import SweepError
 
 DEFAULT_BIND = "127.0.0.1:10260"
 
@@ -26,17 +29,19 @@ def add_ui_options(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def ui_command(console: Console, args: argparse.Namespace) -> int:
-    if not args.trace_file and not args.compare:
-        options.print_error(console, "kubesched ui: give a recorded trace, --compare REPORT, or both")
+    if not args.trace_file and not args.compare and not args.sweep:
+        options.print_error(console, "kubesched ui: give a recorded trace, --compare REPORT, --sweep DIR, or several")
         return 2
     try:
         recording = ui.Recording.load(Path(args.trace_file)) if args.trace_file else None
         report = ui.load_comparison(Path(args.compare)) if args.compare else None
+        table = results.load(Path(args.sweep)) if args.sweep else None
         bind = options.host_port("--bind", args.bind)
-    except (ui.RecordingError, ui.ComparisonError, options.UsageError) as e:
+    except (ui.RecordingError, ui.ComparisonError, SweepError, options.UsageError) as e:
         options.print_error(console, str(e))
         return 2
-    return serve(console, bind, recording=recording, comparison=report)
+    sweep = (Path(args.sweep), table) if table is not None else None
+    return serve(console, bind, recording=recording, comparison=report, sweep=sweep)
 
 
 def serve(
@@ -45,13 +50,17 @@ def serve(
     *,
     recording: ui.Recording | None = None,
     comparison: dict[str, Any] | None = None,
+    sweep: tuple[Path, results.Table] | None = None,
 ) -> int:
-    """Serve the pages over `recording` and/or `comparison` on `bind` until interrupted (0); a
-    port that cannot be listened on is one line and 2."""
+    """Serve the pages over `recording`, `comparison` and/or `sweep` (a results directory and
+    what it held at the start) on `bind` until interrupted (0); a port that cannot be listened on
+    is one line and 2."""
     app = web.Application()
     if recording is not None:
         ui.mount_replay(app, recording)
-    else:
+    if sweep is not None:
+        ui.mount_sweep(app, sweep[0])
+    if recording is None and sweep is None:
         ui.serve_pages(app)
     if comparison is not None:
         ui.mount_comparison(app, comparison)
@@ -73,6 +82,10 @@ def serve(
             console.print(f"Replaying {len(recording.records)} trace records ({span:.1f} s of virtual time) at {url}")
         if comparison is not None:
             console.print(f"The comparison of {len(comparison['configs'])} configurations at {url}#/compare")
+        if sweep is not None:
+            meta, done = sweep[1].meta, len(sweep[1].results)
+            points = f"{done} of {meta.get('points', done)} points"
+            console.print(f"The sweep {meta.get('name', '')} ({points} finished) at {url}#/sweep")
         console.print("Press Ctrl-C to stop.")
         try:
             with contextlib.suppress(asyncio.CancelledError):

@@ -282,6 +282,14 @@ class Recording:
         return {"pending": _pending(state), "pods": pods, "now": rfc3339(at)}
 
 
+@dataclass(slots=True)
+class Replayed:
+    """What the replay's pages show, changed while the server runs: a recording, or none yet (a
+    sweep whose points are opened one at a time)."""
+
+    recording: Recording | None = None
+
+
 def _pending(state: State) -> dict[str, int]:
     """`scheduler_pending_pods`' counts, by the queue each waiting pod was last moved to."""
     counts = dict.fromkeys(METRIC_QUEUE.values(), 0)

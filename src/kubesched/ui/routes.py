@@ -1,6 +1,7 @@
 """The UI's routes on an aiohttp application: the pages (`/ui/`), their JSON (`/ui/api/...`), the
 live stream (`/ui/api/stream`, server-sent events) and the actions, over a running scheduler
-(`mount`); the same pages over a recorded run (`mount_replay`) and a comparison (`mount_comparison`)."""
+(`mount`); the same pages over a recorded run (`mount_replay`) and a comparison (`mount_comparison`);
+a sweep's points, each opened into a recorded run, come with `kubesched.ui.sweep.mount_sweep`."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from kubesched.ui import documents
 from kubesched.ui.actions import ActionError, Actions
 from kubesched.ui.documents import BadParameter, PodFilter
 from kubesched.ui.mirror import NODE, POD, QUEUE, Mirror
-from kubesched.ui.replay import Recording
+from kubesched.ui.replay import Recording, Replayed
 
 STATIC = Path(str(resources.files("kubesched.ui") / "static"))
 STREAM_INTERVAL = 0.1  # seconds between the stream's looks at what changed: changes are sent together
@@ -31,7 +32,7 @@ HEARTBEAT = 15.0  # seconds of quiet after which the stream says it is alive
 EVENTS_WITHIN = 2.0  # seconds a pod page waits for the pod's Events
 MIRROR = web.AppKey("kubesched.ui.mirror", Mirror)
 ACTIONS = web.AppKey("kubesched.ui.actions", Actions)
-RECORDING = web.AppKey("kubesched.ui.recording", Recording)
+REPLAYED = web.AppKey("kubesched.ui.replayed", Replayed)
 COMPARISON = web.AppKey("kubesched.ui.comparison", dict)
 
 
@@ -292,19 +293,31 @@ def mount_replay(app: web.Application, recording: Recording) -> None:
     """Serve on `app`, under `/ui/`, the same pages over a recorded run: every document takes
     `?at=SECONDS` (the moment, in the recording's clock; default its end), and `/ui/api/replay`
     says the span and the moments worth stopping at. Nothing is live: there is no stream."""
-    app[RECORDING] = recording
-    _pages(app)
-    app.router.add_get("/ui/api/replay", _replay)
-    app.router.add_get("/ui/api/cluster", _replay_cluster)
-    app.router.add_get("/ui/api/pods/{namespace}/{name}", _replay_pod)
-    app.router.add_get("/ui/api/queue", _replay_queue)
-    app.router.add_get("/ui/api/scheduler", _replay_scheduler)
+    replayed(app).recording = recording
 
 
-def _at(request: web.Request) -> float:
+def replayed(app: web.Application) -> Replayed:
+    """What the replay's routes on `app` show (the pages and the routes mounted the first time):
+    its `recording` may be set while the server runs, to replay another run; while it is None,
+    the replay's documents are 404."""
+    if REPLAYED not in app:
+        app[REPLAYED] = Replayed()
+        _pages(app)
+        app.router.add_get("/ui/api/replay", _replay)
+        app.router.add_get("/ui/api/cluster", _replay_cluster)
+        app.router.add_get("/ui/api/pods/{namespace}/{name}", _replay_pod)
+        app.router.add_get("/ui/api/queue", _replay_queue)
+        app.router.add_get("/ui/api/scheduler", _replay_scheduler)
+    return app[REPLAYED]
+
+
+def _nothing_replayed() -> web.Response:
+    return _json({"message": "nothing is replayed yet: open one of the sweep's points (#/sweep)"}, status=404)
+
+
+def _at(recording: Recording, request: web.Request) -> float:
     """`?at=`: the moment asked for (default: the recording's end); BadParameter when it is not a
     number."""
-    recording = request.app[RECORDING]
     text = request.query.get("at", "")
     if not text:
         return recording.end
@@ -322,11 +335,14 @@ MomentHandler = Callable[[Recording, float, web.Request], web.Response]
 
 def _at_moment(handler: MomentHandler) -> Callable[[web.Request], Awaitable[web.Response]]:
     """A replayed document's request: the recording and the moment asked for given to `handler`;
-    a query that does not parse (`at`, or the page's filters) is 400."""
+    a query that does not parse (`at`, or the page's filters) is 400; nothing replayed yet, 404."""
 
     async def handle(request: web.Request) -> web.Response:
+        recording = request.app[REPLAYED].recording
+        if recording is None:
+            return _nothing_replayed()
         try:
-            return handler(request.app[RECORDING], _at(request), request)
+            return handler(recording, _at(recording, request), request)
         except BadParameter as e:
             return _bad(str(e))
 
@@ -334,7 +350,10 @@ def _at_moment(handler: MomentHandler) -> Callable[[web.Request], Awaitable[web.
 
 
 async def _replay(request: web.Request) -> web.Response:
-    return _json(request.app[RECORDING].document())
+    recording = request.app[REPLAYED].recording
+    if recording is None:
+        return _nothing_replayed()
+    return _json(recording.document())
 
 
 @_at_moment

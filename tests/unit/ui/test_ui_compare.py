@@ -47,7 +47,7 @@ def test_a_file_that_is_not_a_compare_report_says_what_is_wrong(tmp_path, conten
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["ui"], "kubesched ui: give a recorded trace, --compare REPORT, or both"),
+        (["ui"], "kubesched ui: give a recorded trace, --compare REPORT, --sweep DIR, or several"),
         (["ui", "--compare", "/nonexistent.json"], "/nonexistent.json: No such file or directory"),
         (["ui", "--compare", "{report}", "--bind", "nowhere"], "--bind: expected HOST:PORT, got 'nowhere'"),
         (["drill", "c3", "--ui"], "--ui: drill c3 keeps no trace to replay (c1 and c2 do)"),

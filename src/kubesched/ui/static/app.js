@@ -75,7 +75,9 @@ async function getJSON(path) {
   const response = await fetch(path, { headers: { Accept: "application/json" } });
   const body = (response.headers.get("Content-Type") || "").includes("json") ? await response.json() : null;
   if (asked !== navigation) throw new Stale();
-  if (!response.ok) throw new Error((body && body.message) || `${response.status}`);
+  if (!response.ok) {
+    throw Object.assign(new Error((body && body.message) || `${response.status}`), { status: response.status });
+  }
   return body;
 }
 
@@ -599,7 +601,8 @@ function drawReplayBar() {
           setMoment(later.length ? Math.min(...later) : span);
         } },
       "▶"),
-      h("output", { id: "moment" }));
+      h("output", { id: "moment" }),
+      h("span", { id: "replaying", class: "site", title: replay.name || null }, replay.name || ""));
     document.querySelector("header").append(bar);
   }
   const slider = document.getElementById("at");
@@ -642,6 +645,110 @@ async function showCompare() {
   listen(() => {});
 }
 
+// -- the sweep page --------------------------------------------------------------------------------
+
+// A sweep's results (kubesched ui --sweep DIR): every point in a table; a point opened is run again,
+// traced, and the cluster, pod and queue pages replay that run.
+const SWEEP_METRICS = ["placed", "unplaced", "waitP99", "nodesUsed", "cpuUtilisation", "zoneSkew"];
+const sweepView = { column: "index", descending: false };
+
+function cell(value) {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : String(Number(value.toFixed(4)));
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+// `a` before `b` (negative), after (positive): numbers by value, the rest as text, nothing last.
+function ordered(a, b, descending) {
+  const missing = (v) => v === null || v === undefined || v === "";
+  if (missing(a) || missing(b)) return missing(a) - missing(b);
+  const c = typeof a === "number" && typeof b === "number" ? a - b
+    : cell(a).localeCompare(cell(b), undefined, { numeric: true });
+  return descending ? -c : c;
+}
+
+function sweepColumns(sweep) {
+  const metrics = sweep.metrics.filter((m) => SWEEP_METRICS.includes(m.name));
+  return [
+    { name: "index", value: (r) => r.index, num: true },
+    ...sweep.axes.map((a) => ({ name: a.name, title: a.path, value: (r) => r.point[a.name] })),
+    { name: "status", value: (r) => r.status },
+    ...metrics.map((m) => ({ name: m.name, title: `${m.description} (better: ${m.better})`,
+      value: (r) => r.metrics[m.name], num: true })),
+    { name: "error", value: (r) => r.error },
+  ];
+}
+
+function openButton(row) {
+  if (row.status !== "ok") return null;
+  return h("button", { type: "button", class: "open", "aria-label": `open point ${row.index}`, onclick: (event) => {
+    const button = event.currentTarget;
+    button.disabled = true;
+    say(`running point ${row.index} again…`, false);
+    act("POST", `/ui/api/sweep/points/${row.index}/open`).then(replayOpened).catch((error) => {
+      button.disabled = false;
+      say(error.message, true);
+    });
+  } }, "Open");
+}
+
+// The point just opened replayed from its start: a fresh time slider, then its cluster page.
+async function replayOpened() {
+  const response = await fetch("/ui/api/replay", { headers: { Accept: "application/json" } });
+  if (!response.ok) throw new Error(`the point's run is not replayed (${response.status})`);
+  Object.assign(replay, await response.json(), { on: true, t: null });
+  const bar = document.getElementById("replay");
+  if (bar) bar.remove();
+  drawReplayBar();
+  location.hash = "#/";
+}
+
+function drawSweep(sweep) {
+  const columns = sweepColumns(sweep);
+  const by = columns.find((c) => c.name === sweepView.column) || columns[0];
+  const rows = [...sweep.rows].sort((x, y) =>
+    ordered(by.value(x), by.value(y), sweepView.descending) || x.index - y.index);
+  const header = (c) => h("th", { title: c.title,
+    "aria-sort": c === by ? (sweepView.descending ? "descending" : "ascending") : null },
+  h("button", { type: "button", class: "sort", onclick: () => {
+    sweepView.descending = c === by ? !sweepView.descending : false;
+    sweepView.column = c.name;
+    drawSweep(sweep);
+  } }, c.name));
+  put(page,
+    h("h1", {}, `Sweep: ${sweep.name} (${sweep.rows.length} of ${sweep.points} points finished)`),
+    sweep.description ? h("p", {}, sweep.description) : null,
+    facts([["file", sweep.file], ["results", sweep.directory],
+      ["opened", sweep.opened === null ? "none: open a point to replay its run" : `point ${sweep.opened}`]]),
+    saidLine(),
+    h("table", { "aria-label": "Points" },
+      h("thead", {}, h("tr", {}, columns.map(header), h("th", {}, "replay"))),
+      h("tbody", {}, rows.map((r) => h("tr", { "data-index": r.index,
+        class: r.index === sweep.opened ? "chosen" : r.status !== "ok" ? "failed" : null },
+      columns.map((c) => c.name === "status"
+        ? h("td", {}, h("span", { class: `chip ${r.status === "ok" ? "Succeeded" : "Failed"}` }, r.status))
+        : h("td", { class: c.num ? "num" : null }, cell(c.value(r)))),
+      h("td", {}, openButton(r)))))),
+    sweep.rows.length ? null : h("p", { class: "empty" }, "no point has finished yet"));
+}
+
+async function showSweep() {
+  let sweep;
+  try {
+    sweep = await getJSON("/ui/api/sweep");
+  } catch (error) {
+    if (error instanceof Stale) throw error;
+    put(page, h("h1", {}, "Sweep"), error.status === 404
+      ? h("p", { class: "empty" }, "No sweep is loaded here: run kubesched ui --sweep DIR with a results ",
+        "directory of kubesched sweep.")
+      : h("p", { class: "error", role: "alert" }, error.message));
+    listen(() => {});
+    return;
+  }
+  drawSweep(sweep);
+  listen(() => {});
+}
+
 // -- routing ---------------------------------------------------------------------------------------
 
 function route() {
@@ -661,6 +768,7 @@ function route() {
   }
   const shown = name === "pod" ? showPod(rest.join("/"))
     : name === "compare" ? showCompare()
+    : name === "sweep" ? showSweep()
     : name === "pods" ? showPods()
     : name === "queue" ? showQueue()
       : name === "scheduler" ? showScheduler()
@@ -676,7 +784,10 @@ fetch("/ui/api/replay").then(async (response) => {
     Object.assign(replay, await response.json(), { on: true });
     drawReplayBar();
   } else {
-    actions.on = Boolean((await getJSON("/ui/api/scheduler").catch(() => ({}))).actions);
+    const scheduler = await getJSON("/ui/api/scheduler").catch(() => ({}));
+    actions.on = Boolean(scheduler.actions);
+    // the replay's pages with nothing replayed yet are a sweep's: its page first
+    if (scheduler.recorded && !location.hash.replace(/^#\/?/, "")) history.replaceState(null, "", "#/sweep");
   }
   route();
 }, route);
