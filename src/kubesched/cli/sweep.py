@@ -87,6 +87,13 @@ def add_parser(sub: Any) -> None:
     rep.add_argument("--pareto", metavar="X,Y", help="the Pareto front of two metrics")
     rep.add_argument("--plots", metavar="DIR", help="write PNG and SVG plots there (metric by axis, heat map, front)")
     rep.add_argument("--heatmap", metavar="AXIS,AXIS", help="with --plots: a heat map of each metric over two axes")
+    rep.add_argument(
+        "--over",
+        action="append",
+        default=[],
+        metavar="AXIS",
+        help="take points together over this axis too, as over the seeds (repeatable): e.g. the cluster sizes",
+    )
     rep.add_argument("--top", type=int, default=10, metavar="N", help="configurations listed (default 10)")
     options.add_output_option(rep, "groups, best per metric, Pareto front, plots written")
 
@@ -278,11 +285,15 @@ def _report(console: Console, args: argparse.Namespace) -> int:
         heat = _pair("--heatmap", args.heatmap)
         if heat is not None and not args.plots:
             raise SweepError("--heatmap: goes with --plots DIR")
-        found = reports.groups(table)
+        for axis in args.over:
+            if axis not in table.axes:
+                raise SweepError(f"--over: {axis!r} is not an axis of this sweep (it has {', '.join(table.axes)})")
+        over = [*reports.seed_axes(table), *args.over]
+        found = reports.groups(table, over=over)
         best = reports.best(table, found, metrics)
         front = reports.pareto(table, found, *front_metrics) if front_metrics else []
         plotted = (
-            reports.plots(table, Path(args.plots), metrics=metrics, heatmap=heat, front=front_metrics)
+            reports.plots(table, Path(args.plots), metrics=metrics, heatmap=heat, front=front_metrics, over=over)
             if args.plots
             else []
         )
@@ -292,7 +303,7 @@ def _report(console: Console, args: argparse.Namespace) -> int:
     if args.output == "json":
         document = {
             "sweep": table.meta["name"],
-            "groupedOver": reports.seed_axes(table),
+            "groupedOver": over,
             "groups": [g.to_json() for g in found],
             "best": [{"metric": m, "better": reports.better_of(table, m), **g.to_json()} for m, g in best],
             "pareto": [g.to_json() for g in front],
@@ -301,7 +312,7 @@ def _report(console: Console, args: argparse.Namespace) -> int:
         json.dump(document, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
         return 0
-    _print_report(console, table, found, best, front, front_metrics, metrics, plotted, args.top)
+    _print_report(console, table, found, best, front, front_metrics, metrics, plotted, args.top, over)
     return 0
 
 
@@ -333,8 +344,8 @@ def _print_report(
     metrics: list[str],
     plotted: list[Path],
     top: int,
+    over: list[str],
 ) -> None:
-    over = reports.seed_axes(table)
     ok = sum(1 for r in table.results if r.status == OK)
     console.print(
         f"sweep {table.meta['name']}: {len(table.results)} of {table.meta['points']} points, {ok} ran; "

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import FIT_STRATEGY, sweep_document, sweep_file
+from builders import FIT_STRATEGY, installed_package, sweep_document, sweep_file
 from kubesched.cli.main import main
 from kubesched.whatif.sweep import paths
 from kubesched.whatif.sweep.results import load as load_results
@@ -335,6 +335,27 @@ def test_a_declared_metric_is_measured_beside_the_built_in_ones(tmp_path):
     assert outcome["metrics"]["busiestNode"] == 4  # MostAllocated: all on one node
 
 
+PACKED = """
+from kubesched.whatif.sweep import Metric
+
+EMPTY = [Metric("emptyNodes", "nodes with no pod at the end", "max",
+                lambda o: sum(1 for n in o.nodes if not any(p.spec.nodeName == n.metadata.name for p in o.pods)))]
+"""
+
+
+def test_an_installed_package_declares_a_metric_every_sweep_measures(tmp_path, monkeypatch):
+    site = installed_package(
+        tmp_path,
+        name="packing-metrics",
+        version="1.0",
+        modules={"packing_metrics": PACKED},
+        entry_points={"kubesched.metrics": {"packing": "packing_metrics:EMPTY"}},
+    )
+    monkeypatch.syspath_prepend(str(site))
+    least, most = (ran(tmp_path, sweep_document(), index=i)["metrics"] for i in (0, 1))
+    assert least["emptyNodes"] == 0 and most["emptyNodes"] == 2
+
+
 def test_a_bench_workload_is_a_base_cluster_and_its_pods(tmp_path):
     document = sweep_document(
         cluster={
@@ -386,6 +407,11 @@ def test_a_sweep_writes_its_table_and_the_report_finds_the_best_and_the_front(tm
     assert best["nodesUsed"] == "MostAllocated" and best["zoneSkew"] == "LeastAllocated"
     assert {g["point"]["strategy"] for g in report["pareto"]} == {"LeastAllocated", "MostAllocated"}
 
+    assert main(["sweep", "report", str(out), "--over", "strategy", "--output", "json"]) == 0
+    over = json.loads(capsys.readouterr().out)
+    assert over["groupedOver"] == ["seed", "strategy"] and len(over["groups"]) == 1
+    assert over["groups"][0]["metrics"]["nodesUsed"]["min"] < over["groups"][0]["metrics"]["nodesUsed"]["max"]
+
     plots = tmp_path / "plots"
     assert (
         main(
@@ -426,6 +452,7 @@ def test_a_sweep_writes_its_table_and_the_report_finds_the_best_and_the_front(tm
         (["--pareto", "nodesUsed"], "--pareto: expected two names with a comma between"),
         (["--metric", "happiness"], "'happiness' is not a metric of this sweep"),
         (["--heatmap", "strategy,seed"], "--heatmap: goes with --plots DIR"),
+        (["--over", "colour"], "--over: 'colour' is not an axis of this sweep (it has strategy)"),
     ],
 )
 def test_a_report_asked_for_what_is_not_there_is_one_line(tmp_path, capsys, args, message):

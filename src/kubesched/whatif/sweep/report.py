@@ -157,10 +157,12 @@ def plots(
     metrics: Sequence[str],
     heatmap: tuple[str, str] | None = None,
     front: tuple[str, str] | None = None,
+    over: Sequence[str] | None = None,
 ) -> list[Path]:
     """Write the plots into `out` as PNG and SVG: each metric against each axis (mean over the
     other axes and the seeds, the range shaded), a heat map of each metric over two axes, the
-    groups on two metrics with their Pareto front; the files written."""
+    groups (taken together over `over`, default the seed axes) on two metrics with their Pareto
+    front; the files written."""
     plt = _pyplot()
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -186,7 +188,7 @@ def plots(
         if heatmap is not None:
             written += _heatmap(plt, table, out, metric, heatmap)
     if front is not None:
-        written += _front(plt, table, out, front)
+        written += _front(plt, table, out, front, groups(table, over=over))
     return written
 
 
@@ -220,9 +222,8 @@ def _heatmap(plt: Any, table: Table, out: Path, metric: str, axes: tuple[str, st
     return _save(plt, fig, out / f"{metric}-{rows_axis}-x-{columns_axis}")
 
 
-def _front(plt: Any, table: Table, out: Path, metrics: tuple[str, str]) -> list[Path]:
+def _front(plt: Any, table: Table, out: Path, metrics: tuple[str, str], found: list[Group]) -> list[Path]:
     x, y = metrics
-    found = groups(table)
     having = [g for g in found if g.value(x) is not None and g.value(y) is not None]
     front = pareto(table, found, x, y)
     fig, ax = plt.subplots(figsize=(6, 4.5))
