@@ -1,12 +1,13 @@
 """How a sweep's throughput scales with workers: 64 small points run with 1, 2, ... all cores.
 
-    .venv/bin/python -m bench.sweep [--points 64] [--repeat 3] [--nodes 50] [--pods 200]
+    .venv/bin/python -m bench.sweep [--points 64] [--repeat 3] [--nodes 50] [--pods 200] [--ray ADDRESS]
 
 Each point is a full simulation (N nodes, M pods arriving, the default scheduler on virtual
 time); the same 64 points are run by the local executor with each worker count in turn,
 alternating, `--repeat` times; the figure is points per second from the pool's start to the last
 result (the workers' start included). Printed: per worker count the median and range, and the
-speed-up over one worker with the share of the ideal (N workers: N x).
+speed-up over one worker with the share of the ideal (N workers: N x). With `--ray`, the same
+points as tasks on the Ray cluster at ADDRESS (`ray start --head`) too, in the same rounds.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from kubesched.whatif.sweep.executors import LocalExecutor, cores
+from kubesched.whatif.sweep.executors import Executor, LocalExecutor, RayExecutor, cores
 from kubesched.whatif.sweep.spec import load
 
 
@@ -46,14 +47,14 @@ def sweep_file(folder: Path, *, points: int, nodes: int, pods: int) -> Path:
     return path
 
 
-def run(path: Path, workers: int) -> float:
+def run(path: Path, runner: Executor) -> float:
     sweep = load(path)
     jobs = [
         {"index": p.index, "point": p.coordinates, "document": sweep.resolve(p), "root": str(sweep.root)}
         for p in sweep.points()
     ]
     began = time.perf_counter()
-    results = list(LocalExecutor(workers).run(jobs))
+    results = list(runner.run(jobs))
     elapsed = time.perf_counter() - began
     assert all(r["status"] == "ok" for r in results), [r for r in results if r["status"] != "ok"][:1]
     return len(results) / elapsed
@@ -65,14 +66,18 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--nodes", type=int, default=50)
     parser.add_argument("--pods", type=int, default=200)
+    parser.add_argument("--ray", metavar="ADDRESS", help="also run the points on this Ray cluster")
     args = parser.parse_args()
     counts = sorted({1, 2, cores()} & set(range(1, cores() + 1)))
     with tempfile.TemporaryDirectory() as folder:
         path = sweep_file(Path(folder), points=args.points, nodes=args.nodes, pods=args.pods)
         rates: dict[int, list[float]] = {n: [] for n in counts}
+        on_ray: list[float] = []
         for _ in range(args.repeat):
             for n in counts:
-                rates[n].append(run(path, n))
+                rates[n].append(run(path, LocalExecutor(n)))
+            if args.ray:
+                on_ray.append(run(path, RayExecutor(args.ray)))
     one = statistics.median(rates[1])
     print(f"{args.points} points of {args.nodes} nodes and {args.pods} pods; {cores()} cores; {args.repeat} runs each")
     for n in counts:
@@ -81,6 +86,11 @@ def main() -> None:
         print(
             f"  {n} worker{'s' if n > 1 else ' '}: {median:6.2f} points/s ({min(rates[n]):.2f}-{max(rates[n]):.2f})"
             f"  {speedup:.2f}x one worker, {speedup / n:.0%} of ideal"
+        )
+    if on_ray:
+        median = statistics.median(on_ray)
+        print(
+            f"  ray      : {median:6.2f} points/s ({min(on_ray):.2f}-{max(on_ray):.2f})  {median / one:.2f}x one worker"
         )
 
 
