@@ -9,7 +9,7 @@ from lightkube.models import meta_v1
 from lightkube.resources import core_v1, scheduling_v1
 
 from builders import binding, deployment_config, make_node, make_pod
-from kubesched.clock import DEFAULT_EPOCH
+from kubesched.clock import DEFAULT_EPOCH, VirtualClock
 from kubesched.cluster import AlreadyExists, BadRequest, Conflict, Forbidden, Gone, Invalid, NotFound
 from kubesched.cluster.errors import ApplyConflict
 from kubesched.cluster.memory import MemoryStore, copy_object
@@ -557,3 +557,14 @@ class TestServerSideApply:
         cleared = copy_object(store.get(core_v1.Pod, "p"))
         cleared.metadata.managedFields = []  # [] clears them
         assert store.update(cleared).metadata.managedFields is None
+
+
+def test_a_uid_drawn_never_repeats_one_restored():
+    # A snapshot saved from a store of the same seed holds the UIDs this store would draw first.
+    first = MemoryStore(clock=VirtualClock(), seed=3)
+    saved = first.create(make_pod("saved").obj)
+    again = MemoryStore(clock=VirtualClock(), seed=3)
+    again.restore(saved)
+    made = again.create(make_pod("made").obj)
+    assert made.metadata.uid != saved.metadata.uid
+    assert again.get(core_v1.Pod, "saved", namespace="default").metadata.uid == saved.metadata.uid

@@ -210,6 +210,7 @@ class MemoryStore:
         self._compacted = first_resource_version
         self._watches: dict[type[Any], list[MemoryWatch]] = {cls: [] for cls in self._objects}
         self._rng = random.Random(seed)
+        self._restored_uids: set[str] = set()  # given, not drawn: a drawn one must not repeat them
         self._strategies: dict[type[Any], Strategy] = {
             **STRATEGIES,
             apiextensions_v1.CustomResourceDefinition: CustomResourceDefinitionStrategy(
@@ -463,7 +464,10 @@ class MemoryStore:
                 raise NotFound(f'namespaces "{meta.namespace}" not found', kind="namespaces", name=meta.namespace)
         else:
             meta.namespace = None
-        meta.uid = meta.uid or self._new_uid()
+        if meta.uid:
+            self._restored_uids.add(meta.uid)
+        else:
+            meta.uid = self._new_uid()
         meta.creationTimestamp = meta.creationTimestamp or self._stamp()
         self._validate(kind, o, self._strategy(kind).validate(o))
         key = (meta.namespace or "", meta.name)
@@ -877,9 +881,14 @@ class MemoryStore:
             raise BadRequest(f'invalid resource version "{rv}"') from None
 
     def _new_uid(self) -> str:
-        """A version-4 UUID drawn from the store's seeded generator (reproducible runs)."""
-        h = f"{(self._rng.getrandbits(128) & _UUID_CLEAR) | _UUID_V4:032x}"
-        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        """A version-4 UUID drawn from the store's seeded generator (reproducible runs), never one an
+        object restored into the store has: a snapshot saved from a store of the same seed holds
+        the very UIDs this store would draw first."""
+        while True:
+            h = f"{(self._rng.getrandbits(128) & _UUID_CLEAR) | _UUID_V4:032x}"
+            uid = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+            if uid not in self._restored_uids:
+                return uid
 
     def _stamp(self, *, offset: int = 0) -> datetime:
         second = int(self.clock.now()) + offset
