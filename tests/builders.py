@@ -620,3 +620,24 @@ def sweep_file(folder: Any, document: dict[str, Any], name: str = "sweep.yaml") 
     path = Path(folder) / name
     path.write_text(yaml.safe_dump(document, sort_keys=False))
     return path
+
+
+def swept(folder: Any, document: dict[str, Any]) -> Any:
+    """The results directory (`folder/out`) of the sweep `document`, its points run here one after
+    another, as `kubesched sweep` keeps them."""
+    from kubesched.whatif.sweep.metrics import BUILTIN, WALL
+    from kubesched.whatif.sweep.results import ResultsDir
+    from kubesched.whatif.sweep.simulate import PointResult, run_job
+    from kubesched.whatif.sweep.spec import load as load_sweep
+
+    sweep = load_sweep(sweep_file(folder, document))
+    points = sweep.points()
+    out = Path(folder) / "out"
+    results = ResultsDir(out)
+    results.start(sweep, points, [*BUILTIN, WALL], resume=False, force=False)
+    for p in points:
+        job = {"index": p.index, "point": p.coordinates, "document": sweep.resolve(p), "root": str(sweep.root)}
+        results.append(PointResult.from_json(run_job(job)))
+    results.close()
+    results.finish()
+    return out

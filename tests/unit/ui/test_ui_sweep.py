@@ -13,48 +13,16 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from builders import call_all, fetch_all
+from builders import FIT_STRATEGY, call_all, fetch_all, sweep_document, sweep_file, swept
 from kubesched.cli.main import main
 from kubesched.trace import Record
 from kubesched.ui import Recording, mount_replay, mount_sweep
-from kubesched.whatif.sweep.metrics import BUILTIN, WALL
-from kubesched.whatif.sweep.results import POINTS, ResultsDir
-from kubesched.whatif.sweep.simulate import PointResult, run_job
-from kubesched.whatif.sweep.spec import load as load_sweep
-
-TINY = """\
-name: tiny
-cluster: {nodes: [{name: node, count: 3, capacity: {cpu: "4", memory: 16Gi, pods: "110"}}]}
-workloads:
-  web: {horizon: 10s, pods: [{count: 4, name: "web-{i}", template: {metadata: {labels: {app: web}},
-    spec: {containers: [{name: c, image: pause, resources: {requests: {cpu: "1"}}}]}}}]}
-axes:
-  strategy:
-    path: "scheduler.config.profiles[0].pluginConfig[NodeResourcesFit].args.scoringStrategy.type"
-    values: [LeastAllocated, MostAllocated]
-"""
-
-
-def swept(folder: Path, text: str = TINY) -> Path:
-    """The results directory of the sweep `text`, every point run here, one after another."""
-    path = folder / "tiny.yaml"
-    path.write_text(text)
-    sweep = load_sweep(path)
-    points = sweep.points()
-    out = folder / "out"
-    results = ResultsDir(out)
-    results.start(sweep, points, [*BUILTIN, WALL], resume=False, force=False)
-    for p in points:
-        job = {"index": p.index, "point": p.coordinates, "document": sweep.resolve(p), "root": str(sweep.root)}
-        results.append(PointResult.from_json(run_job(job)))
-    results.close()
-    results.finish()
-    return out
+from kubesched.whatif.sweep.results import POINTS
 
 
 @pytest.fixture(scope="module")
 def results_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return swept(tmp_path_factory.mktemp("sweep"))
+    return swept(tmp_path_factory.mktemp("sweep"), sweep_document())
 
 
 def served_sweep(directory: Path) -> web.Application:
@@ -137,9 +105,8 @@ def point_to(directory: Path, sweep_file: Path) -> None:
 
 def reversed_axis(directory: Path) -> None:
     """The sweep file edited since: its axis's values the other way round."""
-    edited = directory.parent / "edited.yaml"
-    edited.write_text(TINY.replace("[LeastAllocated, MostAllocated]", "[MostAllocated, LeastAllocated]"))
-    point_to(directory, edited)
+    axes = {"strategy": {"path": FIT_STRATEGY, "values": ["MostAllocated", "LeastAllocated"]}}
+    point_to(directory, sweep_file(directory.parent, sweep_document(axes=axes), "edited.yaml"))
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import signal
 import socket
+from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any, Protocol
@@ -66,14 +67,14 @@ class LocalExecutor:
         # no thread of this process (the progress bar's) is copied into them.
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["kubesched.whatif.sweep.simulate"])
-        queue = list(jobs)
+        queue = deque(jobs)
         pool: Any
         with ProcessPool(max_workers=self.workers, context=context) as pool:
             running: dict[Future[Any], dict[str, Any]] = {}
             try:
                 while queue or running:
                     while queue and len(running) < 2 * self.workers:  # a few ahead, not all at once
-                        job = queue.pop(0)
+                        job = queue.popleft()
                         running[pool.schedule(run_job, args=(job,), timeout=self.timeout)] = job
                     done, _ = wait(running, return_when=FIRST_COMPLETED)
                     for future in done:
@@ -114,12 +115,12 @@ class RayExecutor:
     def run(self, jobs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         ray = self._ray
         task = ray.remote(num_cpus=1, max_retries=0)(run_job)
-        queue = list(jobs)
+        queue = deque(jobs)
         running: dict[Any, dict[str, Any]] = {}
         try:
             while queue or running:
                 while queue and len(running) < 2 * self.workers:
-                    job = queue.pop(0)
+                    job = queue.popleft()
                     running[task.remote(job)] = job
                 done, _ = ray.wait(list(running), num_returns=1)
                 for ref in done:
