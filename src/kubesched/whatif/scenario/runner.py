@@ -16,6 +16,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -45,6 +46,7 @@ from kubesched.whatif.scenario.spec import (
     Assert,
     Create,
     Delete,
+    NodeGroup,
     Patch,
     Ref,
     Scenario,
@@ -194,23 +196,30 @@ class Observer:
                 return condition.check(self.world)
 
 
-def _stored(store: MemoryStore, scenario: Scenario) -> None:
-    """The scenario's cluster before the start: the system PriorityClasses, the snapshot, the
-    node groups, the objects."""
+def stored(
+    store: MemoryStore,
+    *,
+    snapshot: Path | None = None,
+    nodes: Sequence[NodeGroup] = (),
+    objects: Sequence[dict[str, Any]] = (),
+) -> None:
+    """A cluster before the start, as scenario and sweep files give it: the system
+    PriorityClasses, the snapshot, the node groups, the objects; ScenarioError naming the field
+    (`cluster.snapshot`, `cluster.objects[2]`) when one cannot be stored."""
     create_system_priority_classes(store)
-    if scenario.snapshot is not None:
+    if snapshot is not None:
         try:
-            snapshots.load(scenario.snapshot).restore(store)
+            snapshots.load(snapshot).restore(store)
         except snapshots.SnapshotError as e:
-            raise ScenarioError(f"{scenario.path}: cluster.snapshot: {e}") from None
-    for name, index, template in node_groups(scenario.nodes):
+            raise ScenarioError(f"cluster.snapshot: {e}") from None
+    for name, index, template in node_groups(nodes):
         store.create(template.make(name, index))
-    for i, document in enumerate(scenario.objects):
+    for i, document in enumerate(objects):
         try:
             store.create(decode(store, document))
         except (KeyError, ValueError, ApiError) as e:
             message = e.args[0] if isinstance(e, KeyError) else str(e)
-            raise ScenarioError(f"{scenario.path}: cluster.objects[{i}]: {message}") from None
+            raise ScenarioError(f"cluster.objects[{i}]: {message}") from None
 
 
 def run(scenario: Scenario, *, config: SchedulerConfig, registry: Registry, label: str = "") -> ScenarioRun:
@@ -223,7 +232,10 @@ def run(scenario: Scenario, *, config: SchedulerConfig, registry: Registry, labe
     clock = VirtualClock()
     tracer = Tracer(clock.now)
     store = MemoryStore(clock=clock, seed=scenario.seed, tracer=tracer)
-    _stored(store, scenario)
+    try:
+        stored(store, snapshot=scenario.snapshot, nodes=scenario.nodes, objects=scenario.objects)
+    except ScenarioError as e:
+        raise ScenarioError(f"{scenario.path}: {e}") from None
     cluster = MemoryCluster(store)
     world = World(store)
     observer = Observer(cluster, world)

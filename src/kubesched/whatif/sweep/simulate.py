@@ -24,7 +24,6 @@ from lightkube.resources import core_v1
 from kubesched.clock import VirtualClock
 from kubesched.cluster.codec import decoder
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
-from kubesched.cluster.memory.system import create_system_priority_classes
 from kubesched.config.load import ConfigError, load_data
 from kubesched.controllers import ControllerManager, parse_controllers
 from kubesched.framework.preemption import preempted
@@ -33,10 +32,8 @@ from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import PluginLoadError, controllers, plugin_registry
 from kubesched.sim import FakeKubelets
 from kubesched.trace import Record, Tracer
-from kubesched.whatif import snapshot as snapshots
 from kubesched.whatif.scenario.fields import ScenarioError
-from kubesched.whatif.scenario.runner import decode
-from kubesched.whatif.scenario.spec import node_groups
+from kubesched.whatif.scenario.runner import stored
 from kubesched.whatif.sweep import plan as plans
 from kubesched.whatif.sweep.metrics import BUILTIN, WALL, Metric, Outcome, declared, measure
 from kubesched.workloads import runner as bench_runner
@@ -144,22 +141,6 @@ class _Watcher:
                 return
 
 
-def _cluster(plan: plans.Plan, store: MemoryStore) -> None:
-    create_system_priority_classes(store)
-    if plan.snapshot is not None:
-        try:
-            snapshots.load(plan.snapshot).restore(store)
-        except snapshots.SnapshotError as e:
-            raise PointError(f"cluster.snapshot: {e}") from None
-    for name, index, template in node_groups(plan.nodes):
-        store.create(template.make(name, index))
-    for i, document in enumerate(plan.objects):
-        try:
-            store.create(decode(store, document))
-        except (KeyError, ValueError) as e:
-            raise PointError(f"objects[{i}]: {e.args[0] if isinstance(e, KeyError) else e}") from None
-
-
 def _pod(entry: plans.Pods, index: int, scheduler_name: str, where: str) -> core_v1.Pod:
     body = msgspec.json.decode(msgspec.json.encode(entry.template))
     metadata = body.setdefault("metadata", {})
@@ -209,7 +190,10 @@ def simulate(plan: plans.Plan, *, tracer: Tracer | None = None, keep_trace: bool
         # the bench catalogue's templates set spec.priority, as scheduler_perf's API server allows
         admission_off = ("Priority",) if plan.bench is not None else ()
         store = MemoryStore(clock=clock, seed=plan.seed, tracer=tracer, disable_admission=admission_off)
-        _cluster(plan, store)
+        try:
+            stored(store, snapshot=plan.snapshot, nodes=plan.nodes, objects=plan.objects)
+        except ScenarioError as e:
+            raise PointError(str(e)) from None
         cluster = MemoryCluster(store)
         try:
             scheduler = Scheduler(
