@@ -25,6 +25,7 @@ from kubesched.whatif.sweep.simulate import run_job
 from kubesched.whatif.sweep.spec import SweepError, load
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "sweep.yaml"
+PLUGIN_EXAMPLE = EXAMPLE.with_name("sweep-plugin.yaml")
 
 
 def job(sweep, index):
@@ -614,3 +615,14 @@ def test_an_interrupted_sweep_says_how_far_it_got(tmp_path):
     assert "points kept in" in err and "--resume goes on from there" in err
     assert main(["sweep", str(path), "--out", str(out), "--resume"]) == 0
     assert sorted(json.loads(line)["index"] for line in points.read_text().splitlines()) == list(range(10))
+
+
+def test_the_plugin_example_keeps_pods_off_sundays_only_with_the_plugin(tmp_path):
+    out = tmp_path / "out"
+    sample = ["--samples", "4", "--sampling", "lhs", "--sample-seed", "2"]
+    assert main(["sweep", str(PLUGIN_EXAMPLE), *sample, "--out", str(out)]) == 0
+    rows = load_results(out).rows()
+    assert {r["plugin"] for r in rows} == {"default", "no-sundays"}
+    for row in rows:
+        assert row["placed"] == 1000
+        assert row["nodesUsed"] == (400 if row["plugin"] == "no-sundays" else 500)
