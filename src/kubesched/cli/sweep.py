@@ -69,9 +69,11 @@ def add_parser(sub: Any) -> None:
     )
     run.add_argument("--samples", type=int, metavar="N", help="run N points drawn from the product instead of all")
     run.add_argument(
-        "--sampling", choices=SAMPLINGS, default=RANDOM, help=f"with --samples: {RANDOM} or {LATIN_HYPERCUBE}"
+        "--sampling", choices=SAMPLINGS, default=RANDOM, help=f"with --samples: {RANDOM} (default) or {LATIN_HYPERCUBE}"
     )
-    run.add_argument("--sample-seed", type=int, default=0, metavar="N", help="with --samples: the draw's seed")
+    run.add_argument(
+        "--sample-seed", type=int, default=0, metavar="N", help="with --samples: the draw's seed (default 0)"
+    )
     run.add_argument("--timeout", metavar="DURATION", help="local: a point running longer than this fails")
     run.add_argument("--list", action="store_true", help="list the points (index and coordinates) and stop")
     options.add_output_option(run, "the sweep's outcome: points run, failed, where the results are")
