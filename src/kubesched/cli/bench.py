@@ -23,6 +23,7 @@ from rich.table import Table
 from kubesched.api import yamlfile
 from kubesched.cli import options
 from kubesched.cli.runtime import tune_gc
+from kubesched.cli.tables import print_table
 from kubesched.cli.ui import add_ui_options
 from kubesched.cli.ui import serve as serve_ui
 from kubesched.config import ConfigError
@@ -35,8 +36,9 @@ from kubesched.workloads.runner import Stalled, run
 PROFILE_LINES = 40  # functions in a --profile report
 
 
-def add_parser(sub: Any) -> None:
-    bench = sub.add_parser("bench", help="upstream's scheduler_perf test cases on the memory cluster, pods/s")
+def add_parser(sub: Any, name: str, help: str) -> None:
+    bench = sub.add_parser(name, help=help)
+    bench.set_defaults(run=bench_command)
     bench.add_argument(
         "workload",
         nargs="?",
@@ -258,7 +260,7 @@ def print_list(console: Console, output: str) -> None:
     for row in rows:
         sizes = " ".join(f"{k}={v}" for k, v in row["params"].items())
         table.add_row(row["workload"], sizes, ",".join(row["labels"]), str(row["threshold"] or "-"))
-    console.print(table)
+    print_table(console, table)
     console.print("\nNot reproduced:")
     for name, why in NOT_REPRODUCED.items():
         console.print(f"  {name}: {why}", highlight=False)

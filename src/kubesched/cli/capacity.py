@@ -34,13 +34,14 @@ WORKLOADS = {
 }
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Any, name: str, help: str) -> None:
     cap = sub.add_parser(
-        "capacity",
-        help="how many instances of a pod a cluster can still schedule (cluster-capacity's question)",
+        name,
+        help=help,
         description="Simulate placing copies of each pod spec, one by one, with kubesched's scheduler on a "
         "copy of the cluster, until a copy does not fit or the limit is reached. The cluster is only read.",
     )
+    cap.set_defaults(run=capacity_command)
     source = cap.add_mutually_exclusive_group()
     source.add_argument("--kubeconfig", metavar="K", help="the cluster to read (default: in-cluster, $KUBECONFIG)")
     source.add_argument("--snapshot", metavar="FILE", help="instead: a file of kubesched snapshot save")

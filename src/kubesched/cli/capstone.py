@@ -282,10 +282,9 @@ def _sites(sites: Sequence[str]) -> str:
 # -- the command -------------------------------------------------------------------------------------
 
 
-def add_parser(sub: Any) -> None:
-    cap = sub.add_parser(
-        "capstone", help="a measurement and a story: an out-of-tree plugin measured, a preemption told"
-    )
+def add_parser(sub: Any, name: str, help: str) -> None:
+    cap = sub.add_parser(name, help=help)
+    cap.set_defaults(run=capstone_command)
     cap.add_argument("--workload", metavar="FILE", help="default: the out-of-tree package's gang-contention workload")
     cap.add_argument("--config", metavar="FILE", help="the measured scheduler's configuration (default: the package's)")
     cap.add_argument("--seed", type=int, default=0, help="the simulation's seed (default 0)")

@@ -19,8 +19,9 @@ from kubesched.trace.digests import Problem, check, dumps, load_digests, reread
 from kubesched.trace.upstream import SITES, TAG
 
 
-def add_parser(sub: Any) -> None:
-    cit = sub.add_parser("citations", help=f"check every upstream file:line kubesched cites against {TAG}")
+def add_parser(sub: Any, name: str, help: str) -> None:
+    cit = sub.add_parser(name, help=help)
+    cit.set_defaults(run=citations_command)
     cit.add_argument(
         "--source",
         metavar="DIR",

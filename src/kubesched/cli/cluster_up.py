@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import secrets
 from pathlib import Path
+from typing import Any
 
 from lightkube.resources import core_v1
 from rich.console import Console
@@ -18,8 +19,10 @@ from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
 from kubesched.cli.runtime import until_stopped
 from kubesched.cluster.journal import JournalError
 from kubesched.config import SchedulerConfig
+from kubesched.controllers import CONTROLLERS
 from kubesched.framework.registry import Registry
 from kubesched.scheduler.discovery import PluginLoadError
+from kubesched.scheduler.server import DEFAULT_PORT
 from kubesched.whatif.snapshot import Snapshot, SnapshotError, load
 
 
@@ -146,3 +149,114 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         return 1
     console.print("kubesched cluster stopped.")
     return 0
+
+
+def add_parser(sub: Any, name: str, help: str) -> None:
+    cluster = sub.add_parser(name, help=help)
+    cluster.set_defaults(run=cluster_up)
+    cluster_sub = cluster.add_subparsers(dest="cluster_command", required=True)
+    up = cluster_sub.add_parser("up", help="serve the Kubernetes API with fake nodes until interrupted")
+    up.add_argument("--nodes", type=int, default=None, help="fake nodes to create (default 3; with --from 0)")
+    up.add_argument("--node-template", metavar="FILE", help="a Node manifest (YAML) the fake nodes copy")
+    up.add_argument(
+        "--from",
+        dest="snapshot",
+        metavar="FILE",
+        help="start from a saved cluster (kubesched snapshot save): its nodes, pods and the rest, as they were",
+    )
+    up.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1, this machine only); any other address needs --token-file "
+        "or --tls, or --allow-unauthenticated",
+    )
+    up.add_argument("--port", type=options.port, default=6443, help="port to listen on (default 6443; 0 picks one)")
+    up.add_argument(
+        "--kubeconfig",
+        default=".kubesched/kubeconfig",
+        help="where to write the kubeconfig, mode 0600 (default .kubesched/kubeconfig)",
+    )
+    up.add_argument("--token-file", metavar="F", help="require the bearer token in F on every request (serves HTTPS)")
+    up.add_argument(
+        "--authorization",
+        type=options.authorization_mode,
+        default="AlwaysAllow",
+        metavar="MODE",
+        help="AlwaysAllow (default) or RBAC: Roles and bindings decide every request, as kube-apiserver's "
+        "--authorization-mode RBAC (a token is then generated unless --token-file gives one)",
+    )
+    up.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a self-signed certificate; without --token-file, require a generated token "
+        "(written into the kubeconfig)",
+    )
+    up.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        help="let a --host other than loopback serve the API (and the scheduler's endpoints) to anyone who reaches it",
+    )
+    up.add_argument(
+        "--kubelets",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="simulate the nodes' kubelets (default); --no-kubelets leaves bound pods as they are",
+    )
+    up.add_argument(
+        "--controllers",
+        default="*",
+        metavar="LIST",
+        help="the built-in controllers to run, as kube-controller-manager's --controllers: names, * for all "
+        f"(default), -name to leave one out ({', '.join(sorted(CONTROLLERS))})",
+    )
+    up.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="keep the cluster in a SQLite database in DIR and start from what it holds (default: in memory, "
+        "lost at stop)",
+    )
+    up.add_argument(
+        "--etcd",
+        metavar="URL",
+        help="instead: keep the cluster in the etcd at URL (v3 API, e.g. http://127.0.0.1:2379) and start from "
+        "what it holds under --etcd-prefix (needs kubesched[etcd])",
+    )
+    up.add_argument(
+        "--etcd-prefix",
+        default="/kubesched",
+        metavar="KEY",
+        help="with --etcd: the key prefix this cluster is kept under (default /kubesched; one cluster a prefix)",
+    )
+    up.add_argument(
+        "--data-sync",
+        type=str.upper,
+        choices=("NORMAL", "FULL"),
+        default="NORMAL",
+        help="with --data-dir: NORMAL (default) loses no answered write when the process is killed; FULL also "
+        "none when the machine loses power, at an fsync per write",
+    )
+    up.add_argument(
+        "--watch-history", type=int, default=10_000, help="changes kept for watch resumption (default 10000)"
+    )
+    up.add_argument(
+        "--event-ttl",
+        type=options.duration,
+        default=3600.0,
+        metavar="DURATION",
+        help="how long Events are kept after their last write, as kube-apiserver's --event-ttl (default 1h)",
+    )
+    up.add_argument("--scheduler", action="store_true", help="also run kubesched's scheduler (default profile)")
+    options.add_results_options(up)
+    up.add_argument(
+        "--scheduler-port",
+        type=options.port,
+        default=DEFAULT_PORT,
+        help=f"port of the scheduler's endpoints (default {DEFAULT_PORT}; 0 picks one)",
+    )
+    up.add_argument("--scheduler-config", metavar="FILE", help="a KubeSchedulerConfiguration (YAML) for --scheduler")
+    up.add_argument(
+        "--ui-actions",
+        action="store_true",
+        help="with --scheduler: the UI may create and delete pods, cordon and uncordon nodes, and add nodes",
+    )
+    options.add_plugin_option(up)

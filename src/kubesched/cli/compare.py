@@ -6,11 +6,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from kubesched.cli import options
+from kubesched.cli.tables import print_table
+from kubesched.cli.ui import add_ui_options
 from kubesched.cli.ui import serve as serve_ui
 from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.framework.registry import Registry
@@ -65,7 +68,7 @@ def print_reports(console: Console, name: str, description: str, reports: list[R
         table.add_column(r.config)
     for label, cells in summary(reports):
         table.add_row(label, *cells)
-    console.print(table)
+    print_table(console, table)
     for r in reports:
         console.print(f"\n[bold]{r.config}[/bold] (schedulerName {r.scheduler_name})")
         for node in r.nodes:
@@ -80,3 +83,17 @@ def print_reports(console: Console, name: str, description: str, reports: list[R
         for namespace, quota in r.quotas.items():
             high = "none" if quota["cpuMax"] < 0 else f"{quota['cpuMax']}m"
             console.print(f"  quota {namespace}: {quota['cpuUsed']}m cpu used, min {quota['cpuMin']}m, max {high}")
+
+
+def add_parser(sub: Any, name: str, help: str) -> None:
+    cmp = sub.add_parser(name, help=help)
+    cmp.set_defaults(run=compare_command)
+    cmp.add_argument("workload", help="a workload file (YAML: nodes, objects, pods; see docs/plugins.md)")
+    cmp.add_argument(
+        "--config", action="append", default=[], metavar="FILE", help="a KubeSchedulerConfiguration, or `default`"
+    )
+    cmp.add_argument("--seed", type=int, default=0, help="seed of the clusters and schedulers (default 0)")
+    cmp.add_argument("--plot", metavar="FILE", help="write the per-node utilisation of each configuration as SVG")
+    options.add_output_option(cmp, "each configuration's placement and measures")
+    options.add_plugin_option(cmp)
+    add_ui_options(cmp, "the comparison")

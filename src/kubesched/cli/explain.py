@@ -17,6 +17,7 @@ from rich.table import Table
 from kubesched.cli import options
 from kubesched.cli.queue import GATED, HUGE, simulation
 from kubesched.cli.remote import FetchError, get_json
+from kubesched.cli.tables import print_table
 from kubesched.clock.base import rfc3339
 from kubesched.trace.upstream import cite, extension_point
 
@@ -122,7 +123,7 @@ def print_attempt(
             )
             count = group.get("count", len(nodes or ()))
             table.add_row(str(count), group["plugin"] or "-", "; ".join(group["reasons"]), which or "(not listed)")
-        console.print(table)
+        print_table(console, table)
         console.print("  One node in full: --node NAME; every node of each group: --all-nodes", style="dim")
     if attempt.get("closestToFitting"):
         console.print(f"Closest to fitting, now {_cite('fitsRequest')}:", highlight=False)
@@ -168,7 +169,7 @@ def _print_node(console: Console, attempt: dict[str, Any], node: str) -> None:
         for plugin, c in scored["plugins"].items():
             table.add_row(plugin, str(c["raw"]), str(c["normalized"]), str(c["weight"]), str(c["weighted"]))
         table.add_row("TOTAL", "", "", "", str(scored["total"]), end_section=True)
-        console.print(table)
+        print_table(console, table)
         chosen = " (the chosen node)" if node == attempt.get("selectedNode") else ""
         console.print(f"  rank {_rank(attempt['scores'], node)} of {len(attempt['scores'])}{chosen}", highlight=False)
         return
@@ -223,7 +224,7 @@ def _print_scores(console: Console, attempt: dict[str, Any]) -> None:
         cells = (s["plugins"][plugin] for s in scores)
         table.add_row(plugin, *(f"{c['raw']} -> {c['normalized']} x {c['weight']}" for c in cells))
     table.add_row("TOTAL", *(str(s["total"]) for s in scores), end_section=True)
-    console.print(table)
+    print_table(console, table)
     console.print(
         f"  each plugin's score {_cite('ScorePlugin')}, normalized {_cite('ScoreExtensions')}, "
         f"at most {_cite('MaxScore')}; the host {_cite('sortedNodeScores')}",
@@ -238,3 +239,17 @@ def _print_scores(console: Console, attempt: dict[str, Any]) -> None:
         )
     if len(attempt.get("topNodes", ())) > 1:
         console.print(f"  tied at the top: {', '.join(attempt['topNodes'])} (one picked at random)", highlight=False)
+
+
+def add_parser(sub: Any, name: str, help: str) -> None:
+    exp = sub.add_parser(name, help=help)
+    exp.set_defaults(run=explain_command)
+    exp.add_argument("pod", metavar="NAMESPACE/POD", help="the pod (a bare name means the default namespace)")
+    exp.add_argument("--url", help="a running scheduler's endpoints (default: the simulation kubesched queue runs)")
+    exp.add_argument("--attempt", type=int, metavar="N", help="this attempt (default: the last one kept)")
+    exp.add_argument("--node", metavar="NAME", help="one node in full: its Filter verdict or its scores by plugin")
+    exp.add_argument("--all-nodes", action="store_true", help="list every node of each Filter group")
+    exp.add_argument("--nodes", type=int, default=3, help="without --url: fake nodes (default 3)")
+    exp.add_argument("--pods", type=int, default=12, help="without --url: small pods (default 12)")
+    exp.add_argument("--seed", type=int, default=0, help="without --url: seed for pod sizes (default 0)")
+    options.add_output_option(exp, "the attempts as recorded, the last one explained")

@@ -16,14 +16,15 @@ from kubesched.whatif.capacity import CapacityError, with_defaults
 from kubesched.whatif.counterfactual import Search, pending_pod, search
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Any, name: str, help: str) -> None:
     fit = sub.add_parser(
-        "fit",
-        help="what would make an unschedulable pod fit: changes searched, each verified by scheduling again",
+        name,
+        help=help,
         description="Search for the smallest changes after which the pod is bound: nodes added, a taint removed "
         "or tolerated, one constraint relaxed, requests lowered, lower-priority pods evicted. Each is verified "
         "by scheduling the pod again on a copy of the cluster with the change; the cluster is only read.",
     )
+    fit.set_defaults(run=fit_command)
     cluster = fit.add_mutually_exclusive_group()
     cluster.add_argument("--kubeconfig", metavar="K", help="the cluster to read (default: in-cluster, $KUBECONFIG)")
     cluster.add_argument("--snapshot", metavar="FILE", help="instead: a file of kubesched snapshot save")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -19,6 +20,22 @@ from kubesched.scheduler.discovery import PluginLoadError, plugin_registry
 from kubesched.scheduler.profiles import check_profiles
 from kubesched.scheduler.results import ResultStore
 from kubesched.sim import NodeTemplate
+from kubesched.trace import JsonLinesSink, Sink
+
+
+@contextlib.contextmanager
+def trace_sinks(path: str | None) -> Iterator[list[Sink]]:
+    """What `--trace FILE` asks for: every trace record written to FILE as JSON lines (no sink
+    without it); the file is closed at the end."""
+    if not path:
+        yield []
+        return
+    try:
+        stream = open(path, "w")  # noqa: SIM115 - closed below, after the run
+    except OSError as e:
+        raise UsageError(f"--trace: {path}: {e.strerror or e}") from None
+    with stream:
+        yield [JsonLinesSink(stream)]
 
 
 class UsageError(Exception):

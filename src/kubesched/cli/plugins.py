@@ -16,6 +16,7 @@ from rich.table import Table
 
 from kubesched.cache import Snapshot
 from kubesched.cli import options
+from kubesched.cli.tables import print_table
 from kubesched.clock import RealClock
 from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.framework.args import decode_args
@@ -133,5 +134,15 @@ def plugins_command(console: Console, args: argparse.Namespace) -> int:
         args_text = "" if info.args_type is None else f"{info.args_type} {json.dumps(info.args, separators=(',', ':'))}"
         points = ", ".join(info.points) if not info.error else f"[red]{info.error}[/red]"
         table.add_row(info.name, info.source, points, ", ".join(info.batch), args_text, _enabled_text(info))
-    console.print(table)
+    print_table(console, table)
     return 0
+
+
+def add_parser(sub: Any, name: str, help: str) -> None:
+    plugins = sub.add_parser(name, help=help)
+    plugins.set_defaults(run=plugins_command)
+    plugins.add_argument(
+        "--config", metavar="FILE", help="a KubeSchedulerConfiguration: build its profiles as run would"
+    )
+    options.add_output_option(plugins, "every plugin, its extension points and where it is enabled")
+    options.add_plugin_option(plugins)

@@ -11,12 +11,12 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 
 from kubesched.cli import options
 from kubesched.cli.burst import GATE, KUBESCHED, BurstResult, run_burst
 from kubesched.cli.remote import FetchError, get_json
+from kubesched.cli.tables import print_table
 from kubesched.scheduler.server import queue_document
 
 HUGE = ("huge", "6")  # (name, cpu): more CPU than a default fake node has
@@ -103,16 +103,21 @@ def print_queue(console: Console, document: dict[str, Any]) -> None:
             "\n".join(pod["wake_on"]) or "-",
         )
     if document["pods"]:
-        if console.is_terminal:
-            console.print(table)
-        else:  # piped or redirected: no terminal to fit, so every cell whole on its line
-            width = console.width
-            console.width = max(width, Measurement.get(console, console.options.update(width=10_000), table).maximum)
-            try:
-                console.print(table)
-            finally:
-                console.width = width
+        print_table(console, table)
     else:
         console.print("No pending pods.")
     counts = ", ".join(f"{count} {name}" for name, count in document["pending"].items())
     console.print(f"Pending: {counts}")
+
+
+def add_parser(sub: Any, name: str, help: str) -> None:
+    queue = sub.add_parser(name, help=help)
+    queue.set_defaults(run=queue_command)
+    queue.add_argument("--url", help="a running scheduler's endpoint (cluster up --scheduler); default: simulate")
+    queue.add_argument("--nodes", type=int, default=3, help="simulation: fake nodes (default 3)")
+    queue.add_argument(
+        "--pods", type=int, default=12, help="simulation: small pods besides huge and gated (default 12)"
+    )
+    queue.add_argument("--seed", type=int, default=0, help="simulation: seed (default 0)")
+    queue.add_argument("--horizon", type=float, default=30.0, help="simulation: virtual seconds to run (default 30)")
+    options.add_output_option(queue, "the pending pods (json: what /debug/queue answers)")

@@ -30,24 +30,29 @@ from kubesched.workloads.compare import report_of
 DIFFERENCES = 20  # rows of differing pods a table shows
 
 
-def add_parsers(sub: Any) -> None:
+def add_record_parser(sub: Any, name: str, help: str) -> None:
     rec = sub.add_parser(
-        "record",
-        help="record a cluster's changes (nodes, pods, what placement depends on) as JSON Lines, read-only",
+        name,
+        help=help,
         description="List what placement depends on, then watch it: one object change a line, written as it "
         "comes, watches resumed (and the kind listed again when the server no longer has the version). Stops "
         "after --duration, or on Ctrl-C / SIGTERM with the file complete. Secrets and Events are never read.",
     )
+    rec.set_defaults(run=record_command)
     rec.add_argument("--kubeconfig", metavar="K", help="the cluster to read (default: in-cluster, $KUBECONFIG)")
     rec.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording to write")
     rec.add_argument("--duration", metavar="D", help="stop after this long (10m, 1h30m; default: until interrupted)")
+
+
+def add_replay_parser(sub: Any, name: str, help: str) -> None:
     rep = sub.add_parser(
-        "replay",
-        help="replay a recording on virtual time under scheduler configurations and compare the placements",
+        name,
+        help=help,
         description="The recording's objects restored, its changes applied at their times (pods created pending, "
         "deleted, finished), the scheduler deciding: per configuration the pods placed, the waits from creation to "
         "binding and the preemptions, beside the recorded scheduler's, and the pods placed differently.",
     )
+    rep.set_defaults(run=replay_command)
     rep.add_argument("file", metavar="FILE", help="a file of kubesched record")
     rep.add_argument(
         "--config",

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from kubesched.api.quantity import milli_value
 from kubesched.cli.burst import BurstResult
+from kubesched.cli.tables import print_table
 
 
 def print_minimal_report(console: Console, result: BurstResult) -> None:
@@ -17,7 +18,7 @@ def print_minimal_report(console: Console, result: BurstResult) -> None:
         seen = f"{p.free_cpu_seen}m" if p.free_cpu_seen is not None else "-"
         phase = f"[red]{p.phase} ({p.reason})[/red]" if p.phase == "Failed" else p.phase
         table.add_row(p.pod, p.cpu, p.node or "-", seen, phase)
-    console.print(table)
+    print_table(console, table)
 
     per_node = Table(title="Nodes")
     for col in ("node", "allocatable cpu", "pods bound", "cpu requested by bound pods"):
@@ -27,7 +28,7 @@ def print_minimal_report(console: Console, result: BurstResult) -> None:
         requested = sum(milli_value(p.cpu) for p in bound)
         style = "[red]" if requested > cpu else ""
         per_node.add_row(node, f"{cpu}m", str(len(bound)), f"{style}{requested}m")
-    console.print(per_node)
+    print_table(console, per_node)
 
     if result.rejected:
         rej = Table(title="Rejected by the kubelet")
@@ -35,7 +36,7 @@ def print_minimal_report(console: Console, result: BurstResult) -> None:
             rej.add_column(col)
         for p in result.rejected:
             rej.add_row(p.pod, p.node or "-", p.reason or "", p.message or "")
-        console.print(rej)
+        print_table(console, rej)
         console.print(
             f"[bold red]{len(result.rejected)} of {len(result.placements)} pods were bound to a node that had no "
             "room for them.[/bold red] The scheduler never subtracted its own bindings; it waited for the watch "

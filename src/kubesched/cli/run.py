@@ -345,3 +345,42 @@ def controllers_command(console: Console, kubeconfig: str | None) -> int:
         return 1 if failures else 0
 
     return asyncio.run(main())
+
+
+def add_parser(sub: Any, name: str, help: str) -> None:
+    run = sub.add_parser(name, help=help)
+    run.set_defaults(run=run_command)
+    run.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration (default: the default profile)")
+    run.add_argument("--kubeconfig", metavar="K", help="default: clientConnection.kubeconfig, in-cluster, $KUBECONFIG")
+    run.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="campaign for the Lease before scheduling (default: leaderElection.leaderElect)",
+    )
+    run.add_argument(
+        "--metrics-bind",
+        default="127.0.0.1:10259",
+        metavar="HOST:PORT",
+        help="where /healthz, /readyz, /metrics and /debug/queue are served, over plain HTTP without "
+        "authentication (default 127.0.0.1:10259, this machine only; in a pod, its own address to be probed)",
+    )
+    run.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="GATE=BOOL,...",
+        help="as kube-scheduler's (default: v1.36.2's): SchedulerAsyncPreemption=false removes victims on the "
+        "scheduling thread",
+    )
+    options_.add_results_options(run)
+    options_.add_plugin_option(run)
+
+
+def add_controllers_parser(sub: Any, name: str, help: str) -> None:
+    ctl = sub.add_parser(name, help=help)
+    ctl.set_defaults(run=_controllers)
+    ctl.add_argument("--kubeconfig", metavar="K", help="default: $KUBECONFIG or ~/.kube/config")
+
+
+def _controllers(console: Console, args: argparse.Namespace) -> int:
+    return controllers_command(console, args.kubeconfig)

@@ -19,8 +19,9 @@ from kubesched.whatif.scenario.runner import PASSED, SKIPPED
 _MARKS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
 
 
-def add_parser(sub: Any) -> None:
-    scenario = sub.add_parser("scenario", help="scenarios with assertions, run on virtual time (exit 1 on a failure)")
+def add_parser(sub: Any, name: str, help: str) -> None:
+    scenario = sub.add_parser(name, help=help)
+    scenario.set_defaults(run=scenario_command)
     scenario_sub = scenario.add_subparsers(dest="scenario_command", required=True)
     runs = scenario_sub.add_parser(
         "run",

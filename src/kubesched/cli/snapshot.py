@@ -17,8 +17,9 @@ from kubesched.cluster.errors import ApiError
 from kubesched.whatif.sync import Syncer
 
 
-def add_parser(sub: Any) -> None:
-    snap = sub.add_parser("snapshot", help="save a cluster's scheduling state to a file (read-only)")
+def add_parser(sub: Any, name: str, help: str) -> None:
+    snap = sub.add_parser(name, help=help)
+    snap.set_defaults(run=snapshot_command)
     snap_sub = snap.add_subparsers(dest="snapshot_command", required=True)
     save = snap_sub.add_parser(
         "save",

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table as RichTable
 
 from kubesched.cli import options
+from kubesched.cli.tables import print_table
 from kubesched.scheduler.discovery import PluginLoadError, plugin_registry
 from kubesched.whatif.scenario.fields import ScenarioError
 from kubesched.whatif.sweep import plan as plans
@@ -40,10 +40,9 @@ def normalised(argv: Sequence[str]) -> list[str]:
     return argv
 
 
-def add_parser(sub: Any) -> None:
-    sweep = sub.add_parser(
-        "sweep", help="many simulations at once: a sweep file's points on every core or on Ray, kept, reported"
-    )
+def add_parser(sub: Any, name: str, help: str) -> None:
+    sweep = sub.add_parser(name, help=help)
+    sweep.set_defaults(run=sweep_command)
     sweep_sub = sweep.add_subparsers(dest="sweep_command", required=True)
     run = sweep_sub.add_parser(
         "run",
@@ -318,16 +317,6 @@ def _report(console: Console, args: argparse.Namespace) -> int:
     return 0
 
 
-def _wide(console: Console, table: RichTable) -> None:
-    """`table` as wide as its cells need (a pipe's 80 columns would fold them)."""
-    needed = Measurement.get(console, console.options.update(width=10_000), table).maximum
-    if needed <= console.width:
-        console.print(table)
-        return
-    wide = Console(file=console.file, width=needed, no_color=console.no_color, force_terminal=console.is_terminal)
-    wide.print(table)
-
-
 def _cell(group: reports.Group, metric: str) -> str:
     summary = group.metrics.get(metric)
     if summary is None:
@@ -360,7 +349,7 @@ def _print_report(
         summary.add_column(column, overflow="fold")
     for metric, group in best:
         summary.add_row(metric, reports.better_of(table, metric), _cell(group, metric), group.label)
-    _wide(console, summary)
+    print_table(console, summary)
     if front_metrics is not None:
         x, y = front_metrics
         pareto = RichTable(title=f"Pareto front of {x} and {y}", title_justify="left")
@@ -368,7 +357,7 @@ def _print_report(
             pareto.add_column(column, overflow="fold")
         for g in front:
             pareto.add_row(_cell(g, x), _cell(g, y), g.label)
-        _wide(console, pareto)
+        print_table(console, pareto)
     listing = RichTable(title=f"configurations (first {min(top, len(found))} of {len(found)})", title_justify="left")
     axes = list(found[0].coordinates) if found else []
     shown = [m for m in metrics if m in LISTED] if len(metrics) > len(LISTED) else metrics
@@ -376,7 +365,7 @@ def _print_report(
         listing.add_column(column, overflow="fold")
     for g in found[:top]:
         listing.add_row(*(reports.shown(g.coordinates[a]) for a in axes), *(_cell(g, m) for m in shown), str(g.failed))
-    _wide(console, listing)
+    print_table(console, listing)
     if plotted:
         folder = plotted[0].parent
         console.print(f"wrote {len(plotted)} plots (PNG and SVG) to {folder}", highlight=False, soft_wrap=True)

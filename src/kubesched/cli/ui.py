@@ -97,3 +97,14 @@ def serve(
     with contextlib.suppress(KeyboardInterrupt):
         return asyncio.run(run())
     return 0
+
+
+def add_parser(sub: Any, name: str, help: str) -> None:
+    replay = sub.add_parser(name, help=help)
+    replay.set_defaults(run=ui_command)
+    replay.add_argument("trace_file", metavar="TRACE", nargs="?", help="a trace written with --trace (JSON lines)")
+    replay.add_argument("--compare", metavar="REPORT", help="a report of kubesched compare --output json")
+    replay.add_argument(
+        "--sweep", metavar="DIR", help="a sweep's results directory (kubesched sweep --out): any point replayed"
+    )
+    replay.add_argument("--bind", default=DEFAULT_BIND, help=f"HOST:PORT to serve on (default {DEFAULT_BIND})")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.cli.main import main
+from kubesched.cli.commands import COMMANDS
+from kubesched.cli.main import main, parser
 
 
 def test_minimal_json_reports_placements_and_rejections(capsys):
@@ -118,8 +119,6 @@ def test_run_and_cluster_up_say_where_they_listen_in_their_help(capsys):
 
 
 def _options():
-    from kubesched.cli.main import _parser
-
     def walk(parser, path):
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
@@ -128,7 +127,7 @@ def _options():
             elif action.option_strings and action.dest not in ("help", "version"):
                 yield " ".join(path), action
 
-    return list(walk(_parser(), []))
+    return list(walk(parser(every=True), []))
 
 
 def test_every_option_says_what_it_does_and_its_default():
@@ -146,6 +145,54 @@ def test_version_names_kubesched_and_the_kube_scheduler_it_follows(capsys):
         main(["--version"])
     assert done.value.code == 0
     assert capsys.readouterr().out.strip() == "kubesched 0.1.0 (kube-scheduler v1.36.2)"
+
+
+LOADED = (
+    "import sys\n"
+    "from kubesched.cli.main import main\n"
+    "try:\n"
+    "    main(sys.argv[1:])\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "print(' '.join(sorted(m for m in sys.modules if m.startswith('kubesched'))), file=sys.stderr)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--version"], {"kubesched", "kubesched.cli", "kubesched.cli.commands", "kubesched.cli.main"}),
+        (["--help"], {"kubesched", "kubesched.cli", "kubesched.cli.commands", "kubesched.cli.main"}),
+    ],
+)
+def test_version_and_help_import_no_command(argv, expected):
+    done = subprocess.run([sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, check=True)
+    assert set(done.stderr.split()) == expected
+
+
+def test_a_command_imports_its_own_module_and_no_other_command():
+    done = subprocess.run([sys.executable, "-c", LOADED, "citations", "--help"], capture_output=True, text=True)
+    loaded = set(done.stderr.split())
+    assert "kubesched.cli.citations" in loaded
+    others = {c.where.partition(":")[0] for c in COMMANDS} - {"kubesched.cli.citations"}
+    assert loaded & others == set()
+
+
+def test_every_command_has_its_parser_and_what_runs_it():
+    top = parser(every=True)
+    sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == [c.name for c in COMMANDS]
+    for command in COMMANDS:
+        assert callable(sub.choices[command.name].get_default("run")), command.name
+
+
+def test_bench_list_piped_shows_every_workload_name_whole(capsys):
+    from kubesched.workloads.cases import CASES
+
+    assert main(["bench", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    names = [f"{case.name}/{w.name}" for case in CASES.values() for w in case.workloads]
+    assert names and all(any(line.split()[:1] == [name] for line in lines) for name in names)
 
 
 @pytest.mark.parametrize("value", ["*,-cronjob", "replicaset,ttl"])

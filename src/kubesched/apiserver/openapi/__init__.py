@@ -14,8 +14,8 @@ and operations of every served kind (`v2`), the v3 documents converted from them
 v2 document's gnostic protobuf encoding (`gnostic`).
 """
 
+from kubesched import K8S_VERSION
 from kubesched.apiserver.openapi.v2 import (
-    K8S_VERSION,
     V2_PROTOBUF_ACCEPT,
     swagger_v2,
     swagger_v2_json,

@@ -7,6 +7,7 @@ import functools
 import json
 from collections.abc import Iterator
 
+from kubesched import K8S_VERSION
 from kubesched.apiserver.openapi import gnostic
 from kubesched.cluster.definitions import META, definition_name
 from kubesched.cluster.kinds import KINDS, Kind
@@ -22,7 +23,6 @@ from kubesched.cluster.schemas import (
 )
 
 ACTION = "x-kubernetes-action"  # an operation's verb, in both versions' documents
-K8S_VERSION = "v1.36.2"
 V2_PROTOBUF_ACCEPT = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 """What kubectl sends as Accept for `/openapi/v2` when it wants `swagger_v2_protobuf()`."""
 

@@ -9,7 +9,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from kubesched.apiserver.openapi.v2 import ACTION, K8S_VERSION, swagger_v2
+from kubesched import K8S_VERSION
+from kubesched.apiserver.openapi.v2 import ACTION, swagger_v2
 from kubesched.cluster.schemas import GVK_EXTENSION, REF_V2, REF_V3, Json, group_versions
 
 

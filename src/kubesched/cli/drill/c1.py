@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kubesched.cli.drill.story import failed_scheduling, print_citations, print_explained, print_steps
+from kubesched.cli.tables import print_table
 from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
@@ -326,7 +327,7 @@ def print_c1(console: Console, story: BacklogStory | None = None) -> None:
             _plugins(d.from_message),
             _plugins(d.from_explain) + ("" if d.from_message == d.from_explain else "  [red](differs)[/red]"),
         )
-    console.print(table)
+    print_table(console, table)
     agree = sum(1 for p in story.per_pod.values() if p["fromMessage"] == p["fromExplain"])
     console.print(f"Pod by pod, the two diagnoses agree for {agree} of {len(story.per_pod)} pods.")
     console.print(

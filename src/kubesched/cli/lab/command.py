@@ -15,6 +15,7 @@ from kubesched.cli import options
 from kubesched.cli.lab.book import BOOK, LABS, Lab
 from kubesched.cli.lab.harness import recording
 from kubesched.cli.lab.result import LabResult
+from kubesched.cli.tables import print_table
 from kubesched.cli.ui import add_ui_options
 from kubesched.cli.ui import serve as serve_ui
 from kubesched.cluster import ApiError
@@ -26,8 +27,9 @@ ANSWER_HELP = f"lab {ANSWERED}: your queue state machine (YAML) to compare with 
 KUBECONFIG_HELP = "the live cluster of the labs that need one (kubesched cluster up writes a kubeconfig)"
 
 
-def add_parser(sub: Any) -> None:
-    lab = sub.add_parser("lab", help="the curriculum's 37 labs: list them, run one narrated, or check their claims")
+def add_parser(sub: Any, name: str, help: str) -> None:
+    lab = sub.add_parser(name, help=help)
+    lab.set_defaults(run=lab_command)
     verbs = lab.add_subparsers(dest="verb", required=True)
     listing = verbs.add_parser("list", help="every lab with its id, title, module and what it needs")
     options.add_output_option(listing, "the lab book")
@@ -170,7 +172,7 @@ def _list(console: Console, *, as_json: bool) -> int:
     for lab in BOOK:
         row = lab.to_json()
         table.add_row(lab.id, escape(lab.title), row["module"], lab.needs, row["command"] or "not runnable yet")
-    console.print(table)
+    print_table(console, table)
     return 0
 
 
