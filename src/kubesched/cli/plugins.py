@@ -21,7 +21,7 @@ from kubesched.clock import RealClock
 from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.framework.args import decode_args
 from kubesched.framework.conformance import declared_points, declares
-from kubesched.framework.handle import Handle, Services
+from kubesched.framework.handle import FrameworkHandle, Services
 from kubesched.framework.interface import (
     EnqueueExtensions,
     ExtensionPoint,
@@ -91,7 +91,7 @@ def describe(registry: Registry, config: SchedulerConfig) -> list[PluginInfo]:
             info.args_type = entry.args_type.__name__
             info.args = _defaults(entry.args_type)
         try:
-            plugin = entry.factory(None, Handle(services))
+            plugin = entry.factory(None, FrameworkHandle(services))
         except Exception as e:
             info.error = f"its factory failed without arguments: {type(e).__name__}: {e}"
         else:

@@ -7,7 +7,7 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
     QueueingHint,
 )
-from kubesched.framework.handle import Handle, Listers, Services
+from kubesched.framework.handle import FrameworkHandle, Handle, Listers, Services
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -32,6 +32,7 @@ __all__ = [
     "ExtensionPoint",
     "Framework",
     "FrameworkError",
+    "FrameworkHandle",
     "Handle",
     "Listers",
     "NodeToStatus",

@@ -250,10 +250,87 @@ class Services:
     seed: int = 0
 
 
-class Handle:
-    """One profile's handle. Plugins receive it in their factory `(args, handle)`. Without a
-    framework (a plugin built on its own, in tests) the methods that run other plugins raise and
-    no pod waits at Permit."""
+class Handle(Protocol):
+    """What a plugin is given in its factory `(args, handle)`: its profile's view of the scheduler.
+    The framework's `FrameworkHandle` is one; a test may pass anything that has these members."""
+
+    profile_name: str
+    rng: random.Random  # seeded from the scheduler's seed: the same seed, the same choices
+    events: EventRecorder  # Events about pods, as this profile's scheduler posts them
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The nodes as of the start of the current cycle (NodeInfo per node, the NodeTable)."""
+        ...
+
+    @property
+    def cluster(self) -> Cluster:
+        """The API, for plugins that write (binding, preemption)."""
+        ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def listers(self) -> Listers: ...
+
+    @property
+    def nominator(self) -> Nominator: ...
+
+    @property
+    def tracer(self) -> Tracer: ...
+
+    @property
+    def metrics(self) -> FrameworkMetrics: ...
+
+    @property
+    def features(self) -> Features:
+        """The feature gates the scheduler runs with."""
+        ...
+
+    def informer(self, kind: type[T]) -> Informer[T]:
+        """The scheduler's informer of `kind` (asked for in the factory)."""
+        ...
+
+    def run_in_background(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run `coro` as a task of the scheduler (awaited when it drains or stops)."""
+        ...
+
+    def run_blocking(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run `coro`, the scheduler taking no other pod from its queue until it has finished."""
+        ...
+
+    def activate(self, pods: Sequence[PodInfo]) -> None:
+        """Move these pods, if pending, to activeQ now."""
+        ...
+
+    def run_filter_plugins(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None: ...
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+    def iterate_over_waiting_pods(self) -> Iterator[WaitingPod]: ...
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject a pod waiting at Permit (for every plugin it waits on); whether there was one."""
+        ...
+
+
+class FrameworkHandle:
+    """One profile's handle, as the framework builds it (a `Handle`). Without a framework (a
+    plugin built on its own, in tests) the methods that run other plugins raise and no pod waits
+    at Permit."""
 
     def __init__(self, services: Services, *, profile_name: str = "", framework: Framework | None = None) -> None:
         self._framework = framework

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kubesched.framework.handle import Handle
+    from kubesched.framework.interface import Plugin
 
-Factory = Callable[[Any, "Handle"], Any]  # (decoded args or None, handle) -> plugin
+Factory = Callable[[Any, "Handle"], "Plugin"]  # (decoded args or None, handle) -> plugin
 IN_TREE = "in-tree"
 
 

@@ -15,7 +15,7 @@ from kubesched.framework.args import decode_args
 from kubesched.framework.conformance import ConformanceError, check, declared_points, declares
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, WILDCARD_EVENT, ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.framework.handle import Handle, Services
+from kubesched.framework.handle import FrameworkHandle, Services
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MAX_PERMIT_TIMEOUT,
@@ -161,7 +161,7 @@ class Framework:
         self.clock = services.clock
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.waiting_pods = WaitingPods()
-        self.handle = Handle(services, profile_name=profile_name, framework=self)
+        self.handle = FrameworkHandle(services, profile_name=profile_name, framework=self)
         self.instances: dict[str, Plugin] = {}
         for entries in plugins.enabled.values():
             for name, _ in entries:

@@ -18,48 +18,39 @@ points it implements, built by a factory `(args, handle)`::
         return NoSundays()
 
 Packages declare plugins under the entry-point group `kubesched.plugins` (entry name = plugin name,
-value `module:attr`, attr a factory or a `PluginSpec`). `kubesched.plugin.testing` checks a plugin
-against the framework; `kubesched.plugin.preemption` is the preemption library PostFilter plugins
-use. See docs/plugins.md.
+value `module:attr`, attr a factory or a `PluginSpec`).
+
+This module holds what most plugins need; the rest comes in tiers of its own: `batch` (Filter and
+Score over the node table at once), `handle` (what the Handle hands out: informers, listers,
+feature gates), `resources` (resource names and amounts, images, host ports), `cluster` (the API's
+errors, custom resources), `registry` (plugins by name), `events` (the rarer event resources),
+`preemption` (the library PostFilter plugins use), `testing` (a plugin checked against the
+framework) and `controllers`. Every tier's names and signatures are pinned by a test; `PLUGIN_API`
+says which version of the surface this is, and docs/plugins.md what may change between versions.
+See docs/plugins.md.
 """
 
-from kubesched.cache import ImageState, NodeInfo, PodInfo, Resource, normalized_image_name
-from kubesched.cache.podinfo import HostPort, host_ports
-from kubesched.cache.resource import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
-from kubesched.cache.table import Bool, Int, NodeTable, RowNodes
-from kubesched.cluster.custom import custom_resource
-from kubesched.cluster.errors import ApiError, Conflict, NotFound
+from kubesched.cache import NodeInfo, PodInfo
 from kubesched.framework.args import ArgsError, decode_args
-from kubesched.framework.batch import fails, filter_memo, filter_per_node, score_per_node, zeros
-from kubesched.framework.conformance import declares
 from kubesched.framework.cycle_state import CycleState, StateData
 from kubesched.framework.events import (
     ASSIGNED_POD,
     NODE,
     POD,
-    UNSCHEDULED_POD,
-    WILDCARD,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     QueueingHint,
 )
-from kubesched.framework.features import Features
-from kubesched.framework.handle import Handle, Informer, InformerHandler, Listers, Workloads
+from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MAX_PERMIT_TIMEOUT,
     MIN_NODE_SCORE,
     BindPlugin,
     EnqueueExtensions,
-    ExtensionPoint,
-    FailureSignatures,
-    FilterBatchPlugin,
     FilterPlugin,
-    HintKeys,
-    Mask,
     NodeToStatus,
-    NormalizeScoreBatch,
     PermitPlugin,
     Plugin,
     PostBindPlugin,
@@ -71,67 +62,40 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
-    QueueSortKey,
     QueueSortPlugin,
     ReservePlugin,
-    Rows,
-    ScoreBatchPlugin,
     ScoreExtensions,
     ScorePlugin,
-    Scores,
 )
-from kubesched.framework.normalize import default_normalize_array, default_normalize_score
+from kubesched.framework.normalize import default_normalize_score
 from kubesched.framework.queued import QueuedPodInfo
-from kubesched.framework.registry import Factory, PluginSpec, Registry
+from kubesched.framework.registry import PluginSpec
 from kubesched.framework.status import SKIP, Code, Status, StatusError
 from kubesched.framework.waiting import WaitingPod
-from kubesched.plugin import preemption
+
+PLUGIN_API = "1.0"  # the version of this surface (all tiers); docs/plugins.md says what a change of it means
 
 __all__ = [
     "ASSIGNED_POD",
-    "CPU",
-    "EPHEMERAL_STORAGE",
     "MAX_NODE_SCORE",
     "MAX_PERMIT_TIMEOUT",
-    "MEMORY",
     "MIN_NODE_SCORE",
     "NODE",
+    "PLUGIN_API",
     "POD",
-    "PODS",
     "SKIP",
-    "UNSCHEDULED_POD",
-    "WILDCARD",
     "ActionType",
-    "ApiError",
     "ArgsError",
     "BindPlugin",
-    "Bool",
     "ClusterEvent",
     "ClusterEventWithHint",
     "Code",
-    "Conflict",
     "CycleState",
     "EnqueueExtensions",
-    "ExtensionPoint",
-    "Factory",
-    "FailureSignatures",
-    "Features",
-    "FilterBatchPlugin",
     "FilterPlugin",
     "Handle",
-    "HintKeys",
-    "HostPort",
-    "ImageState",
-    "Informer",
-    "InformerHandler",
-    "Int",
-    "Listers",
-    "Mask",
     "NodeInfo",
-    "NodeTable",
     "NodeToStatus",
-    "NormalizeScoreBatch",
-    "NotFound",
     "PermitPlugin",
     "Plugin",
     "PluginSpec",
@@ -145,35 +109,16 @@ __all__ = [
     "PreFilterPlugin",
     "PreFilterResult",
     "PreScorePlugin",
-    "QueueSortKey",
     "QueueSortPlugin",
     "QueuedPodInfo",
     "QueueingHint",
-    "Registry",
     "ReservePlugin",
-    "Resource",
-    "RowNodes",
-    "Rows",
-    "ScoreBatchPlugin",
     "ScoreExtensions",
     "ScorePlugin",
-    "Scores",
     "StateData",
     "Status",
     "StatusError",
     "WaitingPod",
-    "Workloads",
-    "custom_resource",
-    "declares",
     "decode_args",
-    "default_normalize_array",
     "default_normalize_score",
-    "fails",
-    "filter_memo",
-    "filter_per_node",
-    "host_ports",
-    "normalized_image_name",
-    "preemption",
-    "score_per_node",
-    "zeros",
 ]

@@ -1,4 +1,5 @@
-"""What a package's controllers use: the cluster API, its events and errors, the clock.
+"""What a package's controllers use: the cluster API, its events, the clock (the API's errors are
+`kubesched.plugin.cluster`'s).
 
 A package declares controllers under the entry-point group `kubesched.controllers`: the entry's
 value names a factory `(cluster, clock) -> controller`, the controller an `async run()` that works
@@ -7,7 +8,7 @@ server; `kubesched controllers --kubeconfig K` runs them against any cluster.
 """
 
 from kubesched.clock import Clock
-from kubesched.cluster import ApiError, Cluster, Gone, NotFound, WatchEvent
+from kubesched.cluster import Cluster, Gone, WatchEvent
 from kubesched.cluster.protocol import ADDED, BOOKMARK, DELETED, MODIFIED
 
 ENTRY_POINT_GROUP = "kubesched.controllers"
@@ -18,10 +19,8 @@ __all__ = [
     "DELETED",
     "ENTRY_POINT_GROUP",
     "MODIFIED",
-    "ApiError",
     "Clock",
     "Cluster",
     "Gone",
-    "NotFound",
     "WatchEvent",
 ]

@@ -21,7 +21,15 @@ from kubesched.clock.base import TimerHandle
 from kubesched.cluster import Cluster
 from kubesched.framework.conformance import declares
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.handle import EventRecorder, Handle, Listers, Nominator, Services, StaticInformers
+from kubesched.framework.handle import (
+    EventRecorder,
+    FrameworkHandle,
+    Handle,
+    Listers,
+    Nominator,
+    Services,
+    StaticInformers,
+)
 from kubesched.framework.interface import (
     BindPlugin,
     FilterBatchPlugin,
@@ -166,7 +174,7 @@ def services(
 
 def standalone_handle(**kw: Any) -> Handle:
     """A handle for a plugin built on its own (no framework); keywords as `services`."""
-    return Handle(services(**kw), profile_name="test-scheduler")
+    return FrameworkHandle(services(**kw), profile_name="test-scheduler")
 
 
 class _QueueOrder(QueueSortPlugin):
@@ -202,7 +210,7 @@ def framework(
                 registry.register(name, spec)
     names = list(enabled if enabled is not None else registry)
     svc = services(**kw)
-    probe = Handle(svc, profile_name=profile_name)
+    probe = FrameworkHandle(svc, profile_name=profile_name)
     built: dict[str, Any] = {}
     for n in names:
         entry = registry.get(n)
@@ -323,3 +331,18 @@ def _score(
                         f"normalize_score {a}"
                     )
     out.scores = {n.name: s for n, s in zip(nodes, scores, strict=True)}
+
+
+__all__ = [
+    "DEFAULT_NOW",
+    "Deferred",
+    "Disagreement",
+    "FrozenClock",
+    "RecordingMetrics",
+    "Verdicts",
+    "check_plugin",
+    "framework",
+    "services",
+    "snapshot_of",
+    "standalone_handle",
+]

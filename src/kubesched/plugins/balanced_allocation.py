@@ -19,21 +19,9 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api.errors import FieldError
-from kubesched.plugin import (
-    CPU,
-    MEMORY,
-    SKIP,
-    CycleState,
-    Handle,
-    Int,
-    NodeInfo,
-    PodInfo,
-    PreScorePlugin,
-    ScoreBatchPlugin,
-    Status,
-    score_per_node,
-    zeros,
-)
+from kubesched.plugin import SKIP, CycleState, Handle, NodeInfo, PodInfo, PreScorePlugin, Status
+from kubesched.plugin.batch import Int, ScoreBatchPlugin, score_per_node, zeros
+from kubesched.plugin.resources import CPU, MEMORY
 from kubesched.plugins.resource_scoring import (
     MAX_NODE_SCORE,
     ResourceSpec,
@@ -54,7 +42,7 @@ from kubesched.plugins.resource_scoring import (
 )
 
 if TYPE_CHECKING:
-    from kubesched.plugin import NodeTable
+    from kubesched.plugin.batch import NodeTable
 
 FloatArray = npt.NDArray[np.float64]
 

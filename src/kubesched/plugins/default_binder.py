@@ -8,7 +8,8 @@ from lightkube.models.core_v1 import ObjectReference
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Binding
 
-from kubesched.plugin import ApiError, BindPlugin, Status
+from kubesched.plugin import BindPlugin, Status
+from kubesched.plugin.cluster import ApiError
 
 if TYPE_CHECKING:
     from kubesched.plugin import CycleState, Handle, PodInfo

@@ -22,25 +22,22 @@ from kubesched.plugin import (
     ClusterEvent,
     ClusterEventWithHint,
     EnqueueExtensions,
-    Int,
     NodeToStatus,
-    NormalizeScoreBatch,
     PostFilterPlugin,
     PostFilterResult,
     PreBindPlugin,
     PreEnqueuePlugin,
     ReservePlugin,
-    ScoreBatchPlugin,
     Status,
     decode_args,
-    default_normalize_array,
     default_normalize_score,
-    zeros,
 )
+from kubesched.plugin.batch import Int, NormalizeScoreBatch, ScoreBatchPlugin, default_normalize_array, zeros
 from kubesched.plugins.skipping import SkippingFilter
 
 if TYPE_CHECKING:
-    from kubesched.plugin import CycleState, Handle, NodeInfo, NodeTable, PodInfo
+    from kubesched.plugin import CycleState, Handle, NodeInfo, PodInfo
+    from kubesched.plugin.batch import NodeTable
 
 NAME = "DynamicResources"
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"

@@ -12,21 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.plugin import (
-    CycleState,
-    Handle,
-    ImageState,
-    Int,
-    NodeInfo,
-    PodInfo,
-    ScoreBatchPlugin,
-    normalized_image_name,
-    score_per_node,
-)
+from kubesched.plugin import CycleState, Handle, NodeInfo, PodInfo
+from kubesched.plugin.batch import Int, ScoreBatchPlugin, score_per_node
+from kubesched.plugin.resources import ImageState, normalized_image_name
 from kubesched.plugins.resource_scoring import MAX_NODE_SCORE
 
 if TYPE_CHECKING:
-    from kubesched.plugin import NodeTable
+    from kubesched.plugin.batch import NodeTable
 
 NAME = "ImageLocality"
 MB = 1024 * 1024

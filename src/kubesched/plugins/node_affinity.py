@@ -27,29 +27,32 @@ from kubesched.plugin import (
     NODE,
     SKIP,
     ActionType,
-    Bool,
     ClusterEvent,
     ClusterEventWithHint,
-    FilterBatchPlugin,
-    HintKeys,
-    Int,
-    NormalizeScoreBatch,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     QueueingHint,
-    ScoreBatchPlugin,
     Status,
     StatusError,
     decode_args,
-    default_normalize_array,
     default_normalize_score,
+)
+from kubesched.plugin.batch import (
+    Bool,
+    FilterBatchPlugin,
+    HintKeys,
+    Int,
+    NormalizeScoreBatch,
+    ScoreBatchPlugin,
+    default_normalize_array,
     filter_memo,
     score_per_node,
 )
 
 if TYPE_CHECKING:
-    from kubesched.plugin import CycleState, Handle, NodeInfo, NodeTable, PodInfo
+    from kubesched.plugin import CycleState, Handle, NodeInfo, PodInfo
+    from kubesched.plugin.batch import NodeTable
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"

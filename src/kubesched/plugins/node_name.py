@@ -5,20 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.plugin import (
-    NODE,
-    ActionType,
-    Bool,
-    ClusterEvent,
-    ClusterEventWithHint,
-    EnqueueExtensions,
-    FilterBatchPlugin,
-    Int,
-    Status,
-)
+from kubesched.plugin import NODE, ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, Status
+from kubesched.plugin.batch import Bool, FilterBatchPlugin, Int
 
 if TYPE_CHECKING:
-    from kubesched.plugin import CycleState, Handle, NodeInfo, NodeTable, PodInfo
+    from kubesched.plugin import CycleState, Handle, NodeInfo, PodInfo
+    from kubesched.plugin.batch import NodeTable
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"

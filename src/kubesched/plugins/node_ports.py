@@ -15,23 +15,21 @@ from kubesched.plugin import (
     POD,
     SKIP,
     ActionType,
-    Bool,
     ClusterEvent,
     ClusterEventWithHint,
-    FilterBatchPlugin,
-    HintKeys,
-    Int,
     NodeInfo,
     PreFilterPlugin,
     PreFilterResult,
     QueueingHint,
     Status,
-    filter_per_node,
-    host_ports,
 )
+from kubesched.plugin.batch import Bool, FilterBatchPlugin, HintKeys, Int, filter_per_node
+from kubesched.plugin.resources import host_ports
 
 if TYPE_CHECKING:
-    from kubesched.plugin import CycleState, Handle, HostPort, NodeTable, PodInfo
+    from kubesched.plugin import CycleState, Handle, PodInfo
+    from kubesched.plugin.batch import NodeTable
+    from kubesched.plugin.resources import HostPort
 
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"

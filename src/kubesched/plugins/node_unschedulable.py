@@ -9,22 +9,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from lightkube.models import core_v1
 
 from kubesched.api.tolerations import NO_SCHEDULE, tolerates
-from kubesched.plugin import (
-    NODE,
-    POD,
-    ActionType,
-    Bool,
-    ClusterEvent,
-    ClusterEventWithHint,
-    FilterBatchPlugin,
-    HintKeys,
-    Int,
-    QueueingHint,
-    Status,
-)
+from kubesched.plugin import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Status
+from kubesched.plugin.batch import Bool, FilterBatchPlugin, HintKeys, Int
 
 if TYPE_CHECKING:
-    from kubesched.plugin import CycleState, Handle, NodeInfo, NodeTable, PodInfo
+    from kubesched.plugin import CycleState, Handle, NodeInfo, PodInfo
+    from kubesched.plugin.batch import NodeTable
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"

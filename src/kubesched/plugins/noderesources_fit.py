@@ -31,34 +31,33 @@ import numpy as np
 from kubesched.api.errors import FieldError
 from kubesched.api.resources import pod_requests
 from kubesched.plugin import (
-    CPU,
-    EPHEMERAL_STORAGE,
-    MEMORY,
     NODE,
     POD,
     ActionType,
-    Bool,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
     CycleState,
-    FailureSignatures,
     Handle,
-    HintKeys,
-    Int,
     NodeInfo,
     PodInfo,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     QueueingHint,
-    Resource,
-    ScoreBatchPlugin,
     Status,
+)
+from kubesched.plugin.batch import (
+    Bool,
+    FailureSignatures,
+    HintKeys,
+    Int,
+    ScoreBatchPlugin,
     filter_per_node,
     score_per_node,
     zeros,
 )
+from kubesched.plugin.resources import CPU, EPHEMERAL_STORAGE, MEMORY, Resource
 from kubesched.plugins.resource_scoring import (
     LEAST_ALLOCATED,
     MAX_NODE_SCORE,
@@ -92,7 +91,7 @@ from kubesched.plugins.resource_scoring import (
 )
 
 if TYPE_CHECKING:
-    from kubesched.plugin import NodeTable
+    from kubesched.plugin.batch import NodeTable
 
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

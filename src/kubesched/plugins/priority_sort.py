@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.plugin import QueueSortKey
+from kubesched.plugin.batch import QueueSortKey
 
 if TYPE_CHECKING:
     from kubesched.plugin import Handle, QueuedPodInfo

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubesched.plugin import Registry
+from kubesched.plugin.registry import Registry
 from kubesched.plugins import (
     balanced_allocation,
     default_binder,

@@ -21,10 +21,12 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api.errors import FieldError
-from kubesched.plugin import CPU, EPHEMERAL_STORAGE, MEMORY, Bool, Int, NodeInfo, PodInfo
+from kubesched.plugin import NodeInfo, PodInfo
+from kubesched.plugin.batch import Bool, Int
+from kubesched.plugin.resources import CPU, EPHEMERAL_STORAGE, MEMORY
 
 if TYPE_CHECKING:
-    from kubesched.plugin import NodeTable
+    from kubesched.plugin.batch import NodeTable
 
 MAX_NODE_SCORE = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10  # shape scores are given in [0, 10] and scaled to [0, 100]

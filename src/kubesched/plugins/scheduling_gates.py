@@ -5,16 +5,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.plugin import (
-    POD,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    HintKeys,
-    PreEnqueuePlugin,
-    QueueingHint,
-    Status,
-)
+from kubesched.plugin import POD, ActionType, ClusterEvent, ClusterEventWithHint, PreEnqueuePlugin, QueueingHint, Status
+from kubesched.plugin.batch import HintKeys
 
 if TYPE_CHECKING:
     from kubesched.plugin import Handle, PodInfo

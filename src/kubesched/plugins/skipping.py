@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kubesched.plugin import SKIP, Bool, FilterBatchPlugin, Int, PreFilterPlugin, PreFilterResult, Status
+from kubesched.plugin import SKIP, PreFilterPlugin, PreFilterResult, Status
+from kubesched.plugin.batch import Bool, FilterBatchPlugin, Int
 
 if TYPE_CHECKING:
-    from kubesched.plugin import CycleState, NodeInfo, NodeTable, PodInfo
+    from kubesched.plugin import CycleState, NodeInfo, PodInfo
+    from kubesched.plugin.batch import NodeTable
 
 
 class SkippingFilter(PreFilterPlugin, FilterBatchPlugin):

@@ -17,26 +17,29 @@ from kubesched.plugin import (
     NODE,
     POD,
     ActionType,
-    Bool,
     ClusterEvent,
     ClusterEventWithHint,
+    PreScorePlugin,
+    QueueingHint,
+    Status,
+    StatusError,
+    default_normalize_score,
+)
+from kubesched.plugin.batch import (
+    Bool,
     FailureSignatures,
     HintKeys,
     Int,
     NormalizeScoreBatch,
-    PreScorePlugin,
-    QueueingHint,
     ScoreBatchPlugin,
-    Status,
-    StatusError,
     default_normalize_array,
-    default_normalize_score,
     filter_memo,
     score_per_node,
 )
 
 if TYPE_CHECKING:
-    from kubesched.plugin import CycleState, Handle, NodeInfo, NodeTable, PodInfo
+    from kubesched.plugin import CycleState, Handle, NodeInfo, PodInfo
+    from kubesched.plugin.batch import NodeTable
 
 NAME = "TaintToleration"
 ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"

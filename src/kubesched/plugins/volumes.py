@@ -24,19 +24,18 @@ from kubesched.plugin import (
     ClusterEvent,
     ClusterEventWithHint,
     EnqueueExtensions,
-    Int,
     PreBindPlugin,
     PreScorePlugin,
     ReservePlugin,
-    ScoreBatchPlugin,
     Status,
     decode_args,
-    zeros,
 )
+from kubesched.plugin.batch import Int, ScoreBatchPlugin, zeros
 from kubesched.plugins.skipping import SkippingFilter
 
 if TYPE_CHECKING:
-    from kubesched.plugin import CycleState, Handle, NodeInfo, NodeTable, PodInfo
+    from kubesched.plugin import CycleState, Handle, NodeInfo, PodInfo
+    from kubesched.plugin.batch import NodeTable
 
 VOLUME_RESTRICTIONS = "VolumeRestrictions"
 NODE_VOLUME_LIMITS = "NodeVolumeLimits"

@@ -18,15 +18,8 @@ from kubesched.cache import Cache, PodInfo, Snapshot
 from kubesched.framework.conformance import declares
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code
-from kubesched.plugin import (
-    FilterBatchPlugin,
-    FilterPlugin,
-    PreFilterPlugin,
-    PreScorePlugin,
-    ScoreBatchPlugin,
-    ScorePlugin,
-    fails,
-)
+from kubesched.plugin import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from kubesched.plugin.batch import FilterBatchPlugin, ScoreBatchPlugin, fails
 from kubesched.plugins import (
     balanced_allocation,
     dynamic_resources,

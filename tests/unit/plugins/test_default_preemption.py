@@ -20,7 +20,6 @@ from kubesched.config import ConfigError, load_data
 from kubesched.plugin import (
     ASSIGNED_POD,
     ActionType,
-    ApiError,
     Code,
     CycleState,
     FilterPlugin,
@@ -33,6 +32,7 @@ from kubesched.plugin import (
     Status,
 )
 from kubesched.plugin import preemption as pe
+from kubesched.plugin.cluster import ApiError
 from kubesched.plugin.testing import FrozenClock, framework, snapshot_of, standalone_handle
 from kubesched.plugins import default_preemption as dp
 from kubesched.plugins.registry import in_tree_registry

@@ -18,26 +18,19 @@ import msgspec
 import numpy as np
 
 from kubesched.plugin import (
-    CPU,
-    EPHEMERAL_STORAGE,
     MAX_NODE_SCORE,
-    MEMORY,
     MIN_NODE_SCORE,
-    PODS,
     CycleState,
     Handle,
     NodeInfo,
-    NodeTable,
-    NormalizeScoreBatch,
     PluginSpec,
     PodInfo,
-    Rows,
-    ScoreBatchPlugin,
-    Scores,
     Status,
     StatusError,
     decode_args,
 )
+from kubesched.plugin.batch import NodeTable, NormalizeScoreBatch, Rows, ScoreBatchPlugin, Scores
+from kubesched.plugin.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 
 NAME = "NodeResourcesAllocatable"
 LEAST = "Least"

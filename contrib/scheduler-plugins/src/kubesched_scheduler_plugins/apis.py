@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from kubesched.plugin import custom_resource
+from kubesched.plugin.cluster import custom_resource
 
 GROUP = "scheduling.x-k8s.io"
 VERSION = "v1alpha1"

@@ -35,11 +35,7 @@ from lightkube.resources import core_v1
 from kubesched.api.priority import PREEMPT_NEVER, preemption_policy
 from kubesched.api.quantity import int_value, milli_value
 from kubesched.plugin import (
-    CPU,
-    EPHEMERAL_STORAGE,
-    MEMORY,
     POD,
-    PODS,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -59,6 +55,7 @@ from kubesched.plugin import (
     Status,
 )
 from kubesched.plugin.preemption import Budget, Evaluator, importance, split_by_pdb
+from kubesched.plugin.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched_scheduler_plugins.apis import ELASTIC_QUOTA_RESOURCE, ElasticQuota
 
 NAME = "CapacityScheduling"

@@ -37,11 +37,7 @@ from lightkube.resources import core_v1
 from kubesched.api.errors import FieldError
 from kubesched.api.quantity import format_bytes, format_milli_cpu, int_value, milli_value
 from kubesched.plugin import (
-    CPU,
-    EPHEMERAL_STORAGE,
-    MEMORY,
     POD,
-    PODS,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -64,6 +60,7 @@ from kubesched.plugin import (
     Status,
     decode_args,
 )
+from kubesched.plugin.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched_scheduler_plugins.apis import POD_GROUP_RESOURCE, PodGroup, pod_group_full_name, pod_group_label
 
 NAME = "Coscheduling"

@@ -21,7 +21,8 @@ from typing import Any
 import msgspec
 from lightkube.resources import core_v1
 
-from kubesched.plugin.controllers import DELETED, ApiError, Clock, Cluster, Gone, NotFound
+from kubesched.plugin.cluster import ApiError, NotFound
+from kubesched.plugin.controllers import DELETED, Clock, Cluster, Gone
 from kubesched_scheduler_plugins.apis import (
     FAILED,
     FINISHED,

@@ -44,7 +44,7 @@ def deaf_to_nodes(plugins: tuple[str, ...]) -> Registry:
 
 def _without_node_events(factory: Factory) -> Factory:
     def make(args: Any, handle: Any) -> Any:
-        plugin = factory(args, handle)
+        plugin: Any = factory(args, handle)  # its events replaced below, whatever its class
         events = [e for e in plugin.events_to_register() if e.event.resource != NODE]
         plugin.events_to_register = lambda: events
         return plugin

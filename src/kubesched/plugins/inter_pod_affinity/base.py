@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.plugin import Int
+from kubesched.plugin.batch import Int
 from kubesched.plugins.inter_pod_affinity.args import InterPodAffinityArgs
 from kubesched.plugins.inter_pod_affinity.counts import _Index
 from kubesched.plugins.inter_pod_affinity.names import NAME
 from kubesched.plugins.inter_pod_affinity.terms import NO_TERMS, _labels, _parse, _PodTerms, _Term
 
 if TYPE_CHECKING:
-    from kubesched.plugin import Handle, NodeInfo, NodeTable
+    from kubesched.plugin import Handle, NodeInfo
+    from kubesched.plugin.batch import NodeTable
 
 PARSED_CACHE_SIZE = 1 << 17  # pods whose parsed terms are kept
 

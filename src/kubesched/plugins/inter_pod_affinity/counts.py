@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.plugin import Int
+from kubesched.plugin.batch import Int
 from kubesched.plugins.inter_pod_affinity.terms import _Term
 
 

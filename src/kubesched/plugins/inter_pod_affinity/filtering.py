@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.plugin import Bool, Int, Status, filter_per_node
+from kubesched.plugin import Status
+from kubesched.plugin.batch import Bool, Int, filter_per_node
 from kubesched.plugins.inter_pod_affinity.base import _Base
 from kubesched.plugins.inter_pod_affinity.counts import _bump
 from kubesched.plugins.inter_pod_affinity.names import PRE_FILTER_STATE_KEY
@@ -15,7 +16,8 @@ from kubesched.plugins.inter_pod_affinity.state import _not_found, _PreFilterSta
 from kubesched.plugins.inter_pod_affinity.terms import _labels, _matches_all
 
 if TYPE_CHECKING:
-    from kubesched.plugin import CycleState, NodeInfo, NodeTable, PodInfo
+    from kubesched.plugin import CycleState, NodeInfo, PodInfo
+    from kubesched.plugin.batch import NodeTable
 
 ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"

@@ -4,15 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.plugin import (
-    FailureSignatures,
-    HintKeys,
-    NormalizeScoreBatch,
-    PreFilterExtensions,
-    PreScorePlugin,
-    ScoreBatchPlugin,
-    decode_args,
-)
+from kubesched.plugin import PreFilterExtensions, PreScorePlugin, decode_args
+from kubesched.plugin.batch import FailureSignatures, HintKeys, NormalizeScoreBatch, ScoreBatchPlugin
 from kubesched.plugins.inter_pod_affinity.args import InterPodAffinityArgs
 from kubesched.plugins.inter_pod_affinity.filtering import _Filtering
 from kubesched.plugins.inter_pod_affinity.hints import _Hints

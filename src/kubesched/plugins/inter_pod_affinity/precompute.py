@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.plugin import SKIP, Bool, Int, Status
+from kubesched.plugin import SKIP, Status
+from kubesched.plugin.batch import Bool, Int
 from kubesched.plugins.inter_pod_affinity.base import _Base
 from kubesched.plugins.inter_pod_affinity.counts import _bump, _Counts, _Index
 from kubesched.plugins.inter_pod_affinity.names import PRE_FILTER_STATE_KEY, PRE_SCORE_STATE_KEY
@@ -17,7 +18,8 @@ from kubesched.plugins.inter_pod_affinity.state import _PreFilterState, _PreScor
 from kubesched.plugins.inter_pod_affinity.terms import _labels, _matches_all, _Term
 
 if TYPE_CHECKING:
-    from kubesched.plugin import CycleState, NodeInfo, NodeTable, PodInfo, PreFilterResult
+    from kubesched.plugin import CycleState, NodeInfo, PodInfo, PreFilterResult
+    from kubesched.plugin.batch import NodeTable
 
 # Up to this many pods in the cluster, the incoming pod's terms are matched pod by pod; up to this
 # many nodes hosting pods with (anti-)affinity, their pods' terms are read pod by pod.

@@ -7,14 +7,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.plugin import MAX_NODE_SCORE, Int, Status, StatusError, score_per_node
+from kubesched.plugin import MAX_NODE_SCORE, Status, StatusError
+from kubesched.plugin.batch import Int, score_per_node
 from kubesched.plugins.inter_pod_affinity.base import _Base
 from kubesched.plugins.inter_pod_affinity.names import PRE_SCORE_STATE_KEY
 from kubesched.plugins.inter_pod_affinity.state import _not_found, _PreScoreState
 from kubesched.plugins.inter_pod_affinity.terms import _labels
 
 if TYPE_CHECKING:
-    from kubesched.plugin import CycleState, NodeInfo, NodeTable, PodInfo
+    from kubesched.plugin import CycleState, NodeInfo, PodInfo
+    from kubesched.plugin.batch import NodeTable
 
 
 class _Scoring(_Base):

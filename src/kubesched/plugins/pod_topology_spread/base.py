@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from kubesched.plugin import Handle, Workloads
+from kubesched.plugin import Handle
+from kubesched.plugin.handle import Workloads
 from kubesched.plugins.pod_topology_spread.args import (
     DO_NOT_SCHEDULE,
     HONOR,

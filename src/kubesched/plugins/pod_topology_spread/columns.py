@@ -10,7 +10,7 @@ import msgspec
 import numpy as np
 
 from kubesched.api.selectors import LabelSelectorMatcher
-from kubesched.plugin import Bool, Int, RowNodes
+from kubesched.plugin.batch import Bool, Int, RowNodes
 from kubesched.plugins.pod_topology_spread.args import HONOR, NAME
 from kubesched.plugins.pod_topology_spread.base import SpreadBase
 from kubesched.plugins.pod_topology_spread.constraints import (
@@ -23,7 +23,8 @@ from kubesched.plugins.pod_topology_spread.constraints import (
 from kubesched.plugins.taint_toleration import has_untolerated_hard_taint
 
 if TYPE_CHECKING:
-    from kubesched.plugin import NodeInfo, NodeTable, PodInfo
+    from kubesched.plugin import NodeInfo, PodInfo
+    from kubesched.plugin.batch import NodeTable
 
 
 class Columns(SpreadBase):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.selectors import IN, LabelRequirement, LabelSelectorMatcher, compile_label_selector
-from kubesched.plugin import Workloads
+from kubesched.plugin.handle import Workloads
 from kubesched.plugins.pod_topology_spread.args import HONOR, IGNORE
 
 if TYPE_CHECKING:

@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.plugin import SKIP, Bool, Int, PreFilterResult, Status, filter_per_node
+from kubesched.plugin import SKIP, PreFilterResult, Status
+from kubesched.plugin.batch import Bool, Int, filter_per_node
 from kubesched.plugins.pod_topology_spread.args import DO_NOT_SCHEDULE
 from kubesched.plugins.pod_topology_spread.columns import Columns, _sums
 from kubesched.plugins.pod_topology_spread.constraints import Constraint, _labels, count_matching, has_all_keys
 from kubesched.plugins.pod_topology_spread.state import PRE_FILTER_STATE_KEY, Domains, _domains_of, _PreFilterState
 
 if TYPE_CHECKING:
-    from kubesched.plugin import CycleState, NodeInfo, NodeTable, PodInfo
+    from kubesched.plugin import CycleState, NodeInfo, PodInfo
+    from kubesched.plugin.batch import NodeTable
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"

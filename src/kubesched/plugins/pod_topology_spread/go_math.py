@@ -7,7 +7,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.plugin import Int
+from kubesched.plugin.batch import Int
 
 Float = npt.NDArray[np.float64]
 

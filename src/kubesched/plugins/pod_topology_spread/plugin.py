@@ -4,16 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from kubesched.plugin import (
-    FailureSignatures,
-    Handle,
-    HintKeys,
-    NormalizeScoreBatch,
-    PreFilterExtensions,
-    PreScorePlugin,
-    ScoreBatchPlugin,
-    decode_args,
-)
+from kubesched.plugin import Handle, PreFilterExtensions, PreScorePlugin, decode_args
+from kubesched.plugin.batch import FailureSignatures, HintKeys, NormalizeScoreBatch, ScoreBatchPlugin
 from kubesched.plugins.pod_topology_spread.args import NAME, PodTopologySpreadArgs
 from kubesched.plugins.pod_topology_spread.filtering import Filtering
 from kubesched.plugins.pod_topology_spread.hints import QueueingHints

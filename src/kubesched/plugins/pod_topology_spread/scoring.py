@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.plugin import MAX_NODE_SCORE, SKIP, Bool, Int, Status, StatusError
+from kubesched.plugin import MAX_NODE_SCORE, SKIP, Status, StatusError
+from kubesched.plugin.batch import Bool, Int
 from kubesched.plugins.pod_topology_spread.args import HOSTNAME, SCHEDULE_ANYWAY
 from kubesched.plugins.pod_topology_spread.columns import Columns, _sums
 from kubesched.plugins.pod_topology_spread.constraints import Constraint, _labels, count_matching, has_all_keys
@@ -16,7 +17,8 @@ from kubesched.plugins.pod_topology_spread.go_math import _go_round_array, go_lo
 from kubesched.plugins.pod_topology_spread.state import PRE_SCORE_STATE_KEY, Domains, _domains_of, _PreScoreState
 
 if TYPE_CHECKING:
-    from kubesched.plugin import CycleState, NodeInfo, NodeTable, PodInfo
+    from kubesched.plugin import CycleState, NodeInfo, PodInfo
+    from kubesched.plugin.batch import NodeTable
 
 MAX_INT64 = 2**63 - 1
 

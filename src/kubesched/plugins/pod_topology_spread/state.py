@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kubesched.plugin import Bool, Int
+from kubesched.plugin.batch import Bool, Int
 from kubesched.plugins.pod_topology_spread.args import NAME
 from kubesched.plugins.pod_topology_spread.constraints import Constraint, has_all_keys
 
