@@ -49,10 +49,7 @@ def sweep_file(folder: Path, *, points: int, nodes: int, pods: int) -> Path:
 
 def run(path: Path, runner: Executor) -> float:
     sweep = load(path)
-    jobs = [
-        {"index": p.index, "point": p.coordinates, "document": sweep.resolve(p), "root": str(sweep.root)}
-        for p in sweep.points()
-    ]
+    jobs = [sweep.job(p) for p in sweep.points()]
     began = time.perf_counter()
     results = list(runner.run(jobs))
     elapsed = time.perf_counter() - began

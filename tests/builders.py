@@ -636,8 +636,7 @@ def swept(folder: Any, document: dict[str, Any]) -> Any:
     results = ResultsDir(out)
     results.start(sweep, points, [*BUILTIN, WALL], resume=False, force=False)
     for p in points:
-        job = {"index": p.index, "point": p.coordinates, "document": sweep.resolve(p), "root": str(sweep.root)}
-        results.append(PointResult.from_json(run_job(job)))
+        results.append(PointResult.from_json(run_job(sweep.job(p))))
     results.close()
     results.finish()
     return out

@@ -142,9 +142,7 @@ def _run(console: Console, args: argparse.Namespace) -> int:
         options.print_error(console, str(e))
         return 2
     todo = [p for p in points if p.index not in done]
-    jobs = [
-        {"index": p.index, "point": p.coordinates, "document": sweep.resolve(p), "root": str(sweep.root)} for p in todo
-    ]
+    jobs = [sweep.job(p) for p in todo]
     said = Console(stderr=True)
     if done:
         said.print(f"resuming: {len(done)} of {len(points)} points already in {out}", highlight=False)

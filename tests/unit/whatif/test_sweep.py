@@ -29,8 +29,7 @@ PLUGIN_EXAMPLE = EXAMPLE.with_name("sweep-plugin.yaml")
 
 
 def job(sweep, index):
-    point = sweep.point(index)
-    return {"index": point.index, "point": point.coordinates, "document": sweep.resolve(point), "root": str(sweep.root)}
+    return sweep.job(sweep.point(index))
 
 
 def ran(tmp_path, document, index=0):

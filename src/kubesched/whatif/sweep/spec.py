@@ -155,6 +155,16 @@ class Sweep:
         document.pop("workloads", None)
         return document
 
+    def job(self, point: Point) -> dict[str, Any]:
+        """The point as executors hand it to `simulate.run_job`: its index, coordinates, resolved
+        document and where the file's relative paths start (plain data, for any process)."""
+        return {
+            "index": point.index,
+            "point": point.coordinates,
+            "document": self.resolve(point),
+            "root": str(self.root),
+        }
+
     def fingerprint(self, points: Sequence[Point]) -> str:
         """What identifies the sweep's work: the document, the axes and the points chosen."""
         body = {
