@@ -44,6 +44,12 @@ def _failed(job: dict[str, Any], error: str) -> dict[str, Any]:
     return PointResult(int(job["index"]), dict(job["point"]), FAILED, error=error).to_json()
 
 
+def _first_line(error: BaseException) -> str:
+    """An error in one line: the first of its message (Ray's run to many), or its type."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 def _died(error: BaseException) -> str:
     code = getattr(error, "exitcode", None)
     if isinstance(code, int) and code < 0:
@@ -108,8 +114,9 @@ class RayExecutor:
                 configure_logging=False,
             )
         except Exception as e:  # Ray's own errors for a cluster it cannot join are of several kinds
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise ExecutorError(f"--address: no Ray cluster to connect to at {address or 'auto'}: {first}") from None
+            raise ExecutorError(
+                f"--address: no Ray cluster to connect to at {address or 'auto'}: {_first_line(e)}"
+            ) from None
         self.workers = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
 
     def run(self, jobs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -128,8 +135,7 @@ class RayExecutor:
                     try:
                         yield ray.get(ref)
                     except ray.exceptions.RayError as e:
-                        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-                        yield _failed(job, f"the Ray task running the point failed: {first}")
+                        yield _failed(job, f"the Ray task running the point failed: {_first_line(e)}")
         finally:
             for ref in running:
                 ray.cancel(ref, force=True)
