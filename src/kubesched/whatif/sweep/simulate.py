@@ -112,14 +112,12 @@ class _Watcher:
             if old is None:
                 self.outcome.arrived.setdefault(key, at)
                 self.unbound.add(key)
-            if preempted(new):
-                self.outcome.preempted.add(key)
         else:
             if (old is not None and not old.spec.nodeName) or key in self.unbound:
                 self.outcome.bound.setdefault(key, at)
             self.unbound.discard(key)
-            if preempted(new):
-                self.outcome.preempted.add(key)
+        if new is not None and preempted(new):
+            self.outcome.preempted.add(key)
         self.changed.set()
 
     def arriving(self, pod: Any) -> None:
