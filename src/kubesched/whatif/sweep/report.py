@@ -167,11 +167,12 @@ def plots(
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     varied = [a for a in table.meta["axes"] if a["name"] not in seed_axes(table) and len(a["values"]) > 1]
+    by_axis = {a["name"]: groups(table, over=[o for o in table.axes if o != a["name"]]) for a in varied}
+    by_pair = _pairs(table, heatmap) if heatmap is not None else []
     for metric in metrics:
         better_of(table, metric)
         for axis in varied:
-            by_value = groups(table, over=[a for a in table.axes if a != axis["name"]])
-            having = [g for g in by_value if g.value(metric) is not None]
+            having = [g for g in by_axis[axis["name"]] if g.value(metric) is not None]
             if not having:
                 continue
             labels = [shown(g.coordinates[axis["name"]]) for g in having]
@@ -186,20 +187,25 @@ def plots(
             ax.set_title(f"{metric} by {axis['name']} ({table.meta['name']})")
             written += _save(plt, fig, out / f"{metric}-by-{axis['name']}")
         if heatmap is not None:
-            written += _heatmap(plt, table, out, metric, heatmap)
+            written += _heatmap(plt, table, out, metric, heatmap, by_pair)
     if front is not None:
         written += _front(plt, table, out, front, groups(table, over=over))
     return written
 
 
-def _heatmap(plt: Any, table: Table, out: Path, metric: str, axes: tuple[str, str]) -> list[Path]:
+def _pairs(table: Table, axes: tuple[str, str]) -> list[Group]:
+    """The groups of each pair of values of the two axes (over every other); SweepError for a
+    name that is not an axis."""
     for name in axes:
         if name not in table.axes:
             raise SweepError(f"--heatmap: {name!r} is not an axis of this sweep (it has {', '.join(table.axes)})")
+    return groups(table, over=[a for a in table.axes if a not in axes])
+
+
+def _heatmap(plt: Any, table: Table, out: Path, metric: str, axes: tuple[str, str], by_pair: list[Group]) -> list[Path]:
     rows_axis, columns_axis = axes
-    by_pair = groups(table, over=[a for a in table.axes if a not in axes])
-    row_values = [v for v in _values(table, rows_axis)]
-    column_values = [v for v in _values(table, columns_axis)]
+    row_values = _values(table, rows_axis)
+    column_values = _values(table, columns_axis)
     grid = [[math.nan] * len(column_values) for _ in row_values]
     for g in by_pair:
         value = g.value(metric)
