@@ -9,7 +9,7 @@ $(PY):
 
 CONTRIB := contrib/scheduler-plugins
 
-$(STAMP): $(PY) pyproject.toml setup.py src/kubesched/cluster/protobuf/_wire.pyx $(CONTRIB)/pyproject.toml
+$(STAMP): $(PY) pyproject.toml setup.py src/kubesched/storage/protobuf/_wire.pyx $(CONTRIB)/pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
 	$(PY) -m pip install -q -e $(CONTRIB)

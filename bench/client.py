@@ -22,8 +22,8 @@ from lightkube.models import meta_v1
 from lightkube.resources import events_v1
 
 from bench.http import HEADERS, server
+from kubesched.client import ClientConfig, KubeCluster
 from kubesched.cluster.codec import encode
-from kubesched.cluster.kube import ClientConfig, KubeCluster
 
 EVENTS = "/apis/events.k8s.io/v1/namespaces/default/events"
 

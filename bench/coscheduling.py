@@ -23,11 +23,11 @@ from lightkube.resources import apiextensions_v1, core_v1
 
 import kubesched_scheduler_plugins
 from kubesched.clock import RealClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import load_file
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.sim import NodeTemplate, make_nodes
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import Tracer
 from kubesched.workloads.runner import make_pod
 from kubesched_scheduler_plugins.apis import POD_GROUP_LABEL, PodGroup, PodGroupSpec

@@ -13,12 +13,12 @@ import time
 
 from kubesched.cli.burst import make_pod
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import make_nodes
+from kubesched.storage import MemoryCluster, MemoryStore
 
 
 def main() -> None:

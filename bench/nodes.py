@@ -10,8 +10,8 @@ import statistics
 import time
 
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryStore
 from kubesched.sim import make_nodes
+from kubesched.storage import MemoryStore
 
 
 def create_nodes_seconds(n: int) -> float:

@@ -18,12 +18,12 @@ import time
 import msgspec
 
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.framework.events import NODE, ActionType, ClusterEvent, node_update_events
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim import NodeTemplate, make_nodes
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.workloads.runner import make_pod
 
 

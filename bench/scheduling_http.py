@@ -23,8 +23,8 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 
 from kubesched.cli.runtime import tune_gc
+from kubesched.client import KubeCluster
 from kubesched.clock import RealClock
-from kubesched.cluster.kube import KubeCluster
 from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler

@@ -23,7 +23,7 @@ from lightkube.resources import core_v1
 
 from kubesched.cli.runtime import tune_gc
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryStore
+from kubesched.storage import MemoryStore
 
 DEFAULT_GC = gc.get_threshold()
 
@@ -69,7 +69,7 @@ def create_bind_rate(n: int, *, distinct: bool = False, field_manager: str | Non
     start = time.perf_counter()
     for pod, b in zip(pods, bindings, strict=True):
         store.create(pod, field_manager=field_manager)
-        store.bind(b)
+        store.post(core_v1.Pod, "binding", b)
     return n / (time.perf_counter() - start)
 
 
@@ -83,7 +83,7 @@ def bytes_per_pod(n: int) -> float:
     before = tracemalloc.get_traced_memory()[0]
     for pod, b in zip(pods, bindings, strict=True):
         store.create(pod)
-        store.bind(b)
+        store.post(core_v1.Pod, "binding", b)
     del pods, bindings
     gc.collect()
     after = tracemalloc.get_traced_memory()[0]

@@ -337,12 +337,12 @@ class ControllerLab:
     def __init__(
         self, clock: Any, *, nodes: int = 3, controllers: Sequence[str] | None = None, template: Any = None
     ) -> None:
-        from kubesched.cluster.memory import MemoryCluster, MemoryStore
         from kubesched.config import default_config
         from kubesched.controllers import CONTROLLERS, ControllerManager
         from kubesched.scheduler import Scheduler
         from kubesched.scheduler.discovery import plugin_registry
         from kubesched.sim import FakeKubelets, make_nodes
+        from kubesched.storage import MemoryCluster, MemoryStore
 
         self.clock = clock
         self.store = MemoryStore(clock=clock)

@@ -6,8 +6,8 @@ from aiohttp import web
 
 from kubesched.apiserver.server import ApiServer
 from kubesched.cli.cluster import ClusterThread, EmbeddedCluster
-from kubesched.cluster.memory import MemoryStore
 from kubesched.sim import make_nodes
+from kubesched.storage import MemoryStore
 
 
 class Restartable:

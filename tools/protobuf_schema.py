@@ -1,9 +1,9 @@
-"""Write the protobuf schema kubesched's codec reads (`kubesched/cluster/protobuf/schema.json`)
+"""Write the protobuf schema kubesched's codec reads (`kubesched/storage/protobuf/schema.json`)
 from upstream's sources: each message's fields as `generated.proto` declares them (number, wire
 type, repeated, map), joined with what the Go struct tags in the same package say (the JSON name,
 omitempty, pointer or value, inlined into the parent in JSON).
 
-    python tools/protobuf_schema.py API APIMACHINERY APIEXTENSIONS > src/kubesched/cluster/protobuf/schema.json
+    python tools/protobuf_schema.py API APIMACHINERY APIEXTENSIONS > src/kubesched/storage/protobuf/schema.json
 
 API, APIMACHINERY and APIEXTENSIONS are checkouts of k8s.io/api, k8s.io/apimachinery and
 k8s.io/apiextensions-apiserver at the release kubesched follows (v0.36.2 for Kubernetes v1.36.2).

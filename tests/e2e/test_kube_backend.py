@@ -18,14 +18,14 @@ from lightkube.resources import core_v1, events_v1
 from builders import make_node, make_pod
 from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
+from kubesched.client import ClientConfig, KubeCluster
 from kubesched.clock import RealClock
 from kubesched.cluster.errors import ApiError, Conflict, Gone
-from kubesched.cluster.kube import ClientConfig, KubeCluster
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim import KubeletConfig, make_nodes
+from kubesched.storage import MemoryCluster, MemoryStore
 from restartable import Restartable
 
 TIMEOUT = 20.0

@@ -8,7 +8,7 @@ import struct
 import urllib.error
 import urllib.request
 
-from kubesched.cluster.protobuf import envelope
+from kubesched.storage.protobuf import envelope
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 CLIENT_GO = f"{PROTOBUF}, application/json"  # client-go's Accept with ContentType protobuf

@@ -12,12 +12,12 @@ from lightkube.resources import core_v1
 from builders import make_node
 from kubesched.clock import VirtualClock
 from kubesched.cluster import Cluster
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import load_data
 from kubesched.framework.features import Features
 from kubesched.framework.registry import Registry
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import Tracer
 
 

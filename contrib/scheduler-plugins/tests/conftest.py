@@ -13,11 +13,11 @@ from lightkube.resources import apiextensions_v1, core_v1, events_v1
 
 import kubesched_scheduler_plugins
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import load_data, load_file
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.sim import FakeKubelets, KubeletConfig
+from kubesched.storage import MemoryCluster, MemoryStore
 
 MANIFESTS = Path(kubesched_scheduler_plugins.__file__).parent / "manifests"
 SECOND = "scheduler-plugins-scheduler"

@@ -518,3 +518,27 @@ class RequiredNodeAffinity:
         if not node_selector_map_matches(self._node_selector, labels):
             return False
         return self._affinity is None or self._affinity.matches(node_name, labels)
+
+
+_SELECTOR_OPERATORS = {"In": "in", "NotIn": "notin"}
+
+
+def selector_string(selector: meta_v1.LabelSelector | None) -> str | None:
+    """A `LabelSelector` in label-selector syntax (``""`` matches all); `None` if it is malformed."""
+    if selector is None:
+        return ""
+    reqs: list[tuple[str, str]] = [(k, f"{k}={v}") for k, v in (selector.matchLabels or {}).items()]
+    for expr in selector.matchExpressions or ():
+        key, op, values = expr.key, expr.operator, sorted(expr.values or ())
+        if op in _SELECTOR_OPERATORS:
+            if not values:
+                return None
+            reqs.append((key, f"{key} {_SELECTOR_OPERATORS[op]} ({','.join(values)})"))
+        elif op in ("Exists", "DoesNotExist"):
+            if values:
+                return None
+            reqs.append((key, key if op == "Exists" else f"!{key}"))
+        else:
+            return None
+    reqs.sort(key=lambda r: r[0])
+    return ",".join(text for _, text in reqs)

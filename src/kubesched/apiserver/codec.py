@@ -12,10 +12,10 @@ import yaml
 
 from kubesched.cluster.errors import BadRequest, UnsupportedMediaType
 from kubesched.cluster.kinds import Kind
-from kubesched.cluster.protobuf import envelope
-from kubesched.cluster.protobuf.codec import ProtobufError
-from kubesched.cluster.protobuf.envelope import MEDIA_TYPE as PROTOBUF
-from kubesched.cluster.typecheck import type_error
+from kubesched.storage.protobuf import envelope
+from kubesched.storage.protobuf.codec import ProtobufError
+from kubesched.storage.protobuf.envelope import MEDIA_TYPE as PROTOBUF
+from kubesched.storage.typecheck import type_error
 
 JSON_TYPES = ("application/json", "")
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")

@@ -19,7 +19,7 @@ from lightkube.resources import rbac_authorization_v1 as rbac_v1
 
 from kubesched.apiserver.authn import AUTHENTICATED, MASTERS, UNAUTHENTICATED, User
 from kubesched.cluster.errors import Forbidden, NotFound
-from kubesched.cluster.memory import MemoryStore
+from kubesched.storage import MemoryStore
 
 ALWAYS_ALLOW, RBAC = "AlwaysAllow", "RBAC"
 MODES = (ALWAYS_ALLOW, RBAC)

@@ -12,29 +12,25 @@ import contextlib
 import json
 import logging
 from collections import Counter
-from contextvars import ContextVar
 from typing import Any
 
-import msgspec
 from aiohttp import web
-from lightkube.models import policy_v1 as policy_models
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import FieldError
-from kubesched.apiserver import discovery, negotiation, openapi, rbac, reviews, scale, tables
+from kubesched.apiserver import discovery, negotiation, openapi, options, rbac, reviews, tables
 from kubesched.apiserver.authn import DEFAULT_TOKEN_SECONDS, MIN_TOKEN_SECONDS, Authenticator, User
 from kubesched.apiserver.codec import (
     checked_unknown_fields,
     decode_json,
-    encode_protobuf,
-    media_type,
     parse_body,
     to_object,
 )
+from kubesched.apiserver.responses import JSON, PROTOBUF_ANSWERS, respond, status_response
 from kubesched.apiserver.routing import Routes, Target
+from kubesched.apiserver.subresources import NOT_ALLOWED, Subresources
 from kubesched.apiserver.watchstream import stream_watch
 from kubesched.clock.base import rfc3339
-from kubesched.cluster.codec import encode
 from kubesched.cluster.errors import (
     ApiError,
     BadRequest,
@@ -43,112 +39,17 @@ from kubesched.cluster.errors import (
     MethodNotAllowed,
     NotFound,
     RequestEntityTooLarge,
-    UnsupportedMediaType,
 )
-from kubesched.cluster.fields.managers import MAX_MANAGER_LENGTH, manager_from_user_agent
 from kubesched.cluster.kinds import Kind
-from kubesched.cluster.memory import MemoryStore
-from kubesched.cluster.memory.patch import APPLY
-from kubesched.cluster.memory.patch import CONTENT_TYPES as PATCH_TYPES
-from kubesched.cluster.memory.store import PROPAGATION_POLICIES
 from kubesched.cluster.protocol import ListResult
+from kubesched.storage import MemoryStore
+from kubesched.storage.patch import APPLY
+from kubesched.storage.store import PROPAGATION_POLICIES
 
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # the API server's default request body limit
-JSON = "application/json"
-PROTOBUF = negotiation.PROTOBUF
 PROTOBUF_V2 = "application/com.github.proto-openapi.spec.v2"
-
-
-# Whether the request being served asked for protobuf answers (set per request by `_serve`).
-_PROTOBUF_ANSWERS: ContextVar[bool] = ContextVar("protobuf_answers", default=False)
-
-
-def respond(body: Any, status: int = 200) -> web.Response:
-    """`body` in JSON, or in protobuf when the request's Accept prefers it and the kind has one."""
-    if _PROTOBUF_ANSWERS.get() and (data := encode_protobuf(body)) is not None:
-        return web.Response(body=data, status=status, content_type=PROTOBUF)
-    return web.Response(body=encode(body), status=status, content_type=JSON)
-
-
-def status_response(error: ApiError) -> web.Response:
-    return respond(error.status(), error.code)
-
-
-CONTAINER_SUBRESOURCES = ("attach", "exec", "log", "portforward")  # what a real kubelet would serve
-
-
-def _patch_type(request: web.Request) -> str:
-    """The patch type the request's Content-Type names (415 for any other)."""
-    patch_type = PATCH_TYPES.get(media_type(request.headers.get("Content-Type", "")))
-    if patch_type is None:
-        raise UnsupportedMediaType(
-            "the body of the request was in an unknown format - accepted media types include: " + ", ".join(PATCH_TYPES)
-        )
-    return patch_type
-
-
-def _success(code: int) -> dict[str, Any]:
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}
-
-
-def _bool(value: str | None) -> bool:
-    return value in ("true", "1", "True")
-
-
-DRY_RUN_ALL = "All"  # the one dryRun value kube-apiserver accepts
-
-
-def _dry_run(request: web.Request, options: str, given: Any = ()) -> bool:
-    """Whether the request asks for dryRun=All (in its query or, for a delete, its options body);
-    any other value is refused as kube-apiserver's option validation refuses it."""
-    values = [*request.query.getall("dryRun", ()), *(given or ())]
-    if not values:
-        return False
-    if any(not isinstance(v, str) or v != DRY_RUN_ALL for v in values):
-        error = FieldError.not_supported("dryRun", values, [DRY_RUN_ALL])
-        raise Invalid(f"{options}.meta.k8s.io", "", [error], group="meta.k8s.io")
-    return True
-
-
-def _field_manager(request: web.Request, options: str, *, applying: bool = False) -> str:
-    """The manager a write is recorded for: the `fieldManager` the request names (required for
-    an apply), else its User-Agent's product name, as kube-apiserver checks and derives it."""
-    given = request.query.get("fieldManager", "")
-    errors = []
-    if applying and not given:
-        errors.append(FieldError("fieldManager", None, "is required for apply patch", kind="Required value"))
-    if len(given.encode()) > MAX_MANAGER_LENGTH:
-        errors.append(
-            FieldError("fieldManager", None, f"may not be more than {MAX_MANAGER_LENGTH} bytes", kind="Too long")
-        )
-    errors += [
-        FieldError("fieldManager", given, f"invalid character {_code_point(c)} (at position {i})")
-        for i, c in enumerate(given)
-        if not c.isprintable()
-    ]
-    if "force" in request.query and not applying:
-        errors.append(FieldError("force", None, "may not be specified for non-apply patch", kind="Forbidden"))
-    if errors:
-        raise Invalid(f"{options}.meta.k8s.io", "", errors, group="meta.k8s.io")
-    return given or manager_from_user_agent(request.headers.get("User-Agent", ""))
-
-
-def _code_point(c: str) -> str:
-    """A character as Go's %#U prints it: U+0007 or U+00E9 'é'."""
-    code = f"U+{ord(c):04X}"
-    return f"{code} '{c}'" if c.isprintable() else code
-
-
-def _int(query: Any, key: str) -> int | None:
-    raw = query.get(key)
-    if raw in (None, ""):
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise BadRequest(f"invalid value for {key}: {raw!r}") from None
 
 
 _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
@@ -157,7 +58,7 @@ _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 def _attributes(request: web.Request, target: Target) -> rbac.Attributes:
     """The request as the authorizer sees it: its verb, resource and namespace."""
     method = request.method
-    if target.watch_path or (method == "GET" and _bool(request.query.get("watch"))):
+    if target.watch_path or (method == "GET" and options.flag(request.query.get("watch"))):
         verb = "watch"
     elif method == "GET":
         verb = "get" if target.name is not None else "list"
@@ -202,12 +103,19 @@ class ApiServer:
         self.granted: Counter[tuple[str, str, str, str]] = Counter()
         self.bookmark_interval = bookmark_interval
         self.address = "127.0.0.1:0"
+        self._subresources = Subresources(
+            store,
+            whole={"get": self._get_async, "update": self._update, "patch": self._patch},
+            delegated={"token": self._token},
+        )
+        for kind in store.kinds():
+            self._subresources.check(store.subresources(kind))
         self.app = web.Application(client_max_size=max_body)
         self.app.router.add_route("*", "/{tail:.*}", self._serve)
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
         """Authenticate, dispatch, and turn any failure into its `Status` reply."""
-        _PROTOBUF_ANSWERS.set(negotiation.wants_protobuf(request.headers.get("Accept")))
+        PROTOBUF_ANSWERS.set(negotiation.wants_protobuf(request.headers.get("Accept")))
         try:
             user = self.authn.authenticate(request.headers.get("Authorization", ""))
             return await self._dispatch(request, user)
@@ -257,52 +165,32 @@ class ApiServer:
             self._authorize(user, rbac.Attributes(request.method.lower(), resource_request=False, path=request.path))
             raise NotFound("the server could not find the requested resource", name=path)
         self._authorize(user, _attributes(request, target))
-        if target.kind.plural == "serviceaccounts" and target.subresource == "token":
-            if request.method != "POST":
-                raise MethodNotAllowed("the server does not allow this method on the requested resource")
-            return await self._token(request, target)
+        if target.subresource is not None:
+            return await self._subresources.serve(request, target)
         if target.watch_path:
             if request.method != "GET":
-                raise MethodNotAllowed("the server does not allow this method on the requested resource")
+                raise MethodNotAllowed(NOT_ALLOWED)
             return await self._watch(request, target)
         method = request.method
         if target.name is None:
             if method == "GET":
-                if _bool(request.query.get("watch")):
+                if options.flag(request.query.get("watch")):
                     return await self._watch(request, target)
                 return self._list(request, target)
             if method == "POST":
-                if target.subresource == "binding":
-                    return await self._bind(request, target, None)
                 return await self._create(request, target)
             if method == "DELETE":
                 return await self._delete_collection(request, target)
         else:
-            if target.subresource in CONTAINER_SUBRESOURCES:
-                pod = self.store.get(target.kind.cls, target.name, namespace=target.namespace)
-                node = pod.spec.nodeName if pod.spec else None
-                where = f'the fake kubelet of node "{node}"' if node else "no kubelet (the pod is not scheduled)"
-                raise BadRequest(
-                    f"pods/{target.subresource} is not available for pod {target.name}: {where} runs no "
-                    "containers in kubesched's embedded cluster, so there are no logs, exec, attach or port-forward"
-                )
-            if target.subresource in ("binding", "eviction"):
-                if method != "POST":
-                    raise MethodNotAllowed("the server does not allow this method on the requested resource")
-                if target.subresource == "binding":
-                    return await self._bind(request, target, target.name)
-                return await self._evict(request, target)
-            if target.subresource == "scale":
-                return await self._scale(request, target)
             if method == "GET":
                 return self._get(request, target)
             if method == "PUT":
                 return await self._update(request, target)
             if method == "PATCH":
                 return await self._patch(request, target)
-            if method == "DELETE" and target.subresource is None:
+            if method == "DELETE":
                 return await self._delete(request, target)
-        raise MethodNotAllowed("the server does not allow this method on the requested resource")
+        raise MethodNotAllowed(NOT_ALLOWED)
 
     def _routes(self) -> Routes:
         """The URLs of the kinds served now (rebuilt when a CustomResourceDefinition comes or goes)."""
@@ -401,6 +289,9 @@ class ApiServer:
         obj = self.store.get(target.kind.cls, target.name or "", namespace=target.namespace)
         return self._render(request, target.kind, obj)
 
+    async def _get_async(self, request: web.Request, target: Target) -> web.Response:
+        return self._get(request, target)
+
     def _selected(self, request: web.Request, target: Target) -> ListResult:
         """The collection's objects the request's selectors and paging pick."""
         q = request.query
@@ -409,7 +300,7 @@ class ApiServer:
             namespace=target.namespace,
             label_selector=q.get("labelSelector", ""),
             field_selector=q.get("fieldSelector", ""),
-            limit=_int(q, "limit") or 0,
+            limit=options.int_param(q, "limit") or 0,
             continue_token=q.get("continue") or None,
             resource_version=q.get("resourceVersion"),
         )
@@ -456,22 +347,17 @@ class ApiServer:
             response.headers["Warning"] = ", ".join(f"299 - {text}" for text in texts)
         return response
 
-    def _writing(self, dry_run: bool) -> contextlib.AbstractContextManager[None]:
-        """The store as a write should see it: as it is, or in dry-run. Held only around
-        synchronous store calls, never across an await, so no other request's write is caught in it."""
-        return self.store.dry_run() if dry_run else contextlib.nullcontext()
-
     async def _create(self, request: web.Request, target: Target) -> web.Response:
-        dry_run = _dry_run(request, "CreateOptions")
-        manager = _field_manager(request, "CreateOptions")
+        dry_run = options.dry_run(request, "CreateOptions")
+        manager = options.field_manager(request, "CreateOptions")
         obj, unknown = await self._body(request, target.kind)
-        with self._writing(dry_run):
+        with options.writing(self.store, dry_run):
             created = self.store.create(obj, namespace=target.namespace, field_manager=manager)
         return self._warn(respond(created, 201), request, unknown)
 
     async def _update(self, request: web.Request, target: Target) -> web.Response:
-        dry_run = _dry_run(request, "UpdateOptions")
-        manager = _field_manager(request, "UpdateOptions")
+        dry_run = options.dry_run(request, "UpdateOptions")
+        manager = options.field_manager(request, "UpdateOptions")
         obj, unknown = await self._body(request, target.kind)
         meta = obj.metadata
         if meta is None or meta.name != target.name:
@@ -485,18 +371,18 @@ class ApiServer:
                     "the namespace of the provided object does not match the namespace sent on the request"
                 )
             meta.namespace = target.namespace
-        with self._writing(dry_run):
+        with options.writing(self.store, dry_run):
             updated = self.store.update(obj, subresource=target.subresource, field_manager=manager)
         return self._warn(respond(updated), request, unknown)
 
     async def _patch(self, request: web.Request, target: Target) -> web.Response:
-        dry_run = _dry_run(request, "PatchOptions")
-        patch_type = _patch_type(request)
-        manager = _field_manager(request, "PatchOptions", applying=patch_type == APPLY)
+        dry_run = options.dry_run(request, "PatchOptions")
+        patch_type = options.patch_type(request)
+        manager = options.field_manager(request, "PatchOptions", applying=patch_type == APPLY)
         if patch_type == APPLY:
             return await self._apply(request, target, manager, dry_run)
         patch = decode_json(await request.read())
-        with self._writing(dry_run):
+        with options.writing(self.store, dry_run):
             patched = self.store.patch(
                 target.kind.cls,
                 target.name or "",
@@ -513,7 +399,7 @@ class ApiServer:
         config = parse_body(await request.read(), "application/yaml")
         strict = request.query.get("fieldValidation", "") == "Strict"
         unknown = checked_unknown_fields(config, target.kind.cls, strict=strict)
-        with self._writing(dry_run):
+        with options.writing(self.store, dry_run):
             applied, created = self.store.apply(
                 target.kind.cls,
                 target.name or "",
@@ -521,69 +407,49 @@ class ApiServer:
                 namespace=target.namespace,
                 subresource=target.subresource,
                 field_manager=manager,
-                force=_bool(request.query.get("force")),
+                force=options.flag(request.query.get("force")),
             )
         return self._warn(respond(applied, 201 if created else 200), request, unknown)
 
     def _delete_options(self, request: web.Request, raw: bytes) -> dict[str, Any]:
-        options: dict[str, Any] = {}
+        deletion: dict[str, Any] = {}
         if raw.strip():
             data = parse_body(raw, request.headers.get("Content-Type", JSON) or JSON)
             if not isinstance(data, dict):
                 raise BadRequest("DeleteOptions must be a JSON object")
-            options = data
-        grace = _int(request.query, "gracePeriodSeconds")
+            deletion = data
+        grace = options.int_param(request.query, "gracePeriodSeconds")
         if grace is not None:
-            options["gracePeriodSeconds"] = grace
-        options["dryRun"] = _dry_run(request, "DeleteOptions", options.get("dryRun"))
-        propagation = request.query.get("propagationPolicy") or options.get("propagationPolicy")
+            deletion["gracePeriodSeconds"] = grace
+        deletion["dryRun"] = options.dry_run(request, "DeleteOptions", deletion.get("dryRun"))
+        propagation = request.query.get("propagationPolicy") or deletion.get("propagationPolicy")
         if propagation is None and "orphanDependents" in request.query:
-            propagation = "Orphan" if _bool(request.query["orphanDependents"]) else "Background"
-        elif propagation is None and options.get("orphanDependents") is not None:
-            propagation = "Orphan" if options["orphanDependents"] else "Background"
+            propagation = "Orphan" if options.flag(request.query["orphanDependents"]) else "Background"
+        elif propagation is None and deletion.get("orphanDependents") is not None:
+            propagation = "Orphan" if deletion["orphanDependents"] else "Background"
         if propagation not in PROPAGATION_POLICIES:
             raise BadRequest(f'unsupported propagationPolicy "{propagation}"')
-        options["propagationPolicy"] = propagation
-        return options
+        deletion["propagationPolicy"] = propagation
+        return deletion
 
     async def _delete(self, request: web.Request, target: Target) -> web.Response:
-        options = self._delete_options(request, await request.read())
-        pre = options.get("preconditions") or {}
-        with self._writing(options["dryRun"]):
+        deletion = self._delete_options(request, await request.read())
+        pre = deletion.get("preconditions") or {}
+        with options.writing(self.store, deletion["dryRun"]):
             result: Any = self.store.delete(
                 target.kind.cls,
                 target.name or "",
                 namespace=target.namespace,
-                grace_period_seconds=options.get("gracePeriodSeconds"),
+                grace_period_seconds=deletion.get("gracePeriodSeconds"),
                 uid=pre.get("uid"),
                 resource_version=pre.get("resourceVersion"),
-                propagation_policy=options["propagationPolicy"],
+                propagation_policy=deletion["propagationPolicy"],
             )
-        if options["dryRun"]:  # what stays is what a real delete would leave being deleted
+        if deletion["dryRun"]:  # what stays is what a real delete would leave being deleted
             still_there = result.metadata.deletionTimestamp is not None
         else:
             still_there = self._exists(target.kind, target.name or "", target.namespace)
         return respond(result, 202 if still_there else 200)
-
-    async def _scale(self, request: web.Request, target: Target) -> web.Response:
-        cls, name, namespace = target.kind.cls, target.name or "", target.namespace
-        if request.method == "GET":
-            return respond(scale.scale_of(self.store.get(cls, name, namespace=namespace)))
-        if request.method == "PUT":
-            dry_run = _dry_run(request, "UpdateOptions")
-            manager = _field_manager(request, "UpdateOptions")
-            body = parse_body(await request.read(), request.headers.get("Content-Type", ""))
-            with self._writing(dry_run):
-                return respond(scale.write_scale(self.store, cls, name, namespace, body, field_manager=manager))
-        if request.method == "PATCH":
-            dry_run = _dry_run(request, "PatchOptions")
-            patch_type = _patch_type(request)
-            manager = _field_manager(request, "PatchOptions", applying=patch_type == APPLY)
-            patch = decode_json(await request.read())
-            with self._writing(dry_run):
-                scaled = scale.patch_scale(self.store, cls, name, namespace, patch, patch_type, field_manager=manager)
-                return respond(scaled)
-        raise MethodNotAllowed("the server does not allow this method on the requested resource")
 
     def _exists(self, kind: Kind, name: str, namespace: str | None) -> bool:
         try:
@@ -593,45 +459,18 @@ class ApiServer:
         return True
 
     async def _delete_collection(self, request: web.Request, target: Target) -> web.Response:
-        options = self._delete_options(request, await request.read())
+        deletion = self._delete_options(request, await request.read())
         kind = target.kind
         deleted = []
         for obj in self._selected(request, target).items:
-            with contextlib.suppress(NotFound), self._writing(options["dryRun"]):
+            with contextlib.suppress(NotFound), options.writing(self.store, deletion["dryRun"]):
                 deleted.append(
                     self.store.delete(
                         kind.cls,
                         obj.metadata.name,
                         namespace=obj.metadata.namespace,
-                        grace_period_seconds=options.get("gracePeriodSeconds"),
-                        propagation_policy=options["propagationPolicy"],
+                        grace_period_seconds=deletion.get("gracePeriodSeconds"),
+                        propagation_policy=deletion["propagationPolicy"],
                     )
                 )
         return respond({"kind": f"{kind.kind}List", "apiVersion": kind.api_version, "metadata": {}, "items": deleted})
-
-    async def _bind(self, request: web.Request, target: Target, name: str | None) -> web.Response:
-        data = parse_body(await request.read(), request.headers.get("Content-Type", ""))
-        try:
-            binding = msgspec.convert(data, core_v1.Binding, strict=False)
-        except msgspec.ValidationError as e:
-            raise BadRequest(f'Binding in version "v1" cannot be handled as a Binding: {e}') from None
-        if binding.metadata is None:
-            raise BadRequest("Binding has no metadata")
-        if name is not None and binding.metadata.name != name:
-            raise BadRequest("name in URL does not match name in Binding object")
-        with self._writing(_dry_run(request, "CreateOptions")):
-            self.store.bind(binding, namespace=target.namespace)
-        return respond(_success(201), 201)
-
-    async def _evict(self, request: web.Request, target: Target) -> web.Response:
-        data = parse_body(await request.read(), request.headers.get("Content-Type", ""))
-        try:
-            eviction = msgspec.convert(data, policy_models.Eviction, strict=False)
-        except msgspec.ValidationError as e:
-            raise BadRequest(f'Eviction in version "v1" cannot be handled as a Eviction: {e}') from None
-        if eviction.metadata is None or eviction.metadata.name != target.name:
-            raise BadRequest("name in URL does not match name in Eviction object")
-        given = eviction.deleteOptions.dryRun if eviction.deleteOptions else None
-        with self._writing(_dry_run(request, "CreateOptions", given)):
-            self.store.evict(eviction, namespace=target.namespace)
-        return respond(_success(201), 201)

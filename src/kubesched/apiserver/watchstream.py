@@ -14,10 +14,10 @@ from kubesched.apiserver.codec import encode_protobuf
 from kubesched.apiserver.routing import Target
 from kubesched.cluster.codec import encode
 from kubesched.cluster.errors import BadRequest, Gone, TooLargeResourceVersion
-from kubesched.cluster.memo import IdentityMemo
-from kubesched.cluster.memory import MemoryStore, MemoryWatch
-from kubesched.cluster.protobuf import envelope
 from kubesched.cluster.protocol import BOOKMARK, ERROR, WatchEvent
+from kubesched.storage import MemoryStore, MemoryWatch
+from kubesched.storage.memo import IdentityMemo
+from kubesched.storage.protobuf import envelope
 
 DEFAULT_TIMEOUT = 1800.0  # the API server's minimum request timeout for watches
 _ENCODED_LIMIT = 8192

@@ -13,7 +13,6 @@ from lightkube.resources import core_v1
 
 from kubesched.api.quantity import milli_value
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.minimal import NAME, MinimalScheduler
 from kubesched.queue import PendingPod
@@ -21,6 +20,7 @@ from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import FakeKubelets, NodeTemplate, make_nodes
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import Record, Sink, Tracer
 
 DEFAULT_CPU_CHOICES = ("250m", "500m", "750m", "1")

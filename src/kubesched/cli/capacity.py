@@ -14,9 +14,9 @@ from rich.console import Console
 
 from kubesched.api import yamlfile
 from kubesched.cli import options
+from kubesched.client import ConfigError as KubeConfigError
+from kubesched.client import KubeCluster
 from kubesched.cluster.errors import ApiError
-from kubesched.cluster.kube import ConfigError as KubeConfigError
-from kubesched.cluster.kube import KubeCluster
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.whatif import review

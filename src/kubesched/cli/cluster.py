@@ -20,12 +20,6 @@ from kubesched.apiserver.rbac import ALWAYS_ALLOW, BOOTSTRAP, RBAC
 from kubesched.apiserver.server import ApiServer
 from kubesched.apiserver.tls import self_signed, server_context
 from kubesched.clock import RealClock
-from kubesched.cluster.journal import Journal, JournalError
-from kubesched.cluster.journal.etcd import EtcdJournal
-from kubesched.cluster.journal.sqlite import SqliteJournal
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
-from kubesched.cluster.memory.store import DEFAULT_HISTORY
-from kubesched.cluster.memory.system import create_system_priority_classes
 from kubesched.config import SchedulerConfig, default_config
 from kubesched.controllers import CONTROLLERS, ControllerManager
 from kubesched.framework.registry import Registry
@@ -34,6 +28,12 @@ from kubesched.scheduler.discovery import controllers, plugin_registry
 from kubesched.scheduler.results import ResultStore
 from kubesched.scheduler.server import DEFAULT_PORT, SchedulerServer
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
+from kubesched.storage import MemoryCluster, MemoryStore
+from kubesched.storage.journal import Journal, JournalError
+from kubesched.storage.journal.etcd import EtcdJournal
+from kubesched.storage.journal.sqlite import SqliteJournal
+from kubesched.storage.store import DEFAULT_HISTORY
+from kubesched.storage.system import create_system_priority_classes
 from kubesched.trace import Tracer
 from kubesched.whatif.snapshot import Snapshot
 

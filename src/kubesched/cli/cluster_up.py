@@ -17,12 +17,12 @@ from kubesched.apiserver.rbac import RBAC
 from kubesched.cli import options
 from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
 from kubesched.cli.runtime import until_stopped
-from kubesched.cluster.journal import JournalError
 from kubesched.config import SchedulerConfig
 from kubesched.controllers import CONTROLLERS
 from kubesched.framework.registry import Registry
 from kubesched.scheduler.discovery import PluginLoadError
 from kubesched.scheduler.server import DEFAULT_PORT
+from kubesched.storage.journal import JournalError
 from kubesched.whatif.snapshot import Snapshot, SnapshotError, load
 
 

@@ -19,10 +19,10 @@ from rich.console import Console
 from kubesched import ui
 from kubesched.cli import options as options_
 from kubesched.cli.runtime import until_stopped
+from kubesched.client import ConfigError as KubeConfigError
+from kubesched.client import KubeCluster
 from kubesched.clock import Clock, RealClock
 from kubesched.cluster import Cluster
-from kubesched.cluster.kube import ConfigError as KubeConfigError
-from kubesched.cluster.kube import KubeCluster
 from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.config.duration import parse_duration
 from kubesched.framework.features import FeatureGateError, Features

@@ -12,11 +12,11 @@ from typing import Any, Protocol
 from kubesched.clock import Clock
 from kubesched.cluster import ApiError, Cluster, NotFound
 from kubesched.cluster.events import EventRecorder
-from kubesched.cluster.memory.strategy import strategy_of
 from kubesched.cluster.protocol import MODIFIED
 from kubesched.controllers.informers import Informer, Informers, Key, key_of
 from kubesched.controllers.owners import controller_of
 from kubesched.controllers.workqueue import WorkQueue
+from kubesched.storage.strategy import strategy_of
 from kubesched.trace import Tracer
 
 log = logging.getLogger(__name__)

@@ -11,8 +11,6 @@ from lightkube.resources import core_v1
 
 from kubesched.clock import Clock
 from kubesched.cluster import Cluster
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
-from kubesched.cluster.memory.conversion import VIEWS
 from kubesched.controllers.base import Controller, ControllerContext
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
@@ -24,6 +22,8 @@ from kubesched.controllers.namespace import NamespaceController
 from kubesched.controllers.replicaset import ReplicaSetController
 from kubesched.controllers.serviceaccount import ServiceAccountController
 from kubesched.controllers.statefulset import StatefulSetController
+from kubesched.storage import MemoryCluster, MemoryStore
+from kubesched.storage.conversion import VIEWS
 from kubesched.trace import Tracer
 
 _VIEWS = tuple(VIEWS)  # stored as another kind's objects

@@ -13,10 +13,10 @@ from lightkube.resources import core_v1
 
 from kubesched.clock.base import rfc3339
 from kubesched.cluster import NotFound
-from kubesched.cluster.memory.strategy import NAMESPACE_FINALIZER
 from kubesched.controllers.base import ControllerContext, work, write_status
 from kubesched.controllers.informers import Key, key_of
 from kubesched.controllers.workqueue import WorkQueue
+from kubesched.storage.strategy import NAMESPACE_FINALIZER
 
 RECHECK_SECONDS = 1.0  # how soon a namespace with content left is looked at again, at the latest
 

@@ -8,7 +8,6 @@ from typing import Any
 import msgspec
 
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import load_data
 from kubesched.config.defaults import NOT_YET_IMPLEMENTED
 from kubesched.framework import preemption
@@ -21,6 +20,7 @@ from kubesched.scheduler import Scheduler
 from kubesched.scheduler.algorithm import Algorithm, ScheduleResult, SchedulingError
 from kubesched.scheduler.fit_error import FitError, num_feasible_nodes_to_find
 from kubesched.scheduler.results import AttemptRecord
+from kubesched.storage import MemoryCluster, MemoryStore
 
 TABLE_PREFIX = "num-feasible-nodes-to-find-table"
 

@@ -27,10 +27,10 @@ from kubesched.clock import VirtualClock
 from kubesched.cluster import DELETED
 from kubesched.cluster.codec import decoder
 from kubesched.cluster.errors import ApiError
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.whatif.snapshot import Snapshot
 
 PROVISIONED_BY = "cc.kubernetes.io/provisioned-by"

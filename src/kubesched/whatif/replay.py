@@ -32,12 +32,12 @@ from lightkube.resources import core_v1
 from kubesched.clock import VirtualClock
 from kubesched.cluster import ADDED, DELETED, MODIFIED, NotFound
 from kubesched.cluster.errors import ApiError
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import SchedulerConfig
 from kubesched.framework.preemption import PREEMPTION_BY_SCHEDULER, preempted
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim import FakeKubelets
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import Sink, Tracer
 from kubesched.whatif.record import Change, Recording
 from kubesched.whatif.snapshot import Snapshot, SnapshotError
@@ -279,7 +279,7 @@ class _Replayer:
                 metadata=meta_v1.ObjectMeta(name=meta["name"], namespace=namespace),
                 target=m.ObjectReference(kind="Node", name=node),
             )
-            self.store.bind(binding, namespace=namespace)
+            self.store.post(core_v1.Pod, "binding", binding, namespace=namespace)
         phase = (obj.get("status") or {}).get("phase")
         if phase in TERMINAL and current.spec.nodeName and (current.status.phase if current.status else None) != phase:
             self.store.patch(

@@ -37,7 +37,7 @@ from kubesched.cluster import Cluster
 from kubesched.cluster.codec import decoder
 from kubesched.cluster.custom import custom_resource
 from kubesched.cluster.errors import ApiError, NotFound
-from kubesched.cluster.memory import MemoryStore
+from kubesched.storage import MemoryStore
 
 # Restored in this order: what an object refers to comes before it.
 KINDS: tuple[type[Any], ...] = (

@@ -39,11 +39,11 @@ from kubesched.api.quantity import int_value, milli_value
 from kubesched.api.resources import pod_requests
 from kubesched.clock import VirtualClock
 from kubesched.cluster.codec import decoder
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate
+from kubesched.storage import MemoryCluster, MemoryStore
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 ATTEMPT_SECONDS = 0.001  # each scheduling attempt takes a virtual millisecond

@@ -26,11 +26,11 @@ from lightkube.resources import core_v1
 
 from kubesched.clock import RealClock
 from kubesched.cluster import NotFound
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.framework.registry import Registry
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import Sink, Tracer
 from kubesched.workloads.cases import (
     ATTEMPTED,

@@ -20,7 +20,7 @@ from builders import make_node, make_pod
 from kubesched.apiserver.server import ApiServer
 from kubesched.clock import RealClock
 from kubesched.cluster.kinds import KINDS, Kind
-from kubesched.cluster.memory import MemoryStore
+from kubesched.storage import MemoryStore
 
 EXAMPLES = int(os.environ.get("KUBESCHED_FUZZ_EXAMPLES", "0"))
 SERVED: list[Kind] = sorted(KINDS.values(), key=lambda k: (k.group, k.plural))

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from kubesched.apiserver import openapi
-from kubesched.cluster import schemas
-from kubesched.cluster.definitions import definition_name
 from kubesched.cluster.kinds import KINDS, Kind
+from kubesched.storage import schemas
+from kubesched.storage.definitions import definition_name
 
 CORE = "io.k8s.api.core.v1"
 META = "io.k8s.apimachinery.pkg.apis.meta.v1"

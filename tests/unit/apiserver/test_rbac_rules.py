@@ -8,7 +8,7 @@ from kubesched.apiserver.authn import ADMIN, service_account_user
 from kubesched.apiserver.rbac import BOOTSTRAP, Attributes, RbacAuthorizer, forbidden
 from kubesched.clock import VirtualClock
 from kubesched.cluster.errors import Invalid
-from kubesched.cluster.memory import MemoryStore
+from kubesched.storage import MemoryStore
 
 SA = service_account_user("team", "bot")
 RULES = [

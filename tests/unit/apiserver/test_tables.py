@@ -37,7 +37,7 @@ from kubesched.apiserver.tables import (
 from kubesched.clock import DEFAULT_EPOCH, VirtualClock
 from kubesched.cluster import BadRequest
 from kubesched.cluster.kinds import KINDS, Kind
-from kubesched.cluster.memory import MemoryStore
+from kubesched.storage import MemoryStore
 
 NOW = DEFAULT_EPOCH + 86_400.0
 KUBECTL_ACCEPT = (

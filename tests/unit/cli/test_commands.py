@@ -205,8 +205,8 @@ def test_cluster_up_names_an_unknown_controller(tmp_path, capsys, value):
 
 def _used_data_dir(tmp_path):
     from kubesched.clock import VirtualClock
-    from kubesched.cluster.journal.sqlite import SqliteJournal
-    from kubesched.cluster.memory import MemoryStore
+    from kubesched.storage import MemoryStore
+    from kubesched.storage.journal.sqlite import SqliteJournal
 
     journal = SqliteJournal(tmp_path / "data", history=10)
     MemoryStore(clock=VirtualClock(), journal=journal)
@@ -239,7 +239,7 @@ def test_cluster_up_refuses_a_data_dir_it_cannot_use_in_one_line(
 
 
 def test_cluster_up_refuses_a_data_dir_another_server_holds(tmp_path, capsys):
-    from kubesched.cluster.journal.sqlite import SqliteJournal
+    from kubesched.storage.journal.sqlite import SqliteJournal
 
     held = SqliteJournal(tmp_path / "data", history=10)
     try:
@@ -280,8 +280,8 @@ def test_cluster_up_refuses_an_etcd_it_cannot_use_in_one_line(tmp_path, capsys, 
 
 def test_cluster_up_from_a_snapshot_into_a_used_etcd_prefix_is_refused(etcd_url, tmp_path, capsys, monkeypatch):
     from kubesched.clock import VirtualClock
-    from kubesched.cluster.journal.etcd import EtcdJournal
-    from kubesched.cluster.memory import MemoryStore
+    from kubesched.storage import MemoryStore
+    from kubesched.storage.journal.etcd import EtcdJournal
 
     prefix = f"/test-{tmp_path.name}"
     journal = EtcdJournal(etcd_url, history=10, prefix=prefix)

@@ -17,9 +17,9 @@ from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.cli import options
 from kubesched.cli.run import Clients, RunOptions, serve
 from kubesched.clock import RealClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry
+from kubesched.storage import MemoryCluster, MemoryStore
 
 FAST_LEASE = {"leaseDuration": "1500ms", "renewDeadline": "1s", "retryPeriod": "100ms", "resourceNamespace": "default"}
 

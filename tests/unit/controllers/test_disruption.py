@@ -8,9 +8,9 @@ from lightkube.resources import core_v1, policy_v1
 
 from builders import binding, make_pod
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.controllers import DisruptionController
 from kubesched.sim import FakeKubelets, make_nodes
+from kubesched.storage import MemoryCluster, MemoryStore
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ def pdb(store, **spec):
 
 def web(store, name):
     pod = store.create(make_pod(name).labels(app="web").obj)
-    store.bind(binding(pod, "node-0"))
+    store.post(core_v1.Pod, "binding", binding(pod, "node-0"))
 
 
 def status(store):
@@ -68,6 +68,6 @@ def test_pods_outside_the_selector_do_not_count(clock):
     store = start(clock)
     pdb(store, maxUnavailable="50%")
     web(store, "a")
-    store.bind(binding(store.create(make_pod("other").labels(app="db").obj), "node-0"))
+    store.post(core_v1.Pod, "binding", binding(store.create(make_pod("other").labels(app="db").obj), "node-0"))
     clock.advance(5)
     assert status(store) == (1, 1, 0, 1)

@@ -161,12 +161,12 @@ def test_the_example_pod_asks_for_the_kubesched_profile():
 # (LeaderElector). Volume and DRA kinds are not modelled, so not granted.
 def watched() -> set[tuple[str, str]]:
     """(group, resource) of every kind `kubesched run` lists and watches with the deployed configuration."""
+    from kubesched.client.backend import api_of
     from kubesched.clock import VirtualClock
-    from kubesched.cluster.kube.client import api_of
-    from kubesched.cluster.memory import MemoryCluster, MemoryStore
     from kubesched.config import load_text
     from kubesched.plugins.registry import in_tree_registry
     from kubesched.scheduler import Scheduler
+    from kubesched.storage import MemoryCluster, MemoryStore
 
     registry = in_tree_registry()
     config = load_text(one("ConfigMap")["data"]["config.yaml"], registry)

@@ -12,9 +12,9 @@ from lightkube.resources import core_v1
 from kubesched.cli import options
 from kubesched.cli.main import main
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryStore
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.sim import NodeTemplate
+from kubesched.storage import MemoryStore
 
 ROOT = Path(__file__).resolve().parents[3]
 README = (ROOT / "README.md").read_text()

@@ -7,11 +7,11 @@ from lightkube.resources import core_v1
 from builders import make_node, make_pod
 from kubesched.cache import PodInfo
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code
 from kubesched.plugins import default_binder
 from kubesched.plugins.default_binder import DefaultBinder, make_binding
+from kubesched.storage import MemoryCluster, MemoryStore
 
 
 @dataclass

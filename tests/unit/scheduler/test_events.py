@@ -8,10 +8,10 @@ import pytest
 from lightkube.resources import core_v1, events_v1
 
 from builders import make_node, make_pod
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
+from kubesched.storage import MemoryCluster, MemoryStore
 
 FLUSH = 300.0  # podMaxInUnschedulablePodsDuration: an unschedulable pod is retried this often
 

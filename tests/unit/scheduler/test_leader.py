@@ -10,8 +10,8 @@ from lightkube.resources import coordination_v1
 
 from kubesched.clock import VirtualClock
 from kubesched.cluster.errors import InternalError
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.scheduler.leader import LeaderElector, LeaseSettings
+from kubesched.storage import MemoryCluster, MemoryStore
 
 
 @pytest.fixture

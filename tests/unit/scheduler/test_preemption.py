@@ -21,7 +21,7 @@ def _classes(h):
 def _running(h, name, node, cpu, cls="low"):
     pod = make_pod(name).req(cpu=cpu).grace(5).obj
     pod.spec.priorityClassName = cls
-    h.store.bind(binding(h.store.create(pod), node))
+    h.store.post(core_v1.Pod, "binding", binding(h.store.create(pod), node))
 
 
 def test_a_high_priority_pod_evicts_a_victim_gracefully_and_binds_to_the_nominated_node(harness, clock):
@@ -89,7 +89,7 @@ def test_other_pods_keep_being_scheduled_while_victims_terminate_slowly(harness,
     clock.advance(0.1)
     slow = make_pod("slow").req(cpu="2").grace(60).obj
     slow.spec.priorityClassName = "low"
-    h.store.bind(binding(h.store.create(slow), "n0"))
+    h.store.post(core_v1.Pod, "binding", binding(h.store.create(slow), "n0"))
     clock.advance(2)
     h.start()
     urgent = make_pod("urgent").req(cpu="2").obj

@@ -121,9 +121,9 @@ def test_gated_pods_are_not_scheduled_until_ungated(harness):
 
 def test_the_scheduler_relists_when_its_watch_falls_behind_the_history(clock):
     from builders import make_node
-    from kubesched.cluster.memory import MemoryCluster, MemoryStore
     from kubesched.config import load_data
     from kubesched.scheduler import Scheduler
+    from kubesched.storage import MemoryCluster, MemoryStore
     from kubesched.trace import Tracer
 
     store = MemoryStore(clock=clock, watch_latency=0.001, history=20)
@@ -149,9 +149,9 @@ def test_the_scheduler_relists_when_its_watch_falls_behind_the_history(clock):
 def test_the_scheduler_relists_when_the_store_goes_back_in_time_and_schedules_on_the_new_one(clock):
     from builders import make_node
     from kubesched.cluster import TooLargeResourceVersion
-    from kubesched.cluster.memory import MemoryCluster, MemoryStore
     from kubesched.config import default_config
     from kubesched.scheduler import Scheduler
+    from kubesched.storage import MemoryCluster, MemoryStore
     from kubesched.trace import Tracer
 
     old = MemoryStore(clock=clock, watch_latency=0.001)

@@ -6,9 +6,9 @@ from lightkube.resources import core_v1
 from builders import Bookmarking, binding, make_pod
 from kubesched.clock import VirtualClock
 from kubesched.cluster import NotFound
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate, make_nodes
 from kubesched.sim.kubelet import RUN_SECONDS_ANNOTATION
+from kubesched.storage import MemoryCluster, MemoryStore
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def start(clock, *, nodes=1, cpu="2", pods="110", config=None, wrap=lambda clust
 
 def place(store, name, node, **req):
     pod = store.create(make_pod(name).req(**req).obj)
-    store.bind(binding(pod, node))
+    store.post(core_v1.Pod, "binding", binding(pod, node))
 
 
 def pod(store, name):
@@ -91,7 +91,7 @@ def test_memory_overcommit_is_out_of_memory(clock):
 def test_graceful_deletion_follows_the_grace_period(clock):
     store = start(clock, config=KubeletConfig(stop_seconds=None))
     p = store.create(make_pod("a").grace(20).obj)
-    store.bind(binding(p, "node-0"))
+    store.post(core_v1.Pod, "binding", binding(p, "node-0"))
     clock.advance(2)
     store.delete(core_v1.Pod, "a")
     clock.advance(19.9)
@@ -127,7 +127,7 @@ def test_pod_with_run_seconds_succeeds_and_frees_its_room(clock):
     p = make_pod("job").req(cpu="800m").obj
     p.metadata.annotations = {RUN_SECONDS_ANNOTATION: "10"}
     created = store.create(p)
-    store.bind(binding(created, "node-0"))
+    store.post(core_v1.Pod, "binding", binding(created, "node-0"))
     clock.advance(12)
     assert pod(store, "job").status.phase == "Succeeded"
     place(store, "next", "node-0", cpu="800m")

@@ -13,10 +13,10 @@ from lightkube.resources import core_v1
 from builders import make_node, make_pod, secret
 from kubesched.clock import VirtualClock
 from kubesched.cluster import Gone
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
-from kubesched.cluster.memory.store import DEFAULT_WATCH_LATENCY
 from kubesched.config import default_config
 from kubesched.scheduler.discovery import plugin_registry
+from kubesched.storage import MemoryCluster, MemoryStore
+from kubesched.storage.store import DEFAULT_WATCH_LATENCY
 from kubesched.whatif.record import Recorder, RecordingError, load
 from kubesched.whatif.replay import differences, recorded, replay
 

@@ -14,7 +14,7 @@ from lightkube.models import core_v1 as m
 from builders import make_node, make_pod
 from kubesched.cli.main import main
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryStore
+from kubesched.storage import MemoryStore
 from kubesched.whatif.scenario import load
 from kubesched.whatif.scenario.conditions import World, read_condition
 

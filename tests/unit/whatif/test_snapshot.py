@@ -9,7 +9,7 @@ from lightkube.models import core_v1 as m
 
 from builders import make_node, make_pod, namespace, secret, web_service
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.whatif.snapshot import PAGE, SnapshotError, load, read
 
 

@@ -17,7 +17,7 @@ import pytest
 from builders import FIT_STRATEGY, installed_package, make_node, make_pod, sweep_document, sweep_file
 from kubesched.cli.main import main
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.whatif.snapshot import read as read_snapshot
 from kubesched.whatif.sweep import paths
 from kubesched.whatif.sweep.results import load as load_results

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryStore
+from kubesched.storage import MemoryStore
 from kubesched.workloads.templates import make_namespace, make_node, make_object, make_pod_from
 
 SMALL = {"limits": {"cpu": "100m", "memory": "500Mi"}, "requests": {"cpu": "100m", "memory": "500Mi"}}

@@ -9,7 +9,7 @@ leaves validation to the server. `kubectl apply` builds strategic merge patches 
 `x-kubernetes-patch-strategy` and `x-kubernetes-patch-merge-key` of list fields, and only does so
 when the kind's PATCH operation consumes `application/strategic-merge-patch+json`.
 
-The definitions are `cluster.schemas`'; this package writes the documents around them: the paths
+The definitions are `storage.schemas`'; this package writes the documents around them: the paths
 and operations of every served kind (`v2`), the v3 documents converted from them (`v3`), and the
 v2 document's gnostic protobuf encoding (`gnostic`).
 """

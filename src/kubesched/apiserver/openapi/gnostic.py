@@ -13,7 +13,7 @@ import struct
 from collections.abc import Iterable
 from typing import Any
 
-from kubesched.cluster.schemas import Json
+from kubesched.storage.schemas import Json
 
 
 def _varint(value: int) -> bytes:

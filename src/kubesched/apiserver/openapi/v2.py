@@ -1,5 +1,5 @@
 """The Swagger 2.0 document `/openapi/v2` serves: the paths and operations of every served kind
-around `cluster.schemas`' definitions, as JSON and as gnostic's protobuf."""
+around `storage.schemas`' definitions, as JSON and as gnostic's protobuf."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 from kubesched import K8S_VERSION
 from kubesched.apiserver.openapi import gnostic
-from kubesched.cluster.definitions import META, definition_name
 from kubesched.cluster.kinds import KINDS, Kind
-from kubesched.cluster.schemas import (
+from kubesched.storage.definitions import META, definition_name
+from kubesched.storage.schemas import (
     GVK_EXTENSION,
     PATCH,
     Json,

@@ -11,7 +11,7 @@ from typing import Any
 
 from kubesched import K8S_VERSION
 from kubesched.apiserver.openapi.v2 import ACTION, swagger_v2
-from kubesched.cluster.schemas import GVK_EXTENSION, REF_V2, REF_V3, Json, group_versions
+from kubesched.storage.schemas import GVK_EXTENSION, REF_V2, REF_V3, Json, group_versions
 
 
 def _gv_path(group: str, version: str) -> str:

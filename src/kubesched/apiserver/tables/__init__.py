@@ -12,7 +12,7 @@ so a server running on a virtual clock prints virtual ages.
 Kinds without a dedicated printer get the generic two-column table (``Name``, ``Created At``)
 that upstream uses for such resources.
 
-Public entry points: `table`, `parse_include_object`, `columns`, `selector_string`,
+Public entry points: `table`, `parse_include_object`, `columns`,
 `human_duration`, `short_human_duration`. The printers live with their groups (`core`,
 `cluster`, `workloads`, `storage`, `dra`), made of the parts in `printing`.
 """
@@ -35,7 +35,6 @@ from kubesched.apiserver.tables.printing import (
     human_duration,
     name_col,
     name_of,
-    selector_string,
     short_human_duration,
 )
 from kubesched.cluster.errors import BadRequest
@@ -50,7 +49,6 @@ __all__ = [
     "columns",
     "human_duration",
     "parse_include_object",
-    "selector_string",
     "short_human_duration",
     "table",
 ]

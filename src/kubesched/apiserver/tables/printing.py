@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from kubesched.api.selectors import selector_string
+
 NONE = "<none>"
 UNKNOWN = "<unknown>"
 UNSET = "<unset>"
@@ -158,30 +160,6 @@ def format_labels(labels: Mapping[str, str] | None) -> str:
     if not labels:
         return NONE
     return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
-
-
-_OPERATORS = {"In": "in", "NotIn": "notin"}
-
-
-def selector_string(selector: Any | None) -> str | None:
-    """A `LabelSelector` in label-selector syntax (``""`` matches all); `None` if it is malformed."""
-    if selector is None:
-        return ""
-    reqs: list[tuple[str, str]] = [(k, f"{k}={v}") for k, v in (selector.matchLabels or {}).items()]
-    for expr in selector.matchExpressions or ():
-        key, op, values = expr.key, expr.operator, sorted(expr.values or ())
-        if op in _OPERATORS:
-            if not values:
-                return None
-            reqs.append((key, f"{key} {_OPERATORS[op]} ({','.join(values)})"))
-        elif op in ("Exists", "DoesNotExist"):
-            if values:
-                return None
-            reqs.append((key, key if op == "Exists" else f"!{key}"))
-        else:
-            return None
-    reqs.sort(key=lambda r: r[0])
-    return ",".join(text for _, text in reqs)
 
 
 def format_selector(selector: Any | None) -> str:

@@ -19,7 +19,6 @@ from rich.table import Table
 from kubesched.cli.drill.story import failed_scheduling, print_citations, print_explained, print_steps
 from kubesched.cli.tables import print_table
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.framework.registry import Registry
 from kubesched.plugins import node_affinity, noderesources_fit, taint_toleration
@@ -27,6 +26,7 @@ from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import NodeTemplate
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import Record, Sink, Tracer, cite
 from kubesched.trace.narrate import Step, steps
 from kubesched.workloads.runner import make_pod

@@ -15,13 +15,13 @@ from rich.console import Console
 from kubesched.cli.drill.story import EventSeen, events_of, print_events, print_explained, print_steps
 from kubesched.clock import VirtualClock
 from kubesched.cluster import NotFound
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.controllers import DisruptionController
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import Sink, Tracer
 from kubesched.trace.narrate import Step, steps
 from kubesched.workloads.runner import make_pod

@@ -12,12 +12,12 @@ from rich.table import Table
 
 from kubesched.cli.drill.story import failed_scheduling, print_citations, print_explained
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import FakeKubelets, NodeTemplate
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import cite
 from kubesched.workloads.runner import make_pod
 

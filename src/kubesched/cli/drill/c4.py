@@ -13,7 +13,6 @@ from rich.markup import escape
 
 from kubesched.cli.drill.story import print_citations, print_explained
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.minimal import MinimalScheduler
 from kubesched.plugin import CycleState, Handle, PodInfo, PreBindPlugin, Status
@@ -21,6 +20,7 @@ from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import FakeKubelets, NodeTemplate
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import Tracer, cite
 from kubesched.workloads.runner import make_pod
 

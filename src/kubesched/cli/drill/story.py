@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kubesched.cli.explain import print_attempt
-from kubesched.cluster.memory import MemoryStore
+from kubesched.storage import MemoryStore
 from kubesched.trace.narrate import Step
 
 

@@ -13,7 +13,6 @@ from lightkube.resources import core_v1
 from kubesched.cli.drill.story import failed_scheduling
 from kubesched.clock import VirtualClock
 from kubesched.cluster import Cluster
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config import default_config
 from kubesched.framework.features import Features
 from kubesched.framework.registry import Registry
@@ -21,6 +20,7 @@ from kubesched.plugin import PluginSpec
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.sim import FakeKubelets, NodeTemplate
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import ListSink, Record, Tracer
 from kubesched.trace.narrate import Step, steps
 

@@ -27,8 +27,8 @@ from kubesched.cli import options
 from kubesched.cli.lab.live import all_bound, connect
 from kubesched.cli.lab.owned import OWNED, PLUGIN, owned_profile
 from kubesched.cli.lab.result import Check, LabResult
+from kubesched.client import KubeCluster
 from kubesched.cluster import ApiError, NotFound
-from kubesched.cluster.kube import KubeCluster
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.trace import cite
 from kubesched.trace.narrate import Step

@@ -6,7 +6,7 @@ from __future__ import annotations
 from lightkube.resources import core_v1
 
 from kubesched.cli import options
-from kubesched.cluster.kube import ConfigError, KubeCluster
+from kubesched.client import ConfigError, KubeCluster
 
 
 def connect(kubeconfig: str) -> KubeCluster:

@@ -17,8 +17,8 @@ from lightkube.resources import core_v1
 from kubesched.cli import options
 from kubesched.cli.lab.live import connect
 from kubesched.cli.lab.result import Check, LabResult
+from kubesched.client import KubeCluster
 from kubesched.cluster import ApiError
-from kubesched.cluster.kube import KubeCluster
 from kubesched.trace import cite
 from kubesched.trace.narrate import Step
 from kubesched.workloads.runner import make_pod

@@ -26,8 +26,8 @@ from kubesched.cli.capstone import PACKAGE
 from kubesched.cli.lab.harness import LabCluster, lab_cluster
 from kubesched.cli.lab.live import all_bound, connect
 from kubesched.cli.lab.result import Check, LabResult
+from kubesched.client import KubeCluster
 from kubesched.cluster import ApiError
-from kubesched.cluster.kube import KubeCluster
 from kubesched.framework.registry import IN_TREE
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.sim import NodeTemplate

@@ -24,9 +24,9 @@ from kubesched.cli import options
 from kubesched.cli.lab.harness import LabCluster, lab_cluster
 from kubesched.cli.lab.live import connect
 from kubesched.cli.lab.result import Check, LabResult, site_of
+from kubesched.client import KubeCluster
 from kubesched.clock import RealClock
 from kubesched.cluster import ApiError
-from kubesched.cluster.kube import KubeCluster
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate
 from kubesched.trace import cite
 from kubesched.trace.narrate import Step, steps

@@ -26,9 +26,9 @@ from kubesched.cli.burst import Placement, run_minimal
 from kubesched.cli.lab.harness import NODE
 from kubesched.cli.lab.live import connect
 from kubesched.cli.lab.result import Check, LabResult
+from kubesched.client import KubeCluster
 from kubesched.clock import RealClock
 from kubesched.cluster import ApiError
-from kubesched.cluster.kube import KubeCluster
 from kubesched.minimal import NAME
 from kubesched.minimal.scheduler import MinimalScheduler
 from kubesched.sim import NodeTemplate

@@ -31,8 +31,8 @@ from kubesched.api.quantity import milli_value
 from kubesched.cli import options
 from kubesched.cli.lab.live import connect
 from kubesched.cli.lab.result import Check, LabResult
+from kubesched.client import KubeCluster
 from kubesched.cluster import AlreadyExists, ApiError, NotFound
-from kubesched.cluster.kube import KubeCluster
 from kubesched.sim.nodes import HOSTNAME_LABEL
 from kubesched.trace import cite
 from kubesched.trace.narrate import Step

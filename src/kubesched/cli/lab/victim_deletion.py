@@ -15,10 +15,10 @@ from lightkube.resources import core_v1, scheduling_v1
 from kubesched.cli.lab.harness import LabCluster, lab_cluster
 from kubesched.cli.lab.result import Check, LabResult, site_of
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.framework.features import Features
 from kubesched.framework.preemption import Evaluator
 from kubesched.sim import NodeTemplate
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import cite
 from kubesched.trace.narrate import Step
 from kubesched.trace.narrate import steps as steps_of

@@ -16,7 +16,7 @@ from lightkube.resources import core_v1
 
 from kubesched.api.selectors import node_selector_map_matches
 from kubesched.cluster.errors import NotFound
-from kubesched.cluster.memory import MemoryStore
+from kubesched.storage import MemoryStore
 from kubesched.whatif.scenario.fields import ScenarioError, integer, labels, mapping, only, text
 
 TERMINAL = ("Succeeded", "Failed")

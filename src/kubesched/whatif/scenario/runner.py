@@ -26,8 +26,6 @@ from lightkube.resources import core_v1
 from kubesched.clock import VirtualClock
 from kubesched.cluster.errors import ApiError
 from kubesched.cluster.kinds import Kind
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
-from kubesched.cluster.memory.system import create_system_priority_classes
 from kubesched.cluster.protocol import WatchEvent
 from kubesched.config import SchedulerConfig, default_config
 from kubesched.config.load import ConfigError, load_file, load_text
@@ -37,6 +35,8 @@ from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import PluginLoadError, controllers, plugin_registry
 from kubesched.sim import FakeKubelets
+from kubesched.storage import MemoryCluster, MemoryStore
+from kubesched.storage.system import create_system_priority_classes
 from kubesched.trace import Tracer
 from kubesched.whatif import snapshot as snapshots
 from kubesched.whatif.scenario.conditions import Condition, World

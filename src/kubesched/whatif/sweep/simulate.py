@@ -23,7 +23,6 @@ from lightkube.resources import core_v1
 
 from kubesched.clock import VirtualClock
 from kubesched.cluster.codec import decoder
-from kubesched.cluster.memory import MemoryCluster, MemoryStore
 from kubesched.config.load import ConfigError, load_data
 from kubesched.controllers import ControllerManager, parse_controllers
 from kubesched.framework.preemption import preempted
@@ -31,6 +30,7 @@ from kubesched.framework.runtime import FrameworkError
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import PluginLoadError, controllers, plugin_registry
 from kubesched.sim import FakeKubelets
+from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import Record, Tracer
 from kubesched.whatif.scenario.fields import ScenarioError
 from kubesched.whatif.scenario.runner import stored

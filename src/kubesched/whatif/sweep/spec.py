@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import yamlfile
-from kubesched.cluster.memory.patch import merge_patch
+from kubesched.storage.patch import merge_patch
 from kubesched.whatif.scenario.fields import ScenarioError, integer, mapping, only, text
 from kubesched.whatif.sweep import paths
 
