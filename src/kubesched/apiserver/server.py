@@ -43,8 +43,8 @@ from kubesched.cluster.errors import (
 from kubesched.cluster.kinds import Kind
 from kubesched.cluster.protocol import ListResult
 from kubesched.storage import MemoryStore
+from kubesched.storage.deletion import PROPAGATION_POLICIES
 from kubesched.storage.patch import APPLY
-from kubesched.storage.store import PROPAGATION_POLICIES
 
 log = logging.getLogger(__name__)
 

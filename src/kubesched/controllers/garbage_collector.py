@@ -16,7 +16,7 @@ from kubesched.controllers.base import ControllerContext, patch_observed, work
 from kubesched.controllers.informers import Informer
 from kubesched.controllers.owners import finalizer_removal, release_patch
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.storage.store import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
+from kubesched.storage.deletion import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 
 Item = tuple[type[Any], str, str]  # kind, namespace, name
 

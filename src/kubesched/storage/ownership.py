@@ -16,6 +16,7 @@ from kubesched.storage.definitions import META, definition_name
 from kubesched.storage.fields import managers, paths, typed
 from kubesched.storage.fields.managers import Applied, Managed, Manager
 from kubesched.storage.fields.paths import EMPTY, FieldSet
+from kubesched.storage.plain import from_plain
 
 _STATUS: FieldSet = frozenset({paths.make("status")})
 _SPEC: FieldSet = frozenset({paths.make("spec")})
@@ -133,6 +134,45 @@ class Ownership:
             ignored=self.ignored(kind, subresource),
             now=now,
         )
+
+    def applied(
+        self,
+        kind: Kind,
+        live: Any | None,
+        config: dict[str, Any],
+        *,
+        name: str,
+        namespace: str,
+        manager: str,
+        force: bool,
+        sub: str | None,
+        now: datetime,
+    ) -> Any:
+        """The object an apply configuration (checked, plain data) makes of `live` (None: of
+        nothing yet), named `name` (in `namespace`, for a namespaced kind), with the managedFields
+        the apply leaves."""
+        meta = config.setdefault("metadata", {})
+        meta["name"] = name
+        if kind.namespaced:
+            meta["namespace"] = namespace
+        result = self.apply(kind, live, config, manager=manager, force=force, subresource=sub, now=now)
+        new = from_plain(kind.cls, result.obj, "the apply configuration could not be applied")
+        new.metadata.managedFields = managers.encode(result.managed) or []  # [] clears them
+        return new
+
+    def written(
+        self, kind: Kind, current: Any | None, new: Any, *, manager: str | None, subresource: str | None, now: datetime
+    ) -> None:
+        """Set a write's managedFields: recorded for `manager`; else kept from the live object
+        when the write leaves them out, and cleared when it sets `[]`."""
+        if manager is not None:
+            self.track(kind, current, new, manager=manager, subresource=subresource, now=now)
+            return
+        meta = new.metadata
+        if meta.managedFields is None and current is not None:
+            meta.managedFields = current.metadata.managedFields
+        elif managers.is_reset(meta.managedFields):
+            meta.managedFields = None
 
 
 def _decoded(entries: Any) -> Managed:

@@ -83,7 +83,7 @@ class TestCreate:
 
         for letter in letters[:taken]:
             store.create(make_pod(f"web-{letter * 5}").obj)
-        store._rng = Scripted(0)
+        store._ids.rng = Scripted(0)
         pod = make_pod("").obj
         pod.metadata = meta_v1.ObjectMeta(generateName="web-", namespace="default")
         if created is None:
