@@ -27,7 +27,7 @@ from kubesched.cli.tables import print_table
 from kubesched.cli.ui import add_ui_options
 from kubesched.cli.ui import serve as serve_ui
 from kubesched.config import ConfigError
-from kubesched.framework.runtime import FrameworkError
+from kubesched.framework import FrameworkError
 from kubesched.trace import ListSink, Sink
 from kubesched.ui import Recording
 from kubesched.workloads.cases import CASES, NOT_REPRODUCED, Selected, select

@@ -24,7 +24,7 @@ from kubesched.cli.drill.c2 import PreemptionStory, run_c2
 from kubesched.cli.drill.story import print_citations, print_steps
 from kubesched.cli.plugins import describe
 from kubesched.config import ConfigError, SchedulerConfig
-from kubesched.framework.runtime import FrameworkError
+from kubesched.framework import FrameworkError
 from kubesched.trace import SITES, cite, extension_point
 from kubesched.trace.narrate import Step
 from kubesched.trace.upstream import symbol_of

@@ -16,8 +16,8 @@ from kubesched.cli.tables import print_table
 from kubesched.cli.ui import add_ui_options
 from kubesched.cli.ui import serve as serve_ui
 from kubesched.config import ConfigError, SchedulerConfig
+from kubesched.framework import FrameworkError
 from kubesched.framework.registry import Registry
-from kubesched.framework.runtime import FrameworkError
 from kubesched.workloads.compare import Report, WorkloadError, bars, compare, load_workload, summary, svg
 
 

@@ -14,8 +14,8 @@ from kubesched.apiserver.rbac import MODES
 from kubesched.config import ConfigError, SchedulerConfig, default_config, load_file
 from kubesched.config.duration import parse_duration
 from kubesched.controllers import parse_controllers
+from kubesched.framework import FrameworkError
 from kubesched.framework.registry import Registry
-from kubesched.framework.runtime import FrameworkError
 from kubesched.scheduler.discovery import PluginLoadError, plugin_registry
 from kubesched.scheduler.profiles import check_profiles
 from kubesched.scheduler.results import ResultStore

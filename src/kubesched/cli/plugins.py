@@ -19,6 +19,7 @@ from kubesched.cli import options
 from kubesched.cli.tables import print_table
 from kubesched.clock import RealClock
 from kubesched.config import ConfigError, SchedulerConfig
+from kubesched.framework import FrameworkError
 from kubesched.framework.args import decode_args
 from kubesched.framework.conformance import declared_points, declares
 from kubesched.framework.handle import FrameworkHandle, Services
@@ -35,7 +36,6 @@ from kubesched.framework.interface import (
     ScoreExtensions,
 )
 from kubesched.framework.registry import Registry
-from kubesched.framework.runtime import FrameworkError
 from kubesched.scheduler.profiles import build_frameworks
 
 BATCH = (

@@ -25,9 +25,9 @@ from kubesched.clock import Clock, RealClock
 from kubesched.cluster import Cluster
 from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.config.duration import parse_duration
+from kubesched.framework import FrameworkError
 from kubesched.framework.features import FeatureGateError, Features
 from kubesched.framework.registry import Registry
-from kubesched.framework.runtime import FrameworkError
 from kubesched.minimal import MinimalScheduler
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import PluginLoadError

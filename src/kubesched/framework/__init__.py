@@ -1,5 +1,6 @@
 """The scheduling framework: extension points, statuses, cycle state, the handle, the registry and the runtime."""
 
+from kubesched.framework.assembly import FrameworkError, ProfilePlugins
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
     ActionType,
@@ -17,7 +18,7 @@ from kubesched.framework.interface import (
     PreFilterResult,
 )
 from kubesched.framework.registry import PluginSpec, Registry
-from kubesched.framework.runtime import Framework, FrameworkError, PluginScores, ProfilePlugins
+from kubesched.framework.runtime import Framework, PluginScores
 from kubesched.framework.status import SKIP, Code, Status, StatusError
 
 __all__ = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,8 +11,8 @@ import numpy.typing as npt
 
 from kubesched.cache import NodeInfo, PodInfo
 from kubesched.cache.table import NodeTable
-from kubesched.framework.args import decode_args
-from kubesched.framework.conformance import ConformanceError, check, declared_points, declares
+from kubesched.framework.assembly import FrameworkError, Points, ProfilePlugins, build, expand
+from kubesched.framework.conformance import declares
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE, WILDCARD_EVENT, ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.handle import FrameworkHandle, Services
@@ -20,10 +20,7 @@ from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MAX_PERMIT_TIMEOUT,
     MIN_NODE_SCORE,
-    MULTI_POINT,
-    POINT_PROTOCOLS,
     REJECTING_POINTS,
-    BindPlugin,
     EnqueueExtensions,
     ExtensionPoint,
     FailureSignatures,
@@ -32,20 +29,12 @@ from kubesched.framework.interface import (
     HintKeys,
     NodeToStatus,
     NormalizeScoreBatch,
-    PermitPlugin,
     Plugin,
-    PostBindPlugin,
-    PostFilterPlugin,
     PostFilterResult,
-    PreBindPlugin,
-    PreEnqueuePlugin,
     PreFilterExtensions,
-    PreFilterPlugin,
     PreFilterResult,
-    PreScorePlugin,
     QueueSortKey,
     QueueSortPlugin,
-    ReservePlugin,
     ScoreBatchPlugin,
     ScoreExtensions,
     ScorePlugin,
@@ -59,22 +48,6 @@ IntArray = npt.NDArray[np.int64]
 EXTENSION_POINTS = tuple(ExtensionPoint)
 
 
-class FrameworkError(ValueError):
-    """A profile that cannot be built (no bind plugin, two queue sorts, an unknown plugin, a plugin
-    that does not conform to what it declares or whose factory fails...)."""
-
-
-@dataclass
-class ProfilePlugins:
-    """A profile's plugin configuration after merging with the defaults: per extension point
-    (and `multiPoint`) the enabled plugins in order with their weights, the disabled names
-    (`*` for all), and each plugin's arguments."""
-
-    enabled: dict[str, list[tuple[str, int | None]]] = field(default_factory=dict)
-    disabled: dict[str, set[str]] = field(default_factory=dict)
-    args: dict[str, Any] = field(default_factory=dict)
-
-
 @dataclass
 class PluginScores:
     """One score plugin's scores over the scored nodes: raw, after NormalizeScore, and its weight."""
@@ -84,42 +57,6 @@ class PluginScores:
     normalized: IntArray
     weight: int
 
-
-@dataclass
-class Points:
-    """The plugins enrolled at each extension point, in the order they run."""
-
-    pre_enqueue: list[PreEnqueuePlugin] = field(default_factory=list)
-    queue_sort: list[QueueSortPlugin] = field(default_factory=list)
-    pre_filter: list[PreFilterPlugin] = field(default_factory=list)
-    filter: list[FilterPlugin] = field(default_factory=list)
-    post_filter: list[PostFilterPlugin] = field(default_factory=list)
-    pre_score: list[PreScorePlugin] = field(default_factory=list)
-    score: list[ScorePlugin] = field(default_factory=list)
-    reserve: list[ReservePlugin] = field(default_factory=list)
-    permit: list[PermitPlugin] = field(default_factory=list)
-    pre_bind: list[PreBindPlugin] = field(default_factory=list)
-    bind: list[BindPlugin] = field(default_factory=list)
-    post_bind: list[PostBindPlugin] = field(default_factory=list)
-
-    def at(self, point: ExtensionPoint) -> list[Any]:
-        return getattr(self, _FIELDS[point])  # type: ignore[no-any-return]
-
-
-_FIELDS = {
-    ExtensionPoint.PRE_ENQUEUE: "pre_enqueue",
-    ExtensionPoint.QUEUE_SORT: "queue_sort",
-    ExtensionPoint.PRE_FILTER: "pre_filter",
-    ExtensionPoint.FILTER: "filter",
-    ExtensionPoint.POST_FILTER: "post_filter",
-    ExtensionPoint.PRE_SCORE: "pre_score",
-    ExtensionPoint.SCORE: "score",
-    ExtensionPoint.RESERVE: "reserve",
-    ExtensionPoint.PERMIT: "permit",
-    ExtensionPoint.PRE_BIND: "pre_bind",
-    ExtensionPoint.BIND: "bind",
-    ExtensionPoint.POST_BIND: "post_bind",
-}
 
 ALL_EVENTS = ClusterEventWithHint(WILDCARD_EVENT)
 
@@ -138,6 +75,19 @@ def _with_taint_updates(registered: list[ClusterEventWithHint]) -> list[ClusterE
 def _raised(e: Exception) -> Status:
     """What a plugin that raised is taken to have returned."""
     return Status.error(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
+
+
+def _out_of_range(active: Sequence[ScorePlugin], normalized: list[IntArray]) -> Status | None:
+    """The error for the first plugin with a normalized score outside [MIN_NODE_SCORE, MAX_NODE_SCORE]."""
+    for plugin, scores in zip(active, normalized, strict=True):
+        out = np.flatnonzero((scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE))
+        if len(out):
+            message = (
+                f'plugin "{plugin.name}" returns an invalid score {int(scores[out[0]])}, it should in the '
+                f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+            )
+            return Status(Code.ERROR, message, plugin=plugin.name)
+    return None
 
 
 def _error(template: str, plugin: str, status: Status) -> Status:
@@ -166,11 +116,11 @@ class Framework:
         for entries in plugins.enabled.values():
             for name, _ in entries:
                 if name not in self.instances:
-                    self.instances[name] = self._build(name, plugins.args.get(name), registry)
+                    self.instances[name] = build(name, plugins.args.get(name), registry, self.handle)
         self.weights: dict[str, int] = {}
         self.points = Points()
         for point in EXTENSION_POINTS:
-            self.points.at(point).extend(self._expand(point, plugins))
+            self.points.at(point).extend(expand(point, plugins, self.instances, self.weights))
         if len(self.points.queue_sort) != 1:
             raise FrameworkError(
                 f'only one queue sort plugin required for profile with scheduler name "{profile_name}", '
@@ -183,62 +133,6 @@ class Framework:
         self._batch_score = {p.name for p in self.points.score if declares(p, ScoreBatchPlugin)}
         self._scores_in_batch = len(self._batch_score) == len(self.points.score)
         self._events = self._events_to_register()
-
-    def _build(self, name: str, args: Any, registry: Registry) -> Plugin:
-        entry = registry.get(name)
-        if entry is None:
-            raise FrameworkError(f'plugin "{name}" does not exist')
-        try:
-            if args is None and entry.args_type is not None:
-                args = decode_args(None, entry.args_type)  # no pluginConfig: the defaults
-            plugin: Plugin = entry.factory(args, self.handle)
-        except Exception as e:
-            raise FrameworkError(f'plugin "{name}": its factory failed: {type(e).__name__}: {e}') from None
-        try:
-            check(plugin, name)
-        except ConformanceError as e:
-            raise FrameworkError(str(e)) from None
-        if plugin.name != name:
-            raise FrameworkError(f'plugin "{name}": its factory built a plugin named "{plugin.name}"')
-        return plugin
-
-    def _expand(self, point: ExtensionPoint, plugins: ProfilePlugins) -> list[Plugin]:
-        """The plugins at one extension point: those enabled there explicitly, merged with the
-        multiPoint plugins that declare it (upstream's order: explicit overrides of multiPoint
-        plugins, then multiPoint plugins, then the other explicit ones)."""
-        proto = POINT_PROTOCOLS[point]
-        explicit: list[str] = []
-        for name, weight in plugins.enabled.get(point, []):
-            if not declares(self.instances[name], proto):
-                declared = ", ".join(declared_points(self.instances[name])) or "none"
-                raise FrameworkError(
-                    f'plugin "{name}" does not extend {point} plugin (its class does not declare '
-                    f"{proto.__name__}; it declares: {declared})"
-                )
-            if name in explicit:
-                raise FrameworkError(f'plugin "{name}" already registered as "{point}"')
-            explicit.append(name)
-            if point == ExtensionPoint.SCORE:
-                self.weights[name] = weight or 1
-        disabled = plugins.disabled.get(point, set())
-        if "*" in disabled:
-            return [self.instances[n] for n in explicit]
-        overrides: list[str] = []
-        multi: list[str] = []
-        for name, weight in plugins.enabled.get(MULTI_POINT, []):
-            if not declares(self.instances[name], proto) or name in disabled:
-                continue
-            if name in explicit:
-                overrides.append(name)
-                continue
-            if name in multi:
-                raise FrameworkError(f'plugin "{name}" already registered as "{point}"')
-            multi.append(name)
-            if point == ExtensionPoint.SCORE:
-                self.weights[name] = weight or 1
-        first = [n for n in explicit if n in overrides]  # in the explicit list's order
-        rest = [n for n in explicit if n not in overrides]
-        return [self.instances[n] for n in (*first, *multi, *rest)]
 
     def _crashed(self, plugin: Plugin, point: str, e: Exception) -> Status:
         """A plugin raised: count it, trace it, and treat it as an Error status."""
@@ -503,23 +397,54 @@ class Framework:
         if batch and rows is None and table is not None:
             rows = np.fromiter((table.index[n.name] for n in nodes), dtype=np.int64, count=count)
         zeros = np.zeros(count, dtype=np.int64)
+        raws, failed = self._raw_scores(active, state, pod, nodes, table if batch else None, rows)
+        if failed is None:
+            normalized, failed = self._normalized(active, raws, state, pod, batch=batch)
+        if failed is not None:
+            return zeros, [], failed
+        if not active:
+            return zeros, [], None
+        matrix = np.stack(normalized)
+        if count and (matrix.max() > MAX_NODE_SCORE or matrix.min() < MIN_NODE_SCORE):
+            return zeros, [], _out_of_range(active, normalized)
+        weights = [self.weights[p.name] for p in active]
+        totals: IntArray = np.asarray(weights, dtype=np.int64) @ matrix
+        parts = zip(active, raws, normalized, weights, strict=True)
+        return totals, [PluginScores(p.name, raw, scores, w) for p, raw, scores, w in parts], None
+
+    def _raw_scores(
+        self,
+        active: Sequence[ScorePlugin],
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        table: NodeTable | None,
+        rows: IntArray | None,
+    ) -> tuple[list[IntArray], Status | None]:
+        """Each plugin's Score over the nodes, over the table's columns when there is a `table`."""
         raws: list[IntArray] = []
         for plugin in active:
             try:
-                if batch and table is not None and rows is not None and declares(plugin, ScoreBatchPlugin):
+                if table is not None and rows is not None and declares(plugin, ScoreBatchPlugin):
                     raw = plugin.score_batch(state, pod, table, rows)
                     if raw.dtype != np.int64:
                         raw = raw.astype(np.int64)
                 else:
-                    raw = np.fromiter((plugin.score(state, pod, n) for n in nodes), dtype=np.int64, count=count)
+                    raw = np.fromiter((plugin.score(state, pod, n) for n in nodes), dtype=np.int64, count=len(nodes))
             except StatusError as e:
                 message = f'running Score plugins: plugin "{plugin.name}" failed with: {e.status.message}'
-                return zeros, [], Status(Code.ERROR, message, plugin=plugin.name)
+                return raws, Status(Code.ERROR, message, plugin=plugin.name)
             except Exception as e:
                 status = self._crashed(plugin, ExtensionPoint.SCORE, e)
                 message = f'running Score plugins: plugin "{plugin.name}" failed with: {status.message}'
-                return zeros, [], Status(Code.ERROR, message, plugin=plugin.name)
+                return raws, Status(Code.ERROR, message, plugin=plugin.name)
             raws.append(raw)
+        return raws, None
+
+    def _normalized(
+        self, active: Sequence[ScorePlugin], raws: list[IntArray], state: CycleState, pod: PodInfo, *, batch: bool
+    ) -> tuple[list[IntArray], Status | None]:
+        """Each plugin's scores after its NormalizeScore (as they were, for a plugin without one)."""
         normalized: list[IntArray] = []
         for plugin, raw in zip(active, raws, strict=True):
             scores = raw
@@ -533,29 +458,14 @@ class Framework:
                         message = (
                             f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {verdict.message}'
                         )
-                        return zeros, [], Status(Code.ERROR, message, plugin=plugin.name)
+                        return normalized, Status(Code.ERROR, message, plugin=plugin.name)
                     scores = np.asarray(values, dtype=np.int64)
             except Exception as e:
                 status = self._crashed(plugin, ExtensionPoint.SCORE, e)
                 message = f'running Normalize on Score plugins: plugin "{plugin.name}" failed with: {status.message}'
-                return zeros, [], Status(Code.ERROR, message, plugin=plugin.name)
+                return normalized, Status(Code.ERROR, message, plugin=plugin.name)
             normalized.append(scores)
-        if not active:
-            return zeros, [], None
-        matrix = np.stack(normalized)
-        if count and (matrix.max() > MAX_NODE_SCORE or matrix.min() < MIN_NODE_SCORE):
-            for plugin, scores in zip(active, normalized, strict=True):
-                out = np.flatnonzero((scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE))
-                if len(out):
-                    message = (
-                        f'plugin "{plugin.name}" returns an invalid score {int(scores[out[0]])}, it should in the '
-                        f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                    )
-                    return zeros, [], Status(Code.ERROR, message, plugin=plugin.name)
-        weights = [self.weights[p.name] for p in active]
-        totals: IntArray = np.asarray(weights, dtype=np.int64) @ matrix
-        parts = zip(active, raws, normalized, weights, strict=True)
-        return totals, [PluginScores(p.name, raw, scores, w) for p, raw, scores, w in parts], None
+        return normalized, None
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for plugin in self.points.reserve:

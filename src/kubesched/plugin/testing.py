@@ -19,6 +19,7 @@ import numpy as np
 from kubesched.cache import Cache, NodeInfo, PodInfo, Snapshot
 from kubesched.clock.base import TimerHandle
 from kubesched.cluster import Cluster
+from kubesched.framework import Framework, ProfilePlugins
 from kubesched.framework.conformance import declares
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import (
@@ -43,7 +44,6 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.queued import QueuedPodInfo
 from kubesched.framework.registry import Factory, PluginSpec, Registry
-from kubesched.framework.runtime import Framework, ProfilePlugins
 from kubesched.framework.status import SKIP, Code, Status
 
 DEFAULT_NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z

@@ -5,9 +5,9 @@ from __future__ import annotations
 from kubesched.cache import Snapshot
 from kubesched.clock import RealClock
 from kubesched.config import SchedulerConfig
+from kubesched.framework import Framework, ProfilePlugins
 from kubesched.framework.handle import Services
 from kubesched.framework.registry import Registry
-from kubesched.framework.runtime import Framework, ProfilePlugins
 
 
 def build_frameworks(config: SchedulerConfig, registry: Registry, services: Services) -> dict[str, Framework]:

@@ -97,7 +97,7 @@ def build(cls: type[Any], *, enabled: dict[str, Any] | None = None) -> Any:
     if enabled is None:
         return framework(registry, enabled=["PrioritySort", "DefaultBinder", "Probe"])
     profile_plugins = {"multiPoint": [("PrioritySort", None), ("DefaultBinder", None)], **enabled}
-    from kubesched.framework.runtime import Framework, ProfilePlugins
+    from kubesched.framework import Framework, ProfilePlugins
     from kubesched.plugin.testing import services
 
     return Framework("test", ProfilePlugins(enabled=profile_plugins), registry, services())

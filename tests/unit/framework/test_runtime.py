@@ -11,8 +11,7 @@ import pytest
 
 from builders import make_node, make_pod
 from kubesched.clock import VirtualClock
-from kubesched.framework import FrameworkError
-from kubesched.framework.runtime import Framework, ProfilePlugins
+from kubesched.framework import Framework, FrameworkError, ProfilePlugins
 from kubesched.plugin import (
     SKIP,
     BindPlugin,

@@ -25,8 +25,8 @@ from kubesched.clock import VirtualClock
 from kubesched.cluster.codec import decoder
 from kubesched.config.load import ConfigError, load_data
 from kubesched.controllers import ControllerManager, parse_controllers
+from kubesched.framework import FrameworkError
 from kubesched.framework.preemption import preempted
-from kubesched.framework.runtime import FrameworkError
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import PluginLoadError, controllers, plugin_registry
 from kubesched.sim import FakeKubelets
