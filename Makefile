@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck layers citations unit bench clean
+.PHONY: demo test lint typecheck layers citations unit bench clean shape any-count
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -35,6 +35,12 @@ citations: $(STAMP)
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest
+
+shape: $(STAMP)
+	$(PY) -m tools.shape
+
+any-count: $(STAMP)
+	$(PY) -m tools.shape --any
 
 bench: $(STAMP)
 	$(PY) -m bench.store
