@@ -13,13 +13,13 @@ import os
 
 from lightkube.resources import core_v1
 
-from kubesched.cli.burst import make_pod
 from kubesched.clock import VirtualClock
 from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim import NodeTemplate, make_nodes
 from kubesched.storage import MemoryCluster, MemoryStore
+from kubesched.workloads.burst import make_pod
 
 FLUSH_SECONDS = 300.0  # podMaxInUnschedulablePodsDuration
 EVENT_TTL = 3600.0  # kube-apiserver's --event-ttl default, as `cluster up` keeps it

@@ -11,7 +11,6 @@ import json
 import statistics
 import time
 
-from kubesched.cli.burst import make_pod
 from kubesched.clock import VirtualClock
 from kubesched.config import default_config
 from kubesched.plugins.registry import in_tree_registry
@@ -19,6 +18,7 @@ from kubesched.scheduler import Scheduler
 from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import make_nodes
 from kubesched.storage import MemoryCluster, MemoryStore
+from kubesched.workloads.burst import make_pod
 
 
 def main() -> None:

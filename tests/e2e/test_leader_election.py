@@ -17,9 +17,9 @@ from lightkube.resources.core_v1 import Event, Node, Pod
 
 from kubesched.api.quantity import milli_value
 from kubesched.apiserver.kubeconfig import write_kubeconfig
-from kubesched.cli.burst import make_pod
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
 from kubesched.sim import KubeletConfig, NodeTemplate
+from kubesched.workloads.burst import make_pod
 from processes import client, endpoint, eventually, lease, metric, start_run
 
 PODS = 2000

@@ -10,10 +10,10 @@ from lightkube.resources import core_v1
 
 from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
-from kubesched.cli.lab import leases, one_post, owned, revert, stale_cache
-from kubesched.cli.lab.book import BOOK
-from kubesched.cli.lab.live import connect
 from kubesched.cli.main import main
+from kubesched.lab import leases, one_post, owned, revert, stale_cache
+from kubesched.lab.book import BOOK
+from kubesched.lab.live import connect
 from kubesched.sim import KubeletConfig
 
 LIVE = {"5.2.2": one_post.run, "5.5.8": leases.run}

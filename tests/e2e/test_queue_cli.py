@@ -18,10 +18,10 @@ from lightkube.resources.core_v1 import Pod
 from lightkube.types import PatchType
 
 from kubesched.apiserver.kubeconfig import write_kubeconfig
-from kubesched.cli.burst import GATE, make_pod
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
 from kubesched.cli.main import main
 from kubesched.sim import KubeletConfig
+from kubesched.workloads.burst import GATE, make_pod
 from processes import eventually
 
 

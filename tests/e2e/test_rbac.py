@@ -10,9 +10,9 @@ import yaml
 from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.apiserver.rbac import RBAC
 from kubesched.cli.cluster import ClusterSpec, ClusterThread
-from kubesched.cli.lab import unprivileged
 from kubesched.cli.main import main
-from kubesched.cli.options import UsageError
+from kubesched.console.options import UsageError
+from kubesched.lab import unprivileged
 from kubesched.sim import KubeletConfig, NodeTemplate
 
 ADMIN_TOKEN = "rbac-admin-token"

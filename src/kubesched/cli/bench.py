@@ -21,12 +21,12 @@ from rich.console import Console
 from rich.table import Table
 
 from kubesched.api import yamlfile
-from kubesched.cli import options
 from kubesched.cli.runtime import tune_gc
-from kubesched.cli.tables import print_table
 from kubesched.cli.ui import add_ui_options
-from kubesched.cli.ui import serve as serve_ui
 from kubesched.config import ConfigError
+from kubesched.console import options
+from kubesched.console.serving import serve as serve_ui
+from kubesched.console.tables import print_table
 from kubesched.framework import FrameworkError
 from kubesched.trace import ListSink, Sink
 from kubesched.ui import Recording

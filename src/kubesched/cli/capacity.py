@@ -13,11 +13,11 @@ from typing import Any
 from rich.console import Console
 
 from kubesched.api import yamlfile
-from kubesched.cli import options
 from kubesched.client import ConfigError as KubeConfigError
 from kubesched.client import KubeCluster
 from kubesched.cluster.errors import ApiError
 from kubesched.config import SchedulerConfig
+from kubesched.console import options
 from kubesched.framework.registry import Registry
 from kubesched.whatif import review
 from kubesched.whatif.capacity import CapacityError, Template, simulate

@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.console import Console
 
-from kubesched.cli import options
+from kubesched.console import options
 from kubesched.trace import documents
 from kubesched.trace.digests import Problem, check, dumps, load_digests, reread
 from kubesched.trace.upstream import SITES, TAG

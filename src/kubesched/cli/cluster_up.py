@@ -14,10 +14,10 @@ from rich.console import Console
 
 from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.apiserver.rbac import RBAC
-from kubesched.cli import options
 from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
 from kubesched.cli.runtime import until_stopped
 from kubesched.config import SchedulerConfig
+from kubesched.console import options
 from kubesched.controllers import CONTROLLERS
 from kubesched.framework.registry import Registry
 from kubesched.scheduler.discovery import PluginLoadError

@@ -98,9 +98,7 @@ COMMANDS: tuple[Command, ...] = (
         "kubesched.cli.plugins:add_parser",
         "the registered plugins, the points they fill and the profiles using them",
     ),
-    Command(
-        "drill", "kubesched.cli.drill.command:add_parser", "the curriculum's chaos drills, narrated (virtual time)"
-    ),
+    Command("drill", "kubesched.cli.drill:add_parser", "the curriculum's chaos drills, narrated (virtual time)"),
     Command(
         "ui",
         "kubesched.cli.ui:add_parser",
@@ -108,7 +106,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "lab",
-        "kubesched.cli.lab.command:add_parser",
+        "kubesched.cli.lab:add_parser",
         "the curriculum's 37 labs: list them, run one narrated, or check their claims",
     ),
     Command("demo", "kubesched.cli.minimal:add_demo_parser", "watch the from-scratch scheduler overcommit a node"),

@@ -9,16 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
-from kubesched.cli import options
-from kubesched.cli.tables import print_table
 from kubesched.cli.ui import add_ui_options
-from kubesched.cli.ui import serve as serve_ui
 from kubesched.config import ConfigError, SchedulerConfig
+from kubesched.console import options
+from kubesched.console.reports import print_reports
+from kubesched.console.serving import serve as serve_ui
 from kubesched.framework import FrameworkError
 from kubesched.framework.registry import Registry
-from kubesched.workloads.compare import Report, WorkloadError, bars, compare, load_workload, summary, svg
+from kubesched.workloads.compare import WorkloadError, compare, load_workload, svg
 
 
 def _configs(names: list[str], registry: Registry) -> list[tuple[str, SchedulerConfig]]:
@@ -57,32 +56,6 @@ def compare_command(console: Console, args: argparse.Namespace) -> int:
     if args.ui:
         return serve_ui(console, bind, comparison=body)
     return 0
-
-
-def print_reports(console: Console, name: str, description: str, reports: list[Report]) -> None:
-    """The comparison as `kubesched compare` prints it: the summary, then each configuration's nodes."""
-    console.print(f"[bold]{name}[/bold]: {description}", soft_wrap=True)
-    table = Table(title="Summary")
-    table.add_column("")
-    for r in reports:
-        table.add_column(r.config)
-    for label, cells in summary(reports):
-        table.add_row(label, *cells)
-    print_table(console, table)
-    for r in reports:
-        console.print(f"\n[bold]{r.config}[/bold] (schedulerName {r.scheduler_name})")
-        for node in r.nodes:
-            console.print(
-                f"  {node.name:<14} {bars(node.cpu_utilisation)} {node.cpu_requested}m/{node.cpu_allocatable}m cpu, "
-                f"{len(node.pods)} pods",
-                markup=False,
-                highlight=False,
-            )
-        for message, count in r.messages.items():
-            console.print(f"  pending x{count}: {message}", markup=False, highlight=False, soft_wrap=True)
-        for namespace, quota in r.quotas.items():
-            high = "none" if quota["cpuMax"] < 0 else f"{quota['cpuMax']}m"
-            console.print(f"  quota {namespace}: {quota['cpuUsed']}m cpu used, min {quota['cpuMin']}m, max {high}")
 
 
 def add_parser(sub: Any, name: str, help: str) -> None:

@@ -10,8 +10,8 @@ from typing import Any
 
 from rich.console import Console
 
-from kubesched.cli import options
 from kubesched.cli.capacity import node_manifest, source, templates
+from kubesched.console import options
 from kubesched.whatif.capacity import CapacityError, with_defaults
 from kubesched.whatif.counterfactual import Search, pending_pod, search
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from kubesched.cli import options
+from kubesched.console import options
 from kubesched.golden.cli import report, run_directory
 from kubesched.golden.loader import case_names
 from kubesched.plugins.registry import in_tree_registry

@@ -46,8 +46,8 @@ def _main(argv: list[str]) -> int:
     args = parser(argv).parse_args(argv)
     from rich.console import Console
 
-    from kubesched.cli import options
     from kubesched.cli.runtime import tune_gc
+    from kubesched.console import options
 
     tune_gc()
     console = Console()

@@ -10,11 +10,11 @@ from typing import Any
 
 from rich.console import Console
 
-from kubesched.cli import options
-from kubesched.cli.burst import KUBESCHED, run_burst, run_minimal
-from kubesched.cli.report import print_minimal_report
 from kubesched.cli.run import minimal_command, minimal_lease
+from kubesched.console import options
+from kubesched.console.reports import print_minimal_report
 from kubesched.minimal import NAME as MINIMAL_NAME
+from kubesched.workloads.burst import KUBESCHED, run_burst, run_minimal
 
 
 def add_parser(sub: Any, name: str, help: str) -> None:

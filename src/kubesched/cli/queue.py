@@ -13,11 +13,11 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from kubesched.cli import options
-from kubesched.cli.burst import GATE, KUBESCHED, BurstResult, run_burst
 from kubesched.cli.remote import FetchError, get_json
-from kubesched.cli.tables import print_table
+from kubesched.console import options
+from kubesched.console.tables import print_table
 from kubesched.scheduler.server import queue_document
+from kubesched.workloads.burst import GATE, KUBESCHED, BurstResult, run_burst
 
 HUGE = ("huge", "6")  # (name, cpu): more CPU than a default fake node has
 GATED = ("gated", "250m")  # (name, cpu): held by the scheduling gate GATE

@@ -14,14 +14,14 @@ from typing import Any
 
 from rich.console import Console
 
-from kubesched.cli import options
 from kubesched.cli.capacity import kube_cluster
 from kubesched.cli.runtime import until_stopped
 from kubesched.cli.ui import add_ui_options
-from kubesched.cli.ui import serve as serve_ui
 from kubesched.clock import RealClock
 from kubesched.cluster.errors import ApiError
 from kubesched.config import SchedulerConfig
+from kubesched.console import options
+from kubesched.console.serving import serve as serve_ui
 from kubesched.trace import JsonLinesSink, Sink
 from kubesched.whatif.record import Recorder, RecordingError, load
 from kubesched.whatif.replay import DEFAULT_SETTLE, Outcome, differences, recorded, replay

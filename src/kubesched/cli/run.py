@@ -17,7 +17,6 @@ from typing import Any
 from rich.console import Console
 
 from kubesched import ui
-from kubesched.cli import options as options_
 from kubesched.cli.runtime import until_stopped
 from kubesched.client import ConfigError as KubeConfigError
 from kubesched.client import KubeCluster
@@ -25,6 +24,7 @@ from kubesched.clock import Clock, RealClock
 from kubesched.cluster import Cluster
 from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.config.duration import parse_duration
+from kubesched.console import options as options_
 from kubesched.framework import FrameworkError
 from kubesched.framework.features import FeatureGateError, Features
 from kubesched.framework.registry import Registry

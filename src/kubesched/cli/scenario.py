@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
-from kubesched.cli import options
+from kubesched.console import options
 from kubesched.whatif.scenario import ScenarioError, ScenarioRun, load, run, scheduler_setup
 from kubesched.whatif.scenario.junit import junit_xml
 from kubesched.whatif.scenario.runner import PASSED, SKIPPED

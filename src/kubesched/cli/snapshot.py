@@ -10,10 +10,10 @@ from typing import Any
 
 from rich.console import Console
 
-from kubesched.cli import options
 from kubesched.cli.capacity import kube_cluster, read_cluster
 from kubesched.cli.runtime import until_stopped
 from kubesched.cluster.errors import ApiError
+from kubesched.console import options
 from kubesched.whatif.sync import Syncer
 
 

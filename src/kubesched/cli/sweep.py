@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table as RichTable
 
-from kubesched.cli import options
-from kubesched.cli.tables import print_table
+from kubesched.console import options
+from kubesched.console.tables import print_table
 from kubesched.scheduler.discovery import PluginLoadError, plugin_registry
 from kubesched.whatif.scenario.fields import ScenarioError
 from kubesched.whatif.sweep import plan as plans

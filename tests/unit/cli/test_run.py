@@ -14,10 +14,10 @@ from rich.console import Console
 
 from builders import make_node, make_pod
 from kubesched.apiserver.kubeconfig import write_kubeconfig
-from kubesched.cli import options
 from kubesched.cli.run import Clients, RunOptions, serve
 from kubesched.clock import RealClock
 from kubesched.config import default_config
+from kubesched.console import options
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.storage import MemoryCluster, MemoryStore
 

@@ -9,9 +9,9 @@ import msgspec
 import yaml
 from lightkube.resources import core_v1
 
-from kubesched.cli import options
 from kubesched.cli.main import main
 from kubesched.clock import VirtualClock
+from kubesched.console import options
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.sim import NodeTemplate
 from kubesched.storage import MemoryStore

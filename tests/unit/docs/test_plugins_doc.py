@@ -37,7 +37,7 @@ def test_the_smallest_plugin_of_the_page_loads_and_filters(tmp_path, monkeypatch
 def test_the_copies_of_the_smallest_plugin_are_the_pages_own():
     """The lab writes it into a learner's file and the no-sundays scenario loads it from one; both
     must stay the plugin the page shows."""
-    from kubesched.cli.lab.profiles import NOSUNDAYS
+    from kubesched.lab.profiles import NOSUNDAYS
 
     example = re.search(r"```python\n# nosundays.py\n(.*?)```", DOC.read_text(), re.S)
     assert example is not None

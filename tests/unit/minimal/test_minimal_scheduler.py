@@ -3,9 +3,9 @@
 import io
 import json
 
-from kubesched.cli.burst import run_minimal
 from kubesched.sim import NodeTemplate
 from kubesched.trace import JsonLinesSink
+from kubesched.workloads.burst import run_minimal
 
 ROOMY = NodeTemplate(capacity={"cpu": "32", "memory": "64Gi", "pods": "110"})
 TIGHT = NodeTemplate(capacity={"cpu": "2", "memory": "8Gi", "pods": "110"})

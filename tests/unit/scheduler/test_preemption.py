@@ -7,8 +7,8 @@ from lightkube.models import meta_v1
 from lightkube.resources import core_v1, scheduling_v1
 
 from builders import binding, make_pod
-from kubesched.cli.lab.victim_deletion import SlowPodCalls
 from kubesched.framework.features import Features
+from kubesched.lab.victim_deletion import SlowPodCalls
 from kubesched.sim import FakeKubelets, KubeletConfig, NodeTemplate
 from kubesched.trace import Tracer
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.cli.drill.c1 import FOLLOWED as C1_FOLLOWED
-from kubesched.cli.drill.c2 import NARRATED as C2_NARRATED
+from kubesched.lab.drill.c1 import FOLLOWED as C1_FOLLOWED
+from kubesched.lab.drill.c2 import NARRATED as C2_NARRATED
 from kubesched.trace import SITES, Tracer, citations, cite
 from kubesched.trace.upstream import OURS_ONLY, STALE, TRACE_KINDS, is_ours_only, queue_move_sites
 

@@ -10,10 +10,10 @@ import pytest
 from aiohttp import web
 
 from builders import fetch_all
-from kubesched.cli.drill import run_c2
-from kubesched.cli.lab.book import LABS
-from kubesched.cli.lab.harness import recording
 from kubesched.cli.main import main
+from kubesched.lab.book import LABS
+from kubesched.lab.drill import run_c2
+from kubesched.lab.harness import recording
 from kubesched.trace import JsonLinesSink, ListSink
 from kubesched.ui import Recording, RecordingError, mount_replay
 from kubesched.ui.documents import PodFilter
