@@ -292,7 +292,7 @@ class ApiServer:
     async def _get_async(self, request: web.Request, target: Target) -> web.Response:
         return self._get(request, target)
 
-    def _selected(self, request: web.Request, target: Target) -> ListResult:
+    def _selected(self, request: web.Request, target: Target) -> ListResult[Any]:
         """The collection's objects the request's selectors and paging pick."""
         q = request.query
         return self.store.list(

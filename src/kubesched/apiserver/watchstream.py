@@ -93,7 +93,7 @@ async def stream_watch(
     if initial:
         store.bookmark(watch, kind.cls, initial_events_end=True)
 
-    def render(event: WatchEvent) -> bytes:
+    def render(event: WatchEvent[Any]) -> bytes:
         obj = event.object
         if as_protobuf and (wrapped := _object_protobuf(obj)) is not None:
             return envelope.watch_frame(event.type, wrapped)

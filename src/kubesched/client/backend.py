@@ -155,7 +155,7 @@ class KubeCluster:
         field_selector: str = "",
         limit: int = 0,
         continue_token: str | None = None,
-    ) -> ListResult:
+    ) -> ListResult[Any]:
         params = _selectors(label_selector, field_selector)
         if limit:
             params["limit"] = str(limit)
@@ -163,7 +163,7 @@ class KubeCluster:
             params["continue"] = continue_token
         return await self._list(kind, namespace, params)
 
-    async def _list(self, kind: type[Any], namespace: str | None, params: dict[str, str]) -> ListResult:
+    async def _list(self, kind: type[Any], namespace: str | None, params: dict[str, str]) -> ListResult[Any]:
         api = api_of(kind)
         _, body = await self._request(api, "GET", api.path(namespace), params=params)
         page = decode_list(body, kind)
@@ -194,7 +194,7 @@ class KubeCluster:
             except NotFound as e:
                 raise await self._unserved(api, e) from None
 
-        async def list_() -> ListResult:
+        async def list_() -> ListResult[Any]:
             # resourceVersion 0 (any): a kube-apiserver answers from its watch cache, as it does
             # client-go's reflectors, instead of reading everything from etcd
             return await self._list(

@@ -22,7 +22,7 @@ from kubesched.cluster.protocol import ADDED, BOOKMARK, ERROR, Bookmark, ListRes
 log = logging.getLogger(__name__)
 
 Opener = Callable[[str], Awaitable[Response]]
-Lister = Callable[[], Awaitable[ListResult]]
+Lister = Callable[[], Awaitable[ListResult[Any]]]
 SHORT_WATCH = 1.0  # a watch closed this soon without an event is a failure (client-go's "very short watch")
 
 
@@ -57,7 +57,7 @@ class KubeWatch:
         self._rv = resource_version if resource_version not in ("", "0") else None
         self._backoff = backoff
         self._what = what
-        self._ready: deque[WatchEvent] = deque()
+        self._ready: deque[WatchEvent[Any]] = deque()
         self._response: Response | None = None
         self._buffer = bytearray()
         self._opened = 0.0
@@ -80,7 +80,7 @@ class KubeWatch:
     def __aiter__(self) -> KubeWatch:
         return self
 
-    async def __anext__(self) -> WatchEvent:
+    async def __anext__(self) -> WatchEvent[Any]:
         while not self._ready:
             if self._error is not None:
                 error, self._error = self._error, None

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import msgspec
 from lightkube.models import meta_v1
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 ADDED = "ADDED"
 MODIFIED = "MODIFIED"
@@ -26,28 +27,31 @@ class Bookmark(msgspec.Struct, omit_defaults=True):
     metadata: meta_v1.ObjectMeta = msgspec.field(default_factory=meta_v1.ObjectMeta)
 
 
-class WatchEvent(NamedTuple):
-    """A watch notification: `type` is ADDED, MODIFIED, DELETED, BOOKMARK or ERROR."""
+class WatchEvent(NamedTuple, Generic[T]):
+    """A watch notification: `type` is ADDED, MODIFIED, DELETED, BOOKMARK or ERROR; `object` the
+    watched kind's object. A BOOKMARK's carries only what every kind has, its resourceVersion in
+    `metadata` (a `Bookmark`, as client-go's is an object of the kind with only that set): read
+    `type` before anything but `object.metadata`."""
 
     type: str
-    object: Any
+    object: T
 
 
-class ListResult(NamedTuple):
+class ListResult(NamedTuple, Generic[T]):
     """A page of a list: `continue_token` is set when more items follow (`remaining` of them)."""
 
-    items: list[Any]
+    items: list[T]
     resource_version: str
     continue_token: str | None = None
     remaining: int | None = None
 
 
-class WatchStream(Protocol):
+class WatchStream(Protocol[T]):
     """An open watch: iterate for events; `stop()` ends the iteration."""
 
-    def __aiter__(self) -> AsyncIterator[WatchEvent]: ...
+    def __aiter__(self) -> AsyncIterator[WatchEvent[T]]: ...
 
-    async def __anext__(self) -> WatchEvent: ...
+    async def __anext__(self) -> WatchEvent[T]: ...
 
     def stop(self) -> None: ...
 
@@ -63,24 +67,24 @@ class Cluster(Protocol):
 
     async def list(
         self,
-        kind: type[Any],
+        kind: type[R],
         *,
         namespace: str | None = None,
         label_selector: str = "",
         field_selector: str = "",
         limit: int = 0,
         continue_token: str | None = None,
-    ) -> ListResult: ...
+    ) -> ListResult[R]: ...
 
     def watch(
         self,
-        kind: type[Any],
+        kind: type[R],
         *,
         namespace: str | None = None,
         label_selector: str = "",
         field_selector: str = "",
         resource_version: str | None = None,
-    ) -> WatchStream: ...
+    ) -> WatchStream[R]: ...
 
     async def create(self, obj: R, *, namespace: str | None = None) -> R: ...
 

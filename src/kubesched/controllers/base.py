@@ -9,11 +9,12 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kubesched.api.objects import key_of
 from kubesched.clock import Clock
 from kubesched.cluster import ApiError, Cluster, NotFound
 from kubesched.cluster.events import EventRecorder
 from kubesched.cluster.protocol import MODIFIED
-from kubesched.controllers.informers import Informer, Informers, Key, key_of
+from kubesched.controllers.informers import Informer, Informers, Key
 from kubesched.controllers.owners import controller_of
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.storage.strategy import strategy_of

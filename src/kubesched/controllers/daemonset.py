@@ -12,11 +12,12 @@ import msgspec
 from lightkube.models import core_v1 as m
 from lightkube.resources import apps_v1, core_v1
 
+from kubesched.api.objects import key_of
 from kubesched.api.selectors import RequiredNodeAffinity
 from kubesched.api.tolerations import find_untolerated_taint
 from kubesched.controllers.base import ControllerContext, enqueue_controller, enqueue_on_change, work, write_status
 from kubesched.controllers.deployment import _scaled, template_hash
-from kubesched.controllers.informers import Key, key_of
+from kubesched.controllers.informers import Key
 from kubesched.controllers.pods import PodControl, from_template, is_active, is_available, is_ready
 from kubesched.controllers.workqueue import WorkQueue
 

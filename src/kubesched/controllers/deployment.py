@@ -14,12 +14,13 @@ from lightkube.models import apps_v1 as apps
 from lightkube.models import meta_v1
 from lightkube.resources import apps_v1, core_v1
 
+from kubesched.api.objects import key_of
 from kubesched.clock.base import epoch_seconds, rfc3339
 from kubesched.cluster import AlreadyExists, NotFound
 from kubesched.cluster.codec import encode
 from kubesched.cluster.events import NORMAL
 from kubesched.controllers.base import ControllerContext, enqueue_on_change, patch_observed, work, write_status
-from kubesched.controllers.informers import Key, key_of
+from kubesched.controllers.informers import Key
 from kubesched.controllers.owners import adoption_patch, controller_of, controller_reference
 from kubesched.controllers.pods import is_active
 from kubesched.controllers.replicaset import selector_of

@@ -12,6 +12,7 @@ from typing import Any
 from lightkube.resources import core_v1, policy_v1
 
 from kubesched.api.disruption import budget, covers
+from kubesched.api.objects import meta_of, name_of, namespace_of
 from kubesched.clock import Clock
 from kubesched.cluster import DELETED, ApiError, Cluster, WatchEvent
 from kubesched.cluster.protocol import BOOKMARK
@@ -41,18 +42,18 @@ class DisruptionController:
             if event.type != BOOKMARK:
                 handle(event)
 
-    def _on_budget(self, event: WatchEvent) -> None:
+    def _on_budget(self, event: WatchEvent[policy_v1.PodDisruptionBudget]) -> None:
         pdb = event.object
-        ns, name = pdb.metadata.namespace or "default", pdb.metadata.name
+        ns, name = namespace_of(pdb) or "default", name_of(pdb)
         if event.type == DELETED:
             self._budgets.get(ns, {}).pop(name, None)
             return
         self._budgets.setdefault(ns, {})[name] = pdb
         self._mark([(ns, name)])
 
-    def _on_pod(self, event: WatchEvent) -> None:
+    def _on_pod(self, event: WatchEvent[core_v1.Pod]) -> None:
         pod = event.object
-        ns, uid = pod.metadata.namespace or "default", pod.metadata.uid
+        ns, uid = namespace_of(pod) or "default", meta_of(pod).uid or ""
         old = self._pods.setdefault(ns, {}).get(uid)
         if event.type == DELETED:
             self._pods[ns].pop(uid, None)

@@ -12,16 +12,12 @@ import asyncio
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from kubesched.api.objects import key_of
 from kubesched.cluster import DELETED, Cluster, Gone
 from kubesched.cluster.protocol import ADDED, BOOKMARK, MODIFIED
 
 Key = tuple[str, str]  # namespace ("" for cluster-scoped kinds), name
 Handler = Callable[[str, Any, Any | None], None]  # event type, object, the object as it was before
-
-
-def key_of(obj: Any) -> Key:
-    meta = obj.metadata
-    return meta.namespace or "", meta.name or ""
 
 
 def _version(obj: Any) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 
 from lightkube.resources import batch_v1, core_v1
 
+from kubesched.api.objects import key_of
 from kubesched.clock.base import epoch_seconds, rfc3339
 from kubesched.cluster.events import NORMAL, WARNING
 from kubesched.controllers.base import (
@@ -22,7 +23,7 @@ from kubesched.controllers.base import (
     work,
     write_status,
 )
-from kubesched.controllers.informers import Key, key_of
+from kubesched.controllers.informers import Key
 from kubesched.controllers.owners import finalizer_removal
 from kubesched.controllers.pods import PodControl, from_template, is_active, is_ready, phase
 from kubesched.controllers.replicaset import BURST_REPLICAS

@@ -11,10 +11,11 @@ from typing import Any
 import msgspec
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import key_of
 from kubesched.clock.base import rfc3339
 from kubesched.cluster import NotFound
 from kubesched.controllers.base import ControllerContext, work, write_status
-from kubesched.controllers.informers import Key, key_of
+from kubesched.controllers.informers import Key
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.storage.strategy import NAMESPACE_FINALIZER
 

@@ -10,10 +10,11 @@ from typing import Any
 from lightkube.resources import apps_v1, core_v1
 
 from kubesched.api.errors import FieldError
+from kubesched.api.objects import key_of
 from kubesched.api.selectors import LabelSelectorMatcher, compile_label_selector
 from kubesched.cluster import ApiError
 from kubesched.controllers.base import ControllerContext, enqueue_on_change, patch_observed, work, write_status
-from kubesched.controllers.informers import Key, key_of
+from kubesched.controllers.informers import Key
 from kubesched.controllers.owners import adoption_patch, controller_of, release_patch
 from kubesched.controllers.pods import PodControl, deletion_order, from_template, is_active, is_available, is_ready
 from kubesched.controllers.workqueue import WorkQueue

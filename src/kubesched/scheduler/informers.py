@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from lightkube.resources import core_v1, policy_v1
 
+from kubesched.api.objects import key_of, meta_of, name_of
 from kubesched.api.resources import pod_requests
 from kubesched.cache import PodInfo
 from kubesched.cluster import DELETED, NotFound, WatchEvent
@@ -93,7 +94,7 @@ class Informers:
         """List every watched kind into the cache and queue (and the informers plugins asked
         for), then keep watching. An optional kind the server does not serve (PodDisruptionBudgets on an old
         cluster, say) is traced once and left out."""
-        informers: list[tuple[type[Any], Callable[[], Awaitable[str]], Callable[[WatchEvent], None], bool]] = [
+        informers: list[tuple[type[Any], Callable[[], Awaitable[str]], Callable[[WatchEvent[Any]], None], bool]] = [
             (policy_v1.PodDisruptionBudget, self._relist_pdbs, self._on_pdb_event, True),
             (core_v1.Namespace, self._relist_namespaces, self._on_namespace_event, True),
             (core_v1.Node, self._relist_nodes, self._on_node_event, False),
@@ -136,16 +137,15 @@ class Informers:
 
     async def _relist_pdbs(self) -> str:
         listed = await self.cluster.list(policy_v1.PodDisruptionBudget)
-        self._pdbs = {(p.metadata.namespace, p.metadata.name): p for p in listed.items}
+        self._pdbs = {key_of(p): p for p in listed.items}
         self.listers.set_pdbs(list(self._pdbs.values()))
         return listed.resource_version
 
-    def _on_pdb_event(self, event: WatchEvent) -> None:
-        meta = event.object.metadata
+    def _on_pdb_event(self, event: WatchEvent[policy_v1.PodDisruptionBudget]) -> None:
         if event.type == DELETED:
-            self._pdbs.pop((meta.namespace, meta.name), None)
+            self._pdbs.pop(key_of(event.object), None)
         else:
-            self._pdbs[(meta.namespace, meta.name)] = event.object
+            self._pdbs[key_of(event.object)] = event.object
         self.listers.set_pdbs(list(self._pdbs.values()))
 
     async def _relist_namespaces(self) -> str:
@@ -153,26 +153,25 @@ class Informers:
         namespaces = self.namespace_labels
         namespaces.clear()
         for ns in listed.items:
-            namespaces[ns.metadata.name] = dict(ns.metadata.labels or {})
+            namespaces[name_of(ns)] = dict(meta_of(ns).labels or {})
         return listed.resource_version
 
-    def _on_namespace_event(self, event: WatchEvent) -> None:
-        meta = event.object.metadata
+    def _on_namespace_event(self, event: WatchEvent[core_v1.Namespace]) -> None:
         if event.type == DELETED:
-            self.namespace_labels.pop(meta.name, None)
+            self.namespace_labels.pop(name_of(event.object), None)
         else:
-            self.namespace_labels[meta.name] = dict(meta.labels or {})
+            self.namespace_labels[name_of(event.object)] = dict(meta_of(event.object).labels or {})
 
     async def _relist_nodes(self) -> str:
         listed = await self.cluster.list(core_v1.Node)
-        names = {n.metadata.name for n in listed.items}
+        names = {name_of(n) for n in listed.items}
         for name in [n for n in self._nodes if n not in names]:
             gone = self._nodes.pop(name)
             self._on_node_delete(gone)
             self._observe(gone, True)
         for node in listed.items:
-            old = self._nodes.get(node.metadata.name)
-            if old is None or old.metadata.resourceVersion != node.metadata.resourceVersion:
+            old = self._nodes.get(name_of(node))
+            if old is None or meta_of(old).resourceVersion != meta_of(node).resourceVersion:
                 self._on_node(node, old)
                 self._observe(node, False)
         return listed.resource_version
@@ -201,13 +200,13 @@ class Informers:
                 self.shared_informers.feed(fed, pod)
         return listed.resource_version
 
-    def _on_node_event(self, event: WatchEvent) -> None:
+    def _on_node_event(self, event: WatchEvent[core_v1.Node]) -> None:
         node = event.object
         if event.type == DELETED:
-            self._nodes.pop(node.metadata.name, None)
+            self._nodes.pop(name_of(node), None)
             self._on_node_delete(node)
         else:
-            self._on_node(node, self._nodes.get(node.metadata.name))
+            self._on_node(node, self._nodes.get(name_of(node)))
         self._observe(node, event.type == DELETED)
 
     def _on_node_delete(self, node: Any) -> None:
@@ -227,7 +226,7 @@ class Informers:
         for event in node_update_events(old, node):
             self.queue.move_all_to_active_or_backoff(event, old, node)
 
-    def _on_pod_event(self, event: WatchEvent) -> None:
+    def _on_pod_event(self, event: WatchEvent[core_v1.Pod]) -> None:
         if event.type == DELETED:
             self._on_pod_delete(event.object)
         else:

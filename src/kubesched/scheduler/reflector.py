@@ -44,7 +44,7 @@ async def reflect(
     *,
     resource_version: str | None,
     relist: Callable[[], Awaitable[str]],
-    handle: Callable[[WatchEvent], None],
+    handle: Callable[[WatchEvent[Any]], None],
     trace: Tracer,
     field_selector: str = "",
 ) -> None:

@@ -126,7 +126,7 @@ class SharedInformers:
                 self._apply(informer, old, obj)
         return listed.resource_version
 
-    def _on_event(self, informer: KindInformer, event: WatchEvent) -> None:
+    def _on_event(self, informer: KindInformer, event: WatchEvent[Any]) -> None:
         key = _key(event.object)
         old = informer.objects.get(key)
         if event.type == DELETED:

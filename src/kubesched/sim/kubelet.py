@@ -18,6 +18,7 @@ from typing import Any
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import FieldError
+from kubesched.api.objects import key_of, meta_of, name_of
 from kubesched.api.quantity import int_value, milli_value
 from kubesched.api.resources import pod_requests
 from kubesched.clock import Clock
@@ -140,7 +141,7 @@ class FakeKubelets:
             if event.type == BOOKMARK:  # a live API server's: a version, no node
                 continue
             node = event.object
-            name = node.metadata.name
+            name = name_of(node)
             if event.type == DELETED or not self._serves(node):
                 self.nodes.pop(name, None)
                 continue
@@ -227,14 +228,14 @@ class FakeKubelets:
             p
             for p in listed.items
             if (p.status.phase if p.status else None) not in ("Succeeded", "Failed")
-            and p.metadata.deletionTimestamp is None
+            and meta_of(p).deletionTimestamp is None
         ]
-        alive.sort(key=lambda p: (p.metadata.creationTimestamp, p.metadata.name))
+        alive.sort(key=lambda p: (meta_of(p).creationTimestamp, name_of(p)))
         node.admitted.clear()
         self._trace.emit("kubelet.restarted", node=node_name, pods=len(alive))
         rejected = []
         for pod in alive:
-            key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+            key = "/".join(key_of(pod))
             try:
                 requests = pod_requests(pod)
             except FieldError as e:
@@ -243,7 +244,7 @@ class FakeKubelets:
                 continue
             failure = admission_failure(node, requests)
             if failure is None:
-                node.admitted[pod.metadata.uid] = requests
+                node.admitted[meta_of(pod).uid or ""] = requests
                 if (pod.status.phase if pod.status else None) == "Pending":
                     self._trace.emit("kubelet.admitted", pod=key, node=node_name)
                     self._spawn(self._start(pod))

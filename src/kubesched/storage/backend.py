@@ -32,7 +32,7 @@ class MemoryCluster:
         field_selector: str = "",
         limit: int = 0,
         continue_token: str | None = None,
-    ) -> ListResult:
+    ) -> ListResult[Any]:
         return self.store.list(
             kind,
             namespace=namespace,

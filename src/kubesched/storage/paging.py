@@ -37,7 +37,7 @@ def page(
     rv: int,
     limit: int,
     continue_token: str | None,
-) -> ListResult:
+) -> ListResult[Any]:
     """The matching objects in key order: all, or with `limit` one page, and `continue_token` from
     the previous page resumes after its last key (items read as they are now, the page keeping
     the first page's resourceVersion)."""

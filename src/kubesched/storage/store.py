@@ -203,7 +203,7 @@ class MemoryStore:
         limit: int = 0,
         continue_token: str | None = None,
         resource_version: str | None = None,
-    ) -> ListResult:
+    ) -> ListResult[Any]:
         """Matching objects in key order. With `limit`, one page; `continue_token` from the previous
         page resumes after its last key (items are read as they are now, the page keeps the first
         page's resourceVersion). A `resource_version` the list must not be older than, newer than

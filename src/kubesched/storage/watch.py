@@ -35,8 +35,8 @@ class MemoryWatch:
         self._matches = matcher
         self._latency = latency
         self._on_stop = on_stop
-        self._pending: deque[tuple[float, WatchEvent]] = deque()
-        self._ready: deque[WatchEvent] = deque()
+        self._pending: deque[tuple[float, WatchEvent[Any]]] = deque()
+        self._ready: deque[WatchEvent[Any]] = deque()
         self._timer: TimerHandle | None = None
         self._waiter: asyncio.Future[None] | None = None
         self.stopped = False
@@ -59,7 +59,7 @@ class MemoryWatch:
             return
         self.push(WatchEvent(type_, obj))
 
-    def push(self, event: WatchEvent) -> None:
+    def push(self, event: WatchEvent[Any]) -> None:
         """Queue an event for delivery after the latency."""
         if self.stopped:
             return
@@ -90,7 +90,7 @@ class MemoryWatch:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
-    def drain(self) -> list[WatchEvent]:
+    def drain(self) -> list[WatchEvent[Any]]:
         """The events delivered so far and not yet consumed (for synchronous callers)."""
         out = list(self._ready)
         self._ready.clear()
@@ -110,7 +110,7 @@ class MemoryWatch:
     def __aiter__(self) -> MemoryWatch:
         return self
 
-    async def __anext__(self) -> WatchEvent:
+    async def __anext__(self) -> WatchEvent[Any]:
         while not self._ready:
             if self.stopped:
                 raise StopAsyncIteration

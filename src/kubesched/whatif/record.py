@@ -145,7 +145,7 @@ class Follower:
                 known[key] = (obj.metadata.resourceVersion or "", obj.metadata.uid)
         return version
 
-    def _handle(self, kind: type[Any], event: WatchEvent) -> None:
+    def _handle(self, kind: type[Any], event: WatchEvent[Any]) -> None:
         obj = event.object
         known = self._known.setdefault(kind, {})
         if event.type == DELETED:

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 import msgspec
 
+from kubesched.api.objects import name_of
 from kubesched.apiserver.tables import cluster, core, dra, storage, workloads
 from kubesched.apiserver.tables.printing import (
     Col,
@@ -34,7 +35,6 @@ from kubesched.apiserver.tables.printing import (
     created,
     human_duration,
     name_col,
-    name_of,
     short_human_duration,
 )
 from kubesched.cluster.errors import BadRequest

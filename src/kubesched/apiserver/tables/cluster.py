@@ -8,6 +8,7 @@ from typing import Any
 
 from lightkube.resources import coordination_v1, core_v1, policy_v1, rbac_authorization_v1, scheduling_v1
 
+from kubesched.api.objects import name_of
 from kubesched.apiserver.tables.printing import (
     AGE,
     Col,
@@ -18,7 +19,6 @@ from kubesched.apiserver.tables.printing import (
     created,
     int_or_string,
     name_col,
-    name_of,
 )
 from kubesched.cluster.legacy import PodDisruptionBudgetV1beta1
 

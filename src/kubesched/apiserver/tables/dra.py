@@ -6,6 +6,7 @@ from typing import Any
 
 from lightkube.resources import resource_v1
 
+from kubesched.api.objects import name_of
 from kubesched.apiserver.tables.printing import (
     AGE,
     Col,
@@ -15,7 +16,6 @@ from kubesched.apiserver.tables.printing import (
     cells,
     created,
     name_col,
-    name_of,
 )
 
 

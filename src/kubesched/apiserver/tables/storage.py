@@ -8,6 +8,7 @@ from typing import Any
 
 from lightkube.resources import core_v1, storage_v1
 
+from kubesched.api.objects import name_of
 from kubesched.apiserver.tables.printing import (
     AGE,
     NONE,
@@ -19,7 +20,6 @@ from kubesched.apiserver.tables.printing import (
     cells,
     created,
     name_col,
-    name_of,
 )
 
 _STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"

@@ -8,6 +8,7 @@ from typing import Any
 
 from lightkube.resources import apps_v1, batch_v1, core_v1
 
+from kubesched.api.objects import name_of
 from kubesched.api.selectors import selector_string
 from kubesched.apiserver.tables.printing import (
     AGE,
@@ -26,7 +27,6 @@ from kubesched.apiserver.tables.printing import (
     format_selector,
     human_duration,
     name_col,
-    name_of,
 )
 
 

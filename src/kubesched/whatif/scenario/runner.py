@@ -176,7 +176,7 @@ class Observer:
                 self._note(event)
             self.changed.set()
 
-    def _note(self, event: WatchEvent) -> None:
+    def _note(self, event: WatchEvent[Any]) -> None:
         pod = event.object
         if preempted(pod):
             key = f"{pod.metadata.namespace}/{pod.metadata.name}"
