@@ -23,27 +23,14 @@ MAX_FUNCTION_LINES = 60
 
 # Functions still longer than MAX_FUNCTION_LINES, each with the length it may not exceed.
 LONG_FUNCTIONS: dict[str, int] = {
-    "apiserver/openapi/v2.py:_kind_paths": 143,
-    "apiserver/tables/core.py:_pod_row": 109,
-    "apiserver/watchstream.py:stream_watch": 77,
     "cli/capacity.py:add_parser": 62,
-    "cli/cluster_up.py:add_parser": 109,
-    "cli/cluster_up.py:cluster_up": 85,
-    "cli/record.py:replay_command": 68,
-    "cli/run.py:serve": 89,
+    "cli/run.py:serve": 67,
     "cli/sweep.py:_run": 61,
-    "console/attempts.py:print_attempt": 69,
-    "golden/loader.py:_pod": 70,
-    "golden/runner.py:_run": 63,
     "lab/drill/c1.py:run_c1": 101,
     "lab/drill/c2.py:run_c2": 68,
     "lab/measured.py:run": 62,
     "lab/unprivileged.py:run": 112,
-    "scheduler/algorithm.py:Algorithm._pass_filters_batch": 64,
-    "scheduler/scheduler.py:Scheduler.__init__": 110,
-    "scheduler/scheduler.py:Scheduler.scheduling_cycle": 63,
-    "whatif/sweep/simulate.py:simulate": 65,
-    "workloads/burst.py:run_burst": 94,
+    "workloads/burst.py:run_burst": 71,
 }
 
 ANY_CEILING = 1847

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -58,11 +59,6 @@ async def stream_watch(
     """Serve one watch until `timeoutSeconds`, the client goes away, or the store refuses it."""
     q = request.query
     kind = target.kind
-    if target.name is not None:
-        field = f"metadata.name={target.name}"
-        selector = f"{q['fieldSelector']},{field}" if q.get("fieldSelector") else field
-    else:
-        selector = q.get("fieldSelector", "")
     deadline = store.clock.now() + _timeout(request)
     bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
     initial = q.get("sendInitialEvents") == "true"
@@ -75,20 +71,15 @@ async def stream_watch(
             kind.cls,
             namespace=target.namespace,
             label_selector=q.get("labelSelector", ""),
-            field_selector=selector,
+            field_selector=_field_selector(target, q.get("fieldSelector", "")),
             resource_version=rv,
         )
     except (Gone, TooLargeResourceVersion) as e:  # told inside the stream, as kube-apiserver tells it
         watch = None
         gone = e
-    content_type = envelope.WATCH_MEDIA_TYPE if as_protobuf else "application/json"
-    response = web.StreamResponse(headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
-    response.enable_chunked_encoding()
-    await response.prepare(request)
+    response = await _stream(request, envelope.WATCH_MEDIA_TYPE if as_protobuf else "application/json")
     if watch is None:
-        status = gone.status()
-        wrapped = encode_protobuf(status) if as_protobuf else None
-        await response.write(envelope.watch_frame(ERROR, wrapped) if wrapped else _line(ERROR, encode(status)))
+        await response.write(_error_event(gone, as_protobuf=as_protobuf))
         return response
     if initial:
         store.bookmark(watch, kind.cls, initial_events_end=True)
@@ -103,25 +94,16 @@ async def stream_watch(
         return _line(event.type, _object_json(obj))
 
     try:
-        next_bookmark = store.clock.now() + bookmark_interval
-        while True:
-            now = store.clock.now()
-            if now >= deadline:
-                break
-            wait = deadline - now
-            if bookmarks:
-                wait = min(wait, max(0.0, next_bookmark - now))
-            try:
-                first = await asyncio.wait_for(anext(watch), timeout=wait)
-            except TimeoutError:
-                if bookmarks and store.clock.now() >= next_bookmark:
-                    store.bookmark(watch, kind.cls)
-                    next_bookmark = store.clock.now() + bookmark_interval
-                continue
-            except StopAsyncIteration:
-                break
-            batch = [first, *watch.drain()]
-            await response.write(b"".join(render(e) for e in batch))
+        await _pump(
+            store,
+            watch,
+            response,
+            render,
+            cls=kind.cls,
+            deadline=deadline,
+            bookmarks=bookmarks,
+            interval=bookmark_interval,
+        )
     except (ConnectionResetError, asyncio.CancelledError):
         pass
     finally:
@@ -129,3 +111,60 @@ async def stream_watch(
     with contextlib.suppress(ConnectionResetError):
         await response.write_eof()
     return response
+
+
+async def _pump(
+    store: MemoryStore,
+    watch: MemoryWatch,
+    response: web.StreamResponse,
+    render: Callable[[WatchEvent[Any]], bytes],
+    *,
+    cls: type[Any],
+    deadline: float,
+    bookmarks: bool,
+    interval: float,
+) -> None:
+    """Write the watch's events as they come, in batches, with a BOOKMARK every `interval`
+    seconds when the client allows them, until `deadline` or the watch ends."""
+    next_bookmark = store.clock.now() + interval
+    while True:
+        now = store.clock.now()
+        if now >= deadline:
+            return
+        wait = deadline - now
+        if bookmarks:
+            wait = min(wait, max(0.0, next_bookmark - now))
+        try:
+            first = await asyncio.wait_for(anext(watch), timeout=wait)
+        except TimeoutError:
+            if bookmarks and store.clock.now() >= next_bookmark:
+                store.bookmark(watch, cls)
+                next_bookmark = store.clock.now() + interval
+            continue
+        except StopAsyncIteration:
+            return
+        batch = [first, *watch.drain()]
+        await response.write(b"".join(render(e) for e in batch))
+
+
+async def _stream(request: web.Request, content_type: str) -> web.StreamResponse:
+    """A chunked response begun, headers sent."""
+    response = web.StreamResponse(headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    return response
+
+
+def _field_selector(target: Target, given: str) -> str:
+    """The request's field selector, narrowed to the object a watch of one names."""
+    if target.name is None:
+        return given
+    field = f"metadata.name={target.name}"
+    return f"{given},{field}" if given else field
+
+
+def _error_event(error: Gone | TooLargeResourceVersion, *, as_protobuf: bool) -> bytes:
+    """An ERROR event carrying the Status of why the watch cannot start."""
+    status = error.status()
+    wrapped = encode_protobuf(status) if as_protobuf else None
+    return envelope.watch_frame(ERROR, wrapped) if wrapped else _line(ERROR, encode(status))

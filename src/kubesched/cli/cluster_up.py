@@ -71,7 +71,33 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
     registry = options.registry(args.plugin)
     snapshot = _snapshot(args.snapshot)
     nodes = args.nodes if args.nodes is not None else 0 if snapshot else 3
-    spec = ClusterSpec(
+    spec = _spec(args, token=token, registry=registry, snapshot=snapshot, nodes=nodes)
+
+    def ready(cluster: EmbeddedCluster) -> None:
+        _announce(console, args, spec, cluster, snapshot=snapshot, nodes=nodes, generated=generated)
+
+    try:
+        asyncio.run(until_stopped(serve_forever(spec, ready)))
+    except PluginLoadError as e:
+        options.print_error(console, str(e))
+        return 2
+    except SnapshotError as e:
+        options.print_error(console, f"--from: {e}")
+        return 2
+    except JournalError as e:
+        options.print_error(console, f"{'--etcd' if args.etcd else '--data-dir'}: {e}")
+        return 2
+    except OSError as e:
+        ports = f"{args.port} (scheduler {args.scheduler_port})" if args.scheduler else f"{args.port}"
+        options.print_error(console, f"cannot serve on {args.host}:{ports}: {e}")
+        return 1
+    console.print("kubesched cluster stopped.")
+    return 0
+
+
+def _spec(args: argparse.Namespace, *, token: str | None, registry: Registry, snapshot: Any, nodes: int) -> ClusterSpec:
+    """The cluster the options ask for, each checked (UsageError naming the option)."""
+    return ClusterSpec(
         nodes=options.at_least("--nodes", nodes, 0),
         snapshot=snapshot,
         template=options.node_template(args.node_template),
@@ -98,57 +124,50 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
         etcd_prefix=args.etcd_prefix,
     )
 
-    def ready(cluster: EmbeddedCluster) -> None:
-        path = write_kubeconfig(args.kubeconfig, cluster.url, token=token, ca_pem=cluster.ca_pem).resolve()
-        saved = f" from {args.snapshot} ({len(snapshot.items)} objects)" if snapshot else ""
-        if cluster.store.restored:
-            saved = f" as it was kept in {spec.kept_in}"
-        elif spec.kept_in:
-            saved += f", kept in {spec.kept_in}"
-        shown = len(cluster.store.list(core_v1.Node).items) if cluster.store.restored else nodes
-        console.print(
-            f"kubesched cluster is up at [bold]{cluster.url}[/bold]{saved} with {shown} fake nodes.", soft_wrap=True
-        )
-        if generated:
-            console.print("  every request needs the generated token written into the kubeconfig")
-        if args.authorization == RBAC:
-            console.print(
-                "  RBAC decides every request; the kubeconfig's token is in system:masters, and "
-                "`kubectl create token SERVICEACCOUNT` signs a ServiceAccount in",
-                soft_wrap=True,
-            )
-        console.print(f"  export KUBECONFIG={path}")
-        console.print("  kubectl get nodes")
-        if cluster.scheduler_url:
-            console.print(
-                f"kubesched scheduler is running, serving /healthz, /metrics and /debug/queue at "
-                f"[bold]{cluster.scheduler_url}[/bold].",
-                soft_wrap=True,
-            )
-            console.print(f"  kubesched queue --url {cluster.scheduler_url}")
-            login = f"?token={spec.token}" if spec.token else ""
-            console.print(f"  the UI: {cluster.scheduler_url}/ui/{login}", soft_wrap=True)
-        for entry in cluster.controllers:
-            console.print(f"  controller {entry.name} ({entry.source}) is running")
-        console.print("Press Ctrl-C to stop.")
 
-    try:
-        asyncio.run(until_stopped(serve_forever(spec, ready)))
-    except PluginLoadError as e:
-        options.print_error(console, str(e))
-        return 2
-    except SnapshotError as e:
-        options.print_error(console, f"--from: {e}")
-        return 2
-    except JournalError as e:
-        options.print_error(console, f"{'--etcd' if args.etcd else '--data-dir'}: {e}")
-        return 2
-    except OSError as e:
-        ports = f"{args.port} (scheduler {args.scheduler_port})" if args.scheduler else f"{args.port}"
-        options.print_error(console, f"cannot serve on {args.host}:{ports}: {e}")
-        return 1
-    console.print("kubesched cluster stopped.")
-    return 0
+def _announce(
+    console: Console,
+    args: argparse.Namespace,
+    spec: ClusterSpec,
+    cluster: EmbeddedCluster,
+    *,
+    snapshot: Any,
+    nodes: int,
+    generated: bool,
+) -> None:
+    """What is up and how to reach it, printed once the cluster serves."""
+    path = write_kubeconfig(args.kubeconfig, cluster.url, token=spec.token, ca_pem=cluster.ca_pem).resolve()
+    saved = f" from {args.snapshot} ({len(snapshot.items)} objects)" if snapshot else ""
+    if cluster.store.restored:
+        saved = f" as it was kept in {spec.kept_in}"
+    elif spec.kept_in:
+        saved += f", kept in {spec.kept_in}"
+    shown = len(cluster.store.list(core_v1.Node).items) if cluster.store.restored else nodes
+    console.print(
+        f"kubesched cluster is up at [bold]{cluster.url}[/bold]{saved} with {shown} fake nodes.", soft_wrap=True
+    )
+    if generated:
+        console.print("  every request needs the generated token written into the kubeconfig")
+    if args.authorization == RBAC:
+        console.print(
+            "  RBAC decides every request; the kubeconfig's token is in system:masters, and "
+            "`kubectl create token SERVICEACCOUNT` signs a ServiceAccount in",
+            soft_wrap=True,
+        )
+    console.print(f"  export KUBECONFIG={path}")
+    console.print("  kubectl get nodes")
+    if cluster.scheduler_url:
+        console.print(
+            f"kubesched scheduler is running, serving /healthz, /metrics and /debug/queue at "
+            f"[bold]{cluster.scheduler_url}[/bold].",
+            soft_wrap=True,
+        )
+        console.print(f"  kubesched queue --url {cluster.scheduler_url}")
+        login = f"?token={spec.token}" if spec.token else ""
+        console.print(f"  the UI: {cluster.scheduler_url}/ui/{login}", soft_wrap=True)
+    for entry in cluster.controllers:
+        console.print(f"  controller {entry.name} ({entry.source}) is running")
+    console.print("Press Ctrl-C to stop.")
 
 
 def add_parser(sub: Any, name: str, help: str) -> None:
@@ -164,6 +183,14 @@ def add_parser(sub: Any, name: str, help: str) -> None:
         metavar="FILE",
         help="start from a saved cluster (kubesched snapshot save): its nodes, pods and the rest, as they were",
     )
+    _serving_options(up)
+    _simulation_options(up)
+    _storage_options(up)
+    _scheduler_options(up)
+
+
+def _serving_options(up: argparse.ArgumentParser) -> None:
+    """Where and how the API is served: address, port, kubeconfig, tokens, TLS, authorization."""
     up.add_argument(
         "--host",
         default="127.0.0.1",
@@ -196,6 +223,10 @@ def add_parser(sub: Any, name: str, help: str) -> None:
         action="store_true",
         help="let a --host other than loopback serve the API (and the scheduler's endpoints) to anyone who reaches it",
     )
+
+
+def _simulation_options(up: argparse.ArgumentParser) -> None:
+    """What runs beside the API: the fake kubelets and the built-in controllers."""
     up.add_argument(
         "--kubelets",
         action=argparse.BooleanOptionalAction,
@@ -209,6 +240,10 @@ def add_parser(sub: Any, name: str, help: str) -> None:
         help="the built-in controllers to run, as kube-controller-manager's --controllers: names, * for all "
         f"(default), -name to leave one out ({', '.join(sorted(CONTROLLERS))})",
     )
+
+
+def _storage_options(up: argparse.ArgumentParser) -> None:
+    """Where the cluster is kept (memory, SQLite, etcd) and for how long its history and Events."""
     up.add_argument(
         "--data-dir",
         metavar="DIR",
@@ -245,6 +280,10 @@ def add_parser(sub: Any, name: str, help: str) -> None:
         metavar="DURATION",
         help="how long Events are kept after their last write, as kube-apiserver's --event-ttl (default 1h)",
     )
+
+
+def _scheduler_options(up: argparse.ArgumentParser) -> None:
+    """kubesched's scheduler run beside the cluster, and its UI."""
     up.add_argument("--scheduler", action="store_true", help="also run kubesched's scheduler (default profile)")
     options.add_results_options(up)
     up.add_argument(

@@ -23,8 +23,8 @@ from kubesched.config import SchedulerConfig
 from kubesched.console import options
 from kubesched.console.serving import serve as serve_ui
 from kubesched.trace import JsonLinesSink, Sink
-from kubesched.whatif.record import Recorder, RecordingError, load
-from kubesched.whatif.replay import DEFAULT_SETTLE, Outcome, differences, recorded, replay
+from kubesched.whatif.record import Recorder, Recording, RecordingError, load
+from kubesched.whatif.replay import DEFAULT_SETTLE, Difference, Outcome, differences, recorded, replay
 from kubesched.workloads.compare import report_of
 
 DIFFERENCES = 20  # rows of differing pods a table shows
@@ -159,13 +159,29 @@ def replay_command(console: Console, args: argparse.Namespace) -> int:
         "seed": args.seed,
         "configs": [_cluster_report(run, config) for run, (_, config) in zip(runs[1:], configs, strict=True)],
     }
+    _report(console, args, recording, runs, differing, traces, side_by_side["configs"])
+    if args.ui:
+        return serve_ui(console, bind, comparison=side_by_side)
+    return 0
+
+
+def _report(
+    console: Console,
+    args: argparse.Namespace,
+    recording: Recording,
+    runs: list[Outcome],
+    differing: list[Difference],
+    traces: list[str],
+    configs: list[dict[str, Any]],
+) -> None:
+    """The runs and the pods placed differently, as JSON or a table, and where their traces went."""
     if args.output == "json":
         body = {
             "file": args.file,
             "changes": len(recording.changes),
             "runs": {r.label: r.summary() | {"placements": _placements(r)} for r in runs},
             "differences": [{"pod": d.pod, "nodes": d.nodes} for d in differing],
-            "configs": side_by_side["configs"],  # as compare reports them: `kubesched ui --compare` reads it
+            "configs": configs,  # as compare reports them: `kubesched ui --compare` reads it
         }
         json.dump(body, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -174,9 +190,6 @@ def replay_command(console: Console, args: argparse.Namespace) -> int:
         for shown in traces:
             line = f"trace of {shown} (kubesched ui FILE shows its timeline)"
             console.print(line, highlight=False, soft_wrap=True)
-    if args.ui:
-        return serve_ui(console, bind, comparison=side_by_side)
-    return 0
 
 
 def _cluster_report(run: Outcome, config: SchedulerConfig) -> dict[str, Any]:

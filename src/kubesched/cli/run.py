@@ -10,7 +10,7 @@ import os
 import signal
 import socket
 import uuid
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,13 +122,7 @@ async def serve(
         features=options.features,
     )
     scheduler.results = options.results
-    server = SchedulerServer(scheduler, options.host, options.port)
-    ui.mount(server.app, ui.Mirror(scheduler))  # read-only: it shows what this scheduler sees
-    try:
-        url = await server.start()
-    except OSError as e:
-        why = os.strerror(e.errno) if e.errno else str(e)
-        raise options_.UsageError(f"--metrics-bind: cannot listen on {options.host}:{options.port}: {why}") from None
+    server, url = await _endpoints(scheduler, options)
 
     def say(text: str) -> None:
         if console is not None:
@@ -159,14 +153,7 @@ async def serve(
         await scheduler.start()  # a standby keeps its cache warm (and answers /readyz), as upstream's default
     try:
         if options.leader_elect:
-            campaign = asyncio.ensure_future(elector.run(lead))
-            halting = asyncio.ensure_future(halt.wait())
-            await asyncio.wait({campaign, halting}, return_when=asyncio.FIRST_COMPLETED)
-            if not campaign.done():  # halted: let a leader drain and release; a waiting candidate just leaves
-                if not elector.leading:
-                    campaign.cancel()
-                await asyncio.gather(campaign, return_exceptions=True)
-            halting.cancel()
+            await _campaign(elector, lead, halt)
         else:
             await lead()
     finally:
@@ -174,6 +161,37 @@ async def serve(
             relay.cancel()
         await scheduler.stop()  # a standby's informers, too
         await server.stop()
+    return _exit_status(scheduler, elector, failures, console)
+
+
+async def _endpoints(scheduler: Scheduler, options: RunOptions) -> tuple[SchedulerServer, str]:
+    """The scheduler's endpoints and its read-only UI, listening (UsageError when they cannot)."""
+    server = SchedulerServer(scheduler, options.host, options.port)
+    ui.mount(server.app, ui.Mirror(scheduler))  # read-only: it shows what this scheduler sees
+    try:
+        return server, await server.start()
+    except OSError as e:
+        why = os.strerror(e.errno) if e.errno else str(e)
+        raise options_.UsageError(f"--metrics-bind: cannot listen on {options.host}:{options.port}: {why}") from None
+
+
+async def _campaign(elector: LeaderElector, lead: Callable[[], Awaitable[None]], halt: asyncio.Event) -> None:
+    """Stand for the lease and lead when it is won, until `halt`: a leader then drains and
+    releases; a candidate still waiting just leaves."""
+    campaign = asyncio.ensure_future(elector.run(lead))
+    halting = asyncio.ensure_future(halt.wait())
+    await asyncio.wait({campaign, halting}, return_when=asyncio.FIRST_COMPLETED)
+    if not campaign.done():
+        if not elector.leading:
+            campaign.cancel()
+        await asyncio.gather(campaign, return_exceptions=True)
+    halting.cancel()
+
+
+def _exit_status(
+    scheduler: Scheduler, elector: LeaderElector, failures: list[BaseException], console: Console | None
+) -> int:
+    """0; FAILED when the scheduler could not go on; LEASE_LOST when the lease was lost (why on stderr)."""
     reason = scheduler.informers.failure or next((f"{type(f).__name__}: {f}" for f in failures), None)
     if reason is not None:
         if console is not None:

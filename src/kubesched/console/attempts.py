@@ -57,21 +57,7 @@ def print_attempt(
         _print_node(console, attempt, node)
         return
     if attempt["filter"]:
-        table = Table(
-            title=f"Filter: the nodes ruled out {_cite('FilterPlugin')}", box=box.SIMPLE_HEAD, title_justify="left"
-        )
-        for column in ("NODES", "PLUGIN", "REASONS", "WHICH"):
-            table.add_column(column, overflow="fold")
-        for group in attempt["filter"]:
-            nodes = group.get("nodes")
-            shown = nodes if every or not nodes else nodes[:8]
-            which = ", ".join(shown or ()) + (
-                f" and {len(nodes) - 8} more" if nodes and len(shown) < len(nodes) else ""
-            )
-            count = group.get("count", len(nodes or ()))
-            table.add_row(str(count), group["plugin"] or "-", "; ".join(group["reasons"]), which or "(not listed)")
-        print_table(console, table)
-        console.print("  One node in full: --node NAME; every node of each group: --all-nodes", style="dim")
+        _print_filter(console, attempt["filter"], every=every)
     if attempt.get("closestToFitting"):
         console.print(f"Closest to fitting, now {_cite('fitsRequest')}:", highlight=False)
         for entry in attempt["closestToFitting"]:
@@ -94,6 +80,23 @@ def print_attempt(
             + f" {_dim(extension_point(point))}",
             highlight=False,
         )
+
+
+def _print_filter(console: Console, groups: list[dict[str, Any]], *, every: bool) -> None:
+    """The nodes Filter ruled out, grouped by plugin and reasons (eight names a group unless `every`)."""
+    table = Table(
+        title=f"Filter: the nodes ruled out {_cite('FilterPlugin')}", box=box.SIMPLE_HEAD, title_justify="left"
+    )
+    for column in ("NODES", "PLUGIN", "REASONS", "WHICH"):
+        table.add_column(column, overflow="fold")
+    for group in groups:
+        nodes: list[str] = group.get("nodes") or []
+        shown = nodes if every else nodes[:8]
+        which = ", ".join(shown) + (f" and {len(nodes) - 8} more" if len(shown) < len(nodes) else "")
+        count = group.get("count", len(nodes))
+        table.add_row(str(count), group["plugin"] or "-", "; ".join(group["reasons"]), which or "(not listed)")
+    print_table(console, table)
+    console.print("  One node in full: --node NAME; every node of each group: --all-nodes", style="dim")
 
 
 def _print_node(console: Console, attempt: dict[str, Any], node: str) -> None:

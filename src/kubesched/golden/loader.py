@@ -120,8 +120,9 @@ def _node(n: dict[str, Any]) -> Any:
     )
 
 
-def _pod(p: dict[str, Any], classes: dict[str, Any], *, offset: int, running: bool) -> Any:
-    name, namespace = p["name"], p.get("namespace", "default")
+def _pod_spec(p: dict[str, Any]) -> Any:
+    """The case's pod spec: its containers (one by default) with the requests, limits and host
+    ports the case lists, defaulted as the API server defaults them (requests from limits, TCP)."""
     spec: Any = msgspec.convert(p["spec"], m.PodSpec) if p.get("spec") else m.PodSpec(containers=[])
     if not spec.containers:
         spec.containers = [m.Container(name="c", image=p.get("image", "registry.k8s.io/pause:3.10"))]
@@ -140,21 +141,21 @@ def _pod(p: dict[str, Any], classes: dict[str, Any], *, offset: int, running: bo
             res.requests = {**res.limits, **(res.requests or {})}
         for port in c.ports or []:
             port.protocol = port.protocol or "TCP"
-    spec.schedulerName = p.get("schedulerName") or spec.schedulerName or "default-scheduler"
-    if p.get("nodeSelector"):
-        spec.nodeSelector = p["nodeSelector"]
-    if p.get("affinity"):
-        spec.affinity = msgspec.convert(p["affinity"], m.Affinity)
-    if p.get("topologySpreadConstraints"):
-        spec.topologySpreadConstraints = [
-            msgspec.convert(t, m.TopologySpreadConstraint) for t in p["topologySpreadConstraints"]
-        ]
+    return spec
+
+
+def _tolerations(p: dict[str, Any]) -> list[Any]:
+    """The case's tolerations and the defaults admission adds (not-ready, unreachable)."""
     tolerations = [msgspec.convert(t, m.Toleration) for t in p.get("tolerations") or []]
     for default in DEFAULT_TOLERATIONS:
         taint = m.Taint(key=default.key or "", effect=default.effect or "")
         if not any(tolerates(t, taint) for t in tolerations):
             tolerations.append(default)
-    spec.tolerations = tolerations
+    return tolerations
+
+
+def _set_priority(spec: Any, p: dict[str, Any], classes: dict[str, Any]) -> None:
+    """Priority and preemption policy from the pod, else its PriorityClass (the case's or a built-in one)."""
     class_name = p.get("priorityClassName")
     priority = p.get("priority")
     policy = p.get("preemptionPolicy")
@@ -166,6 +167,22 @@ def _pod(p: dict[str, Any], classes: dict[str, Any], *, offset: int, running: bo
         policy = policy or (cls.get("preemptionPolicy") if cls else None)
     spec.priority = priority if priority is not None else 0
     spec.preemptionPolicy = policy or "PreemptLowerPriority"
+
+
+def _pod(p: dict[str, Any], classes: dict[str, Any], *, offset: int, running: bool) -> Any:
+    name, namespace = p["name"], p.get("namespace", "default")
+    spec = _pod_spec(p)
+    spec.schedulerName = p.get("schedulerName") or spec.schedulerName or "default-scheduler"
+    if p.get("nodeSelector"):
+        spec.nodeSelector = p["nodeSelector"]
+    if p.get("affinity"):
+        spec.affinity = msgspec.convert(p["affinity"], m.Affinity)
+    if p.get("topologySpreadConstraints"):
+        spec.topologySpreadConstraints = [
+            msgspec.convert(t, m.TopologySpreadConstraint) for t in p["topologySpreadConstraints"]
+        ]
+    spec.tolerations = _tolerations(p)
+    _set_priority(spec, p, classes)
     if running:
         spec.nodeName = p.get("nodeName")
     created = EPOCH + timedelta(seconds=offset)

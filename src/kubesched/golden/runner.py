@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from kubesched.cache import NodeInfo, PodInfo
 from kubesched.clock import VirtualClock
 from kubesched.config import load_data
 from kubesched.config.defaults import NOT_YET_IMPLEMENTED
-from kubesched.framework import preemption
+from kubesched.framework import Framework, preemption
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code, Status
@@ -121,7 +123,26 @@ async def _run(case: Case, clock: VirtualClock, registry: Registry) -> dict[str,
         "scoreWeights": dict(sorted(fwk.score_weights().items())),
         "numAllNodes": len(nodes),
     }
-    # Every node's verdict, from a PreFilter of its own (the real attempt follows below).
+    out["nodes"] = _verdicts(out, scheduler, fwk, pod, nodes)
+    state = CycleState()
+    try:
+        result = scheduler.find_host(fwk, state, pod)
+    except FitError as fit:
+        _failure(out, fit.message(), fit.diagnosis.post_filter_msg, fit)
+        _preemption(out, preemption.decision(state))
+        return out
+    except SchedulingError as e:
+        _failure(out, e.status.message, "", None, code=str(e.status.code))
+        return out
+    _success(out, result, scheduler, fwk, state, pod)
+    return out
+
+
+def _verdicts(
+    out: dict[str, Any], scheduler: Scheduler, fwk: Framework, pod: PodInfo, nodes: Sequence[NodeInfo]
+) -> list[dict[str, Any]]:
+    """Every node's verdict, from a PreFilter of its own (the real attempt follows it); what the
+    PreFilter says goes into `out`."""
     probe = CycleState()
     pre_result, pre_status, narrowing = fwk.run_pre_filter(probe, pod, nodes) if nodes else (None, None, [])
     entries: list[dict[str, Any]] = []
@@ -154,19 +175,7 @@ async def _run(case: Case, clock: VirtualClock, registry: Registry) -> dict[str,
                 "scored": False,
             }
         )
-    out["nodes"] = entries
-    state = CycleState()
-    try:
-        result = scheduler.find_host(fwk, state, pod)
-    except FitError as fit:
-        _failure(out, fit.message(), fit.diagnosis.post_filter_msg, fit)
-        _preemption(out, preemption.decision(state))
-        return out
-    except SchedulingError as e:
-        _failure(out, e.status.message, "", None, code=str(e.status.code))
-        return out
-    _success(out, result, scheduler, fwk, state, pod)
-    return out
+    return entries
 
 
 def _preemption(out: dict[str, Any], decision: preemption.Decision | None) -> None:

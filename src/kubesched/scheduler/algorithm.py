@@ -236,12 +236,7 @@ class Algorithm:
         table = self.snapshot.table
         judged: dict[int, Status] = {}
         count = len(nodes)
-        if nodes is self.snapshot.node_info_list:
-            ring = table.ring  # every row, twice: any rotation is a slice
-        else:
-            positions = np.fromiter((table.index[n.name] for n in nodes), dtype=np.int64, count=count)
-            ring = np.concatenate((positions, positions))
-        rows = ring[start : start + count]
+        rows = self._rows_from(nodes, start)
         # Visit the rows in chunks (each twice the last), as the sequential search would, until
         # enough nodes fit.
         chunk = max(2 * to_find, 256)
@@ -278,6 +273,18 @@ class Algorithm:
         diagnosis.record_many(table.names_of(failing), distinct, which)
         self.feasible_rows = rows[passing]
         return self._nodes_of(self.feasible_rows)
+
+    def _rows_from(self, nodes: Sequence[NodeInfo], start: int) -> IntArray:
+        """The table rows of `nodes` in the search's order: from the node at `start`, around."""
+        table = self.snapshot.table
+        count = len(nodes)
+        if nodes is self.snapshot.node_info_list:
+            ring = table.ring  # every row, twice: any rotation is a slice
+        else:
+            positions = np.fromiter((table.index[n.name] for n in nodes), dtype=np.int64, count=count)
+            ring = np.concatenate((positions, positions))
+        rows: IntArray = ring[start : start + count]
+        return rows
 
     def _judge_per_node(
         self,

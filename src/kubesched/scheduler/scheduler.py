@@ -94,10 +94,24 @@ class Scheduler:
         self._blocking: list[asyncio.Future[None]] = []  # work the next attempt waits for
         self._draining = False
         self.features = features or Features()
-        services = Services(
+        self.profiles: dict[str, Framework] = build_frameworks(config, registry, self._services(seed))
+        self._watch_registered_kinds()
+        self.algorithm = Algorithm(
+            self.cache, self.snapshot, percentage=config.percentage_of_nodes_to_score, seed=seed, tracer=self.trace
+        )
+        self.queue = self._make_queue()
+        self.attempts = 0  # scheduling attempts so far
+        self.scheduled = 0  # pods bound so far
+        self.attempt_results: Counter[tuple[str, str]] = Counter()  # (result, profile) -> attempts
+        self.results: ResultStore | None = ResultStore() if record_results else None
+        self.informers, self.failures = self._informers_and_failures()
+
+    def _services(self, seed: int) -> Services:
+        """What the scheduler lends its profiles' plugins through their handles."""
+        return Services(
             snapshot=self.snapshot,
-            clock=clock,
-            cluster=cluster,
+            clock=self.clock,
+            cluster=self.cluster,
             listers=self.listers,
             informers=self.shared_informers,
             nominator=self.nominator,
@@ -110,36 +124,39 @@ class Scheduler:
             features=self.features,
             seed=seed,
         )
-        self.profiles: dict[str, Framework] = build_frameworks(config, registry, services)
+
+    def _watch_registered_kinds(self) -> None:
+        """Watch the kinds the plugins register events of, so that their events requeue pods (as
+        upstream's event handlers do)."""
         registered = {
             e.event.resource for f in self.profiles.values() for es in f.events_to_register().values() for e in es
         }
-        for kind in served_kinds_of(registered):  # watched so that their events requeue, as upstream's handlers
+        for kind in served_kinds_of(registered):
             self.shared_informers.informer(kind)
-        self.algorithm = Algorithm(
-            self.cache, self.snapshot, percentage=config.percentage_of_nodes_to_score, seed=seed, tracer=self.trace
-        )
+
+    def _make_queue(self) -> SchedulingQueue:
+        """The scheduling queue, ordered by the first profile's QueueSort, gating and requeueing by
+        each profile's PreEnqueue, registered events and hint keys."""
         queue_profiles = {
             name: QueueProfile(fwk.run_pre_enqueue, fwk.events_to_register(), fwk.hint_keys())
             for name, fwk in self.profiles.items()
         }
         first = next(iter(self.profiles.values()))
-        self.queue = SchedulingQueue(
-            clock=clock,
+        return SchedulingQueue(
+            clock=self.clock,
             less=first.queue_sort.less,
             sort_key=first.queue_sort_key,
             profiles=queue_profiles,
-            initial_backoff=float(config.configuration.podInitialBackoffSeconds),
-            max_backoff=float(config.configuration.podMaxBackoffSeconds),
+            initial_backoff=float(self.config.configuration.podInitialBackoffSeconds),
+            max_backoff=float(self.config.configuration.podMaxBackoffSeconds),
             tracer=self.trace,
             nominator=self.nominator,
         )
-        self.attempts = 0  # scheduling attempts so far
-        self.scheduled = 0  # pods bound so far
-        self.attempt_results: Counter[tuple[str, str]] = Counter()  # (result, profile) -> attempts
-        self.results: ResultStore | None = ResultStore() if record_results else None
-        self.informers = Informers(
-            cluster=cluster,
+
+    def _informers_and_failures(self) -> tuple[Informers, Failures]:
+        """The informers feeding cache, queue and listers, and the failure handling they share."""
+        informers = Informers(
+            cluster=self.cluster,
             trace=self.trace,
             cache=self.cache,
             queue=self.queue,
@@ -148,17 +165,18 @@ class Scheduler:
             shared_informers=self.shared_informers,
             profiles=self.profiles,
         )
-        self.failures = Failures(
-            cluster=cluster,
-            clock=clock,
+        failures = Failures(
+            cluster=self.cluster,
+            clock=self.clock,
             trace=self.trace,
             queue=self.queue,
             metrics=self.metrics,
             recorders=self.recorders,
             attempt_results=self.attempt_results,
-            current=self.informers.unscheduled,
+            current=informers.unscheduled,
             spawn=self._spawn,
         )
+        return informers, failures
 
     @property
     def synced(self) -> bool:
@@ -270,17 +288,7 @@ class Scheduler:
         try:
             result = self.find_host(fwk, state, pod)
         except FitError as fit:
-            record = self._record(fwk, qpi, state, fit.diagnosis, None, "unschedulable", fit.message())
-            if record is not None and (decision := preemption.decision(state)) is not None:
-                chosen = self.snapshot.get(decision.candidate.node)
-                record.preemption = preemption_of(decision, chosen, now=self.clock.now())
-            self.failures.handle_failure(
-                fwk,
-                qpi,
-                Status(Code.UNSCHEDULABLE, fit.message()),
-                fit.diagnosis,
-                nomination=_nomination_after(fwk, fit.diagnosis),
-            )
+            self._unschedulable(fwk, state, qpi, fit)
             return None
         except SchedulingError as e:
             self._record(fwk, qpi, state, None, None, "error", e.status.message)
@@ -326,6 +334,21 @@ class Scheduler:
             self._fail_on_node(fwk, qpi, host, status)
             return None
         return assumed, result
+
+    def _unschedulable(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError) -> None:
+        """No node fits: the attempt recorded (with the preemption PostFilter chose, if any), the pod
+        handed to failure handling with the nomination PostFilter left."""
+        record = self._record(fwk, qpi, state, fit.diagnosis, None, "unschedulable", fit.message())
+        if record is not None and (decision := preemption.decision(state)) is not None:
+            chosen = self.snapshot.get(decision.candidate.node)
+            record.preemption = preemption_of(decision, chosen, now=self.clock.now())
+        self.failures.handle_failure(
+            fwk,
+            qpi,
+            Status(Code.UNSCHEDULABLE, fit.message()),
+            fit.diagnosis,
+            nomination=_nomination_after(fwk, fit.diagnosis),
+        )
 
     def _record(
         self,

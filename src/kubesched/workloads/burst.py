@@ -126,14 +126,7 @@ def run_burst(
     cluster = MemoryCluster(store)
     for node in make_nodes(nodes, template):
         store.create(node)
-    runner: Any
-    if scheduler == MINIMAL:
-        runner, scheduler_name = MinimalScheduler(cluster, clock, tracer=tracer), NAME
-    else:
-        registry = plugin_registry()
-        config = default_config(registry)
-        runner = Scheduler(cluster, clock, config, registry, tracer=tracer, seed=seed, identity="demo")
-        scheduler_name = "default-scheduler"
+    runner, scheduler_name = _scheduler(scheduler, cluster, clock, tracer, seed)
     kubelets = FakeKubelets(cluster, clock, tracer=tracer)
     specs = [(f"pod-{i:03d}", rng.choice(list(cpu_choices))) for i in range(pods)] + [*extra_pods, *extra_gated]
     gated = {name for name, _ in extra_gated}
@@ -156,6 +149,37 @@ def run_burst(
                 explained[key] = explain_pod(runner, key)
 
     clock.run_alongside(main(), [runner.run, kubelets.run])
+    placements = _placements(store, tracer, specs)
+    failures = {
+        e.involvedObject.name: e.message
+        for e in store.list(core_v1.Event).items
+        if e.reason == "FailedScheduling" and e.involvedObject.name
+    }
+    allocatable = {n.metadata.name: milli_value(n.status.allocatable["cpu"]) for n in store.list(core_v1.Node).items}
+    return BurstResult(
+        placements=placements,
+        nodes=allocatable,
+        trace=tracer.records,
+        failures=failures,
+        queue=queue,
+        pending=pending,
+        explained=explained,
+    )
+
+
+def _scheduler(
+    which: str, cluster: MemoryCluster, clock: VirtualClock, tracer: Tracer, seed: int
+) -> tuple[MinimalScheduler | Scheduler, str]:
+    """The scheduler the burst runs and the schedulerName its pods ask for."""
+    if which == MINIMAL:
+        return MinimalScheduler(cluster, clock, tracer=tracer), NAME
+    registry = plugin_registry()
+    config = default_config(registry)
+    return Scheduler(cluster, clock, config, registry, tracer=tracer, seed=seed, identity="demo"), "default-scheduler"
+
+
+def _placements(store: MemoryStore, tracer: Tracer, specs: Sequence[tuple[str, str]]) -> list[Placement]:
+    """Where each pod went, what its kubelet made of it, and what the from-scratch scheduler saw free."""
     seen = {r.pod: r.details for r in tracer.records if r.kind == "minimal.picked"}
     placements = []
     for name, cpu in specs:
@@ -173,18 +197,4 @@ def run_burst(
                 free_memory_seen=seen.get(f"default/{name}", {}).get("free_memory_seen"),
             )
         )
-    failures = {
-        e.involvedObject.name: e.message
-        for e in store.list(core_v1.Event).items
-        if e.reason == "FailedScheduling" and e.involvedObject.name
-    }
-    allocatable = {n.metadata.name: milli_value(n.status.allocatable["cpu"]) for n in store.list(core_v1.Node).items}
-    return BurstResult(
-        placements=placements,
-        nodes=allocatable,
-        trace=tracer.records,
-        failures=failures,
-        queue=queue,
-        pending=pending,
-        explained=explained,
-    )
+    return placements

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from kubesched import K8S_VERSION
 from kubesched.apiserver.openapi import gnostic
@@ -129,108 +130,152 @@ def _operation(
     return out
 
 
+@dataclass(frozen=True)
+class _KindPaths:
+    """The names a kind's paths and operations are made of."""
+
+    prefix: str  # /api/v1 or /apis/GROUP/VERSION
+    collection: str
+    item: str
+    namespaced: str  # "Namespaced" in operation ids of a namespaced kind
+    obj: str  # the definitions of the object and its list
+    obj_list: str
+    scope_params: list[Json]
+    item_params: list[Json]
+
+    @classmethod
+    def of(cls, kind: Kind) -> _KindPaths:
+        prefix = f"/apis/{kind.group}/{kind.version}" if kind.group else f"/api/{kind.version}"
+        scope = "/namespaces/{namespace}" if kind.namespaced else ""
+        collection = f"{prefix}{scope}/{kind.plural}"
+        scope_params = [_NAMESPACE] if kind.namespaced else []
+        return cls(
+            prefix=prefix,
+            collection=collection,
+            item=f"{collection}/{{name}}",
+            namespaced="Namespaced" if kind.namespaced else "",
+            obj=definition_name(kind.cls),
+            obj_list=definition_name(list_model(kind)),
+            scope_params=scope_params,
+            item_params=[_NAME, *scope_params, _PRETTY],
+        )
+
+
 def _kind_paths(kind: Kind) -> Iterator[tuple[str, Json]]:
-    prefix = f"/apis/{kind.group}/{kind.version}" if kind.group else f"/api/{kind.version}"
-    scope = "/namespaces/{namespace}" if kind.namespaced else ""
-    namespaced = "Namespaced" if kind.namespaced else ""
-    obj = definition_name(kind.cls)
-    obj_list = definition_name(list_model(kind))
-    status = f"{META}.Status"
-    delete_options = f"{META}.DeleteOptions"
-    scope_params = [_NAMESPACE] if kind.namespaced else []
-    k = kind.kind
-    collection = f"{prefix}{scope}/{kind.plural}"
-    yield (
-        collection,
+    p = _KindPaths.of(kind)
+    yield _collection_path(kind, p)
+    yield _item_path(kind, p)
+    yield from _subresource_paths(kind, p)
+    if kind.namespaced:
+        yield _all_namespaces_path(kind, p)
+
+
+def _collection_path(kind: Kind, p: _KindPaths) -> tuple[str, Json]:
+    return (
+        p.collection,
         {
             "get": _operation(
                 kind,
                 "list",
                 "list",
-                f"list or watch objects of kind {k}",
-                f"{namespaced}{k}",
+                f"list or watch objects of kind {kind.kind}",
+                f"{p.namespaced}{kind.kind}",
                 parameters=_LIST_PARAMS,
-                responses=_responses(obj_list, "200"),
+                responses=_responses(p.obj_list, "200"),
                 produces=_WATCH_PRODUCES,
             ),
             "post": _operation(
                 kind,
                 "create",
                 "post",
-                f"create a {k}",
-                f"{namespaced}{k}",
-                parameters=[_body(obj), *_WRITE_PARAMS],
-                responses=_responses(obj, "200", "201", "202"),
+                f"create a {kind.kind}",
+                f"{p.namespaced}{kind.kind}",
+                parameters=[_body(p.obj), *_WRITE_PARAMS],
+                responses=_responses(p.obj, "200", "201", "202"),
             ),
             "delete": _operation(
                 kind,
                 "delete",
                 "deletecollection",
-                f"delete collection of {k}",
-                f"Collection{namespaced}{k}",
-                parameters=[_body(delete_options, required=False), *_DELETE_PARAMS, *_LIST_PARAMS[1:-1]],
-                responses=_responses(status, "200"),
+                f"delete collection of {kind.kind}",
+                f"Collection{p.namespaced}{kind.kind}",
+                parameters=[_body(f"{META}.DeleteOptions", required=False), *_DELETE_PARAMS, *_LIST_PARAMS[1:-1]],
+                responses=_responses(f"{META}.Status", "200"),
             ),
-            "parameters": [*scope_params, _PRETTY],
+            "parameters": [*p.scope_params, _PRETTY],
         },
     )
-    item = f"{collection}/{{name}}"
-    item_params = [_NAME, *scope_params, _PRETTY]
-    yield (
-        item,
+
+
+def _item_path(kind: Kind, p: _KindPaths) -> tuple[str, Json]:
+    return (
+        p.item,
         {
             "get": _operation(
-                kind, "read", "get", f"read the specified {k}", f"{namespaced}{k}", responses=_responses(obj, "200")
+                kind,
+                "read",
+                "get",
+                f"read the specified {kind.kind}",
+                f"{p.namespaced}{kind.kind}",
+                responses=_responses(p.obj, "200"),
             ),
             "put": _operation(
                 kind,
                 "replace",
                 "put",
-                f"replace the specified {k}",
-                f"{namespaced}{k}",
-                parameters=[_body(obj), *_WRITE_PARAMS],
-                responses=_responses(obj, "200", "201"),
+                f"replace the specified {kind.kind}",
+                f"{p.namespaced}{kind.kind}",
+                parameters=[_body(p.obj), *_WRITE_PARAMS],
+                responses=_responses(p.obj, "200", "201"),
             ),
             "delete": _operation(
                 kind,
                 "delete",
                 "delete",
-                f"delete a {k}",
-                f"{namespaced}{k}",
-                parameters=[_body(delete_options, required=False), *_DELETE_PARAMS],
-                responses=_responses(obj, "200", "202"),
+                f"delete a {kind.kind}",
+                f"{p.namespaced}{kind.kind}",
+                parameters=[_body(f"{META}.DeleteOptions", required=False), *_DELETE_PARAMS],
+                responses=_responses(p.obj, "200", "202"),
             ),
-            "patch": _patch_operation(kind, f"partially update the specified {k}", f"{namespaced}{k}", obj),
-            "parameters": item_params,
+            "patch": _patch_operation(
+                kind, f"partially update the specified {kind.kind}", f"{p.namespaced}{kind.kind}", p.obj
+            ),
+            "parameters": p.item_params,
         },
     )
+
+
+def _subresource_paths(kind: Kind, p: _KindPaths) -> Iterator[tuple[str, Json]]:
     for sub in kind.subresources:
         word = sub.capitalize()
         if sub == "status":
             yield (
-                f"{item}/status",
+                f"{p.item}/status",
                 {
                     "get": _operation(
                         kind,
                         "read",
                         "get",
-                        f"read status of the specified {k}",
-                        f"{namespaced}{k}Status",
-                        responses=_responses(obj, "200"),
+                        f"read status of the specified {kind.kind}",
+                        f"{p.namespaced}{kind.kind}Status",
+                        responses=_responses(p.obj, "200"),
                     ),
                     "put": _operation(
                         kind,
                         "replace",
                         "put",
-                        f"replace status of the specified {k}",
-                        f"{namespaced}{k}Status",
-                        parameters=[_body(obj), *_WRITE_PARAMS],
-                        responses=_responses(obj, "200", "201"),
+                        f"replace status of the specified {kind.kind}",
+                        f"{p.namespaced}{kind.kind}Status",
+                        parameters=[_body(p.obj), *_WRITE_PARAMS],
+                        responses=_responses(p.obj, "200", "201"),
                     ),
                     "patch": _patch_operation(
-                        kind, f"partially update status of the specified {k}", f"{namespaced}{k}Status", obj
+                        kind,
+                        f"partially update status of the specified {kind.kind}",
+                        f"{p.namespaced}{kind.kind}Status",
+                        p.obj,
                     ),
-                    "parameters": item_params,
+                    "parameters": p.item_params,
                 },
             )
             continue
@@ -240,38 +285,40 @@ def _kind_paths(kind: Kind) -> Iterator[tuple[str, Json]]:
         model, gvk = found
         sub_obj = definition_name(model)
         yield (
-            f"{item}/{sub}",
+            f"{p.item}/{sub}",
             {
                 "post": _operation(
                     kind,
                     "create",
                     "post",
-                    f"create {sub} of a {k}",
-                    f"{namespaced}{k}{word}",
+                    f"create {sub} of a {kind.kind}",
+                    f"{p.namespaced}{kind.kind}{word}",
                     gvk=gvk,
                     parameters=[_body(sub_obj), *_WRITE_PARAMS],
                     responses=_responses(sub_obj, "200", "201", "202"),
                 ),
-                "parameters": item_params,
+                "parameters": p.item_params,
             },
         )
-    if kind.namespaced:
-        yield (
-            f"{prefix}/{kind.plural}",
-            {
-                "get": _operation(
-                    kind,
-                    "list",
-                    "list",
-                    f"list or watch objects of kind {k}",
-                    f"{k}ForAllNamespaces",
-                    parameters=_LIST_PARAMS,
-                    responses=_responses(obj_list, "200"),
-                    produces=_WATCH_PRODUCES,
-                ),
-                "parameters": [_PRETTY],
-            },
-        )
+
+
+def _all_namespaces_path(kind: Kind, p: _KindPaths) -> tuple[str, Json]:
+    return (
+        f"{p.prefix}/{kind.plural}",
+        {
+            "get": _operation(
+                kind,
+                "list",
+                "list",
+                f"list or watch objects of kind {kind.kind}",
+                f"{kind.kind}ForAllNamespaces",
+                parameters=_LIST_PARAMS,
+                responses=_responses(p.obj_list, "200"),
+                produces=_WATCH_PRODUCES,
+            ),
+            "parameters": [_PRETTY],
+        },
+    )
 
 
 def _patch_operation(kind: Kind, description: str, suffix: str, obj: str) -> Json:

@@ -10,6 +10,7 @@ from typing import Any
 
 from lightkube.resources import core_v1, events_v1
 
+from kubesched.api.objects import name_of
 from kubesched.apiserver.tables.printing import (
     AGE,
     NONE,
@@ -24,7 +25,6 @@ from kubesched.apiserver.tables.printing import (
     created,
     is_zero,
     name_col,
-    name_of,
 )
 
 _POD_COMPLETED = [
@@ -63,6 +63,87 @@ def _terminated_reason(term: Any, prefix: str) -> str:
     return f"{prefix}ExitCode:{term.exitCode}"
 
 
+@dataclass
+class _Tally:
+    """What the pod's container statuses add up to, as kubectl's pod printer counts it."""
+
+    reason: str
+    ready: int = 0
+    restarts: int = 0
+    last_restart: datetime | None = None
+    sidecar_restarts: int = 0
+    last_sidecar_restart: datetime | None = None
+    initializing: bool = False
+
+
+def _count_init_containers(tally: _Tally, status: Any, init_specs: list[Any]) -> None:
+    """Restarts of the init containers (and their sidecars'), the ready sidecars, and the reason
+    of the first init container not done (its index when it says nothing)."""
+    sidecars = {c.name for c in init_specs if c.restartPolicy == "Always"}
+    for index, cs in enumerate((status.initContainerStatuses if status else None) or []):
+        count = as_int(cs.restartCount)
+        finished = _finished_at(cs)
+        tally.restarts += count
+        tally.last_restart = _later(tally.last_restart, finished)
+        is_sidecar = cs.name in sidecars
+        if is_sidecar:
+            tally.sidecar_restarts += count
+            tally.last_sidecar_restart = _later(tally.last_sidecar_restart, finished)
+        state = cs.state
+        term = state.terminated if state else None
+        waiting = state.waiting if state else None
+        if term is not None and term.exitCode == 0:
+            continue
+        if is_sidecar and cs.started:
+            if cs.ready:
+                tally.ready += 1
+            continue
+        if term is not None:
+            tally.reason = _terminated_reason(term, "Init:")
+        elif waiting is not None and waiting.reason and waiting.reason != "PodInitializing":
+            tally.reason = "Init:" + waiting.reason
+        else:
+            tally.reason = f"Init:{index}/{len(init_specs)}"
+        tally.initializing = True
+        return
+
+
+def _count_containers(tally: _Tally, status: Any, conditions: list[Any]) -> None:
+    """Restarts (the sidecars' and the containers'), ready containers, and the reason the
+    containers give, the first container's state having the last word."""
+    tally.restarts = tally.sidecar_restarts
+    tally.last_restart = tally.last_sidecar_restart
+    has_running = False
+    for cs in reversed((status.containerStatuses if status else None) or []):
+        tally.restarts += as_int(cs.restartCount)
+        tally.last_restart = _later(tally.last_restart, _finished_at(cs))
+        state = cs.state
+        term = state.terminated if state else None
+        waiting = state.waiting if state else None
+        if waiting is not None and waiting.reason:
+            tally.reason = waiting.reason
+        elif term is not None:
+            tally.reason = _terminated_reason(term, "")
+        elif cs.ready and state is not None and state.running is not None:
+            has_running = True
+            tally.ready += 1
+    if tally.reason == "Completed" and has_running:
+        pod_ready = _condition(conditions, "Ready")
+        tally.reason = "Running" if pod_ready is not None and pod_ready.status == "True" else "NotReady"
+
+
+def _readiness_gates(spec: Any, conditions: list[Any]) -> str:
+    gates = (spec.readinessGates if spec else None) or []
+    if not gates:
+        return NONE
+    passed = 0
+    for gate in gates:
+        cond = _condition(conditions, gate.conditionType)
+        if cond is not None and cond.status == "True":
+            passed += 1
+    return f"{passed}/{len(gates)}"
+
+
 def _pod_row(pod: Any, now: float) -> Row:
     spec = pod.spec
     status = pod.status
@@ -71,104 +152,33 @@ def _pod_row(pod: Any, now: float) -> Row:
     conditions = (status.conditions if status else None) or []
     phase = (status.phase if status else None) or ""
     status_reason = (status.reason if status else None) or ""
-
-    sidecars = {c.name for c in init_specs if c.restartPolicy == "Always"}
     total = len(containers) + sum(1 for c in init_specs if c.restartPolicy == "Always")
-    ready = 0
-    reason = status_reason or phase
+    tally = _Tally(reason=status_reason or phase)
     if any(c.type == "PodScheduled" and c.reason == "SchedulingGated" for c in conditions):
-        reason = "SchedulingGated"
-
-    restarts = 0
-    sidecar_restarts = 0
-    last_restart: datetime | None = None
-    last_sidecar_restart: datetime | None = None
-    initializing = False
-    init_statuses = (status.initContainerStatuses if status else None) or []
-    for index, cs in enumerate(init_statuses):
-        count = as_int(cs.restartCount)
-        finished = _finished_at(cs)
-        restarts += count
-        last_restart = _later(last_restart, finished)
-        is_sidecar = cs.name in sidecars
-        if is_sidecar:
-            sidecar_restarts += count
-            last_sidecar_restart = _later(last_sidecar_restart, finished)
-        state = cs.state
-        term = state.terminated if state else None
-        waiting = state.waiting if state else None
-        if term is not None and term.exitCode == 0:
-            continue
-        if is_sidecar and cs.started:
-            if cs.ready:
-                ready += 1
-            continue
-        if term is not None:
-            reason = _terminated_reason(term, "Init:")
-        elif waiting is not None and waiting.reason and waiting.reason != "PodInitializing":
-            reason = "Init:" + waiting.reason
-        else:
-            reason = f"Init:{index}/{len(init_specs)}"
-        initializing = True
-        break
-
+        tally.reason = "SchedulingGated"
+    _count_init_containers(tally, status, init_specs)
     initialized = _condition(conditions, "Initialized")
-    if not initializing or (initialized is not None and initialized.status == "True"):
-        restarts = sidecar_restarts
-        last_restart = last_sidecar_restart
-        has_running = False
-        # Walk backwards so that the first container's state has the last word.
-        for cs in reversed((status.containerStatuses if status else None) or []):
-            restarts += as_int(cs.restartCount)
-            last_restart = _later(last_restart, _finished_at(cs))
-            state = cs.state
-            term = state.terminated if state else None
-            waiting = state.waiting if state else None
-            if waiting is not None and waiting.reason:
-                reason = waiting.reason
-            elif term is not None:
-                reason = _terminated_reason(term, "")
-            elif cs.ready and state is not None and state.running is not None:
-                has_running = True
-                ready += 1
-        if reason == "Completed" and has_running:
-            pod_ready = _condition(conditions, "Ready")
-            reason = "Running" if pod_ready is not None and pod_ready.status == "True" else "NotReady"
-
+    if not tally.initializing or (initialized is not None and initialized.status == "True"):
+        _count_containers(tally, status, conditions)
     if being_deleted(pod):
         if status_reason == _NODE_LOST:
-            reason = "Unknown"
+            tally.reason = "Unknown"
         elif phase not in ("Succeeded", "Failed"):
-            reason = "Terminating"
-
-    restarts_cell = str(restarts)
-    if restarts and last_restart is not None:
-        restarts_cell = f"{restarts} ({age(last_restart, now)} ago)"
-
+            tally.reason = "Terminating"
+    restarts_cell = str(tally.restarts)
+    if tally.restarts and tally.last_restart is not None:
+        restarts_cell = f"{tally.restarts} ({age(tally.last_restart, now)} ago)"
     pod_ips = (status.podIPs if status else None) or []
-    ip = (pod_ips[0].ip if pod_ips else None) or (status.podIP if status else None) or NONE
-    node = (spec.nodeName if spec else None) or NONE
-    nominated = (status.nominatedNodeName if status else None) or NONE
-    gates = (spec.readinessGates if spec else None) or []
-    gates_cell = NONE
-    if gates:
-        passed = 0
-        for gate in gates:
-            cond = _condition(conditions, gate.conditionType)
-            if cond is not None and cond.status == "True":
-                passed += 1
-        gates_cell = f"{passed}/{len(gates)}"
-
     cells = [
         name_of(pod),
-        f"{ready}/{total}",
-        reason,
+        f"{tally.ready}/{total}",
+        tally.reason,
         restarts_cell,
         age(created(pod), now),
-        ip,
-        node,
-        nominated,
-        gates_cell,
+        (pod_ips[0].ip if pod_ips else None) or (status.podIP if status else None) or NONE,
+        (spec.nodeName if spec else None) or NONE,
+        (status.nominatedNodeName if status else None) or NONE,
+        _readiness_gates(spec, conditions),
     ]
     row_conditions = _POD_COMPLETED if phase == "Succeeded" else _POD_FAILED if phase == "Failed" else None
     return cells, row_conditions

@@ -132,11 +132,6 @@ def cells(fn: Callable[[Any, float], list[Any]]) -> RowFn:
     return row
 
 
-def name_of(obj: Any) -> str:
-    meta = obj.metadata
-    return (meta.name if meta else None) or ""
-
-
 def created(obj: Any) -> datetime | None:
     meta = obj.metadata
     return meta.creationTimestamp if meta else None

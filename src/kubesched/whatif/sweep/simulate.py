@@ -23,10 +23,12 @@ from lightkube.resources import core_v1
 
 from kubesched.clock import VirtualClock
 from kubesched.cluster.codec import decoder
+from kubesched.config import SchedulerConfig
 from kubesched.config.load import ConfigError, load_data
 from kubesched.controllers import ControllerManager, parse_controllers
 from kubesched.framework import FrameworkError
 from kubesched.framework.preemption import preempted
+from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import PluginLoadError, controllers, plugin_registry
 from kubesched.sim import FakeKubelets
@@ -192,29 +194,7 @@ def simulate(plan: plans.Plan, *, tracer: Tracer | None = None, keep_trace: bool
             stored(store, snapshot=plan.snapshot, nodes=plan.nodes, objects=plan.objects)
         except ScenarioError as e:
             raise PointError(str(e)) from None
-        cluster = MemoryCluster(store)
-        try:
-            scheduler = Scheduler(
-                cluster,
-                clock,
-                config,
-                registry,
-                tracer=tracer,
-                seed=plan.seed,
-                identity="sweep",
-                attempt_seconds=ATTEMPT_SECONDS,
-                record_results=False,
-            )
-        except FrameworkError as e:  # a profile's plugins that cannot be built
-            raise PointError(str(e)) from None
-        watcher = _Watcher(clock.now)
-        scheduler.shared_informers.informer(core_v1.Pod).add_handler(watcher)
-        actors: list[Any] = [scheduler]
-        if plan.kubelets:
-            actors.append(FakeKubelets(cluster, clock, tracer=tracer))
-        if names:
-            actors.append(ControllerManager.on_store(store, clock, names=names, tracer=tracer))
-        actors += [entry.factory(MemoryCluster(store), clock) for entry in controllers()]
+        scheduler, watcher, actors = _actors(plan, store, clock, config, registry, tracer, names)
 
         async def main() -> None:
             await asyncio.sleep(0)  # the scheduler's informers list what is there first
@@ -237,6 +217,42 @@ def simulate(plan: plans.Plan, *, tracer: Tracer | None = None, keep_trace: bool
     except Exception as e:
         raise PointError(f"a metric raised: {type(e).__name__}: {e}") from None
     return Run(outcome, metrics, store, metric_list, records=tracer.records)
+
+
+def _actors(
+    plan: plans.Plan,
+    store: MemoryStore,
+    clock: VirtualClock,
+    config: SchedulerConfig,
+    registry: Registry,
+    tracer: Tracer,
+    controller_names: list[str],
+) -> tuple[Scheduler, _Watcher, list[Any]]:
+    """The point's scheduler (with the watcher of its pods), kubelets and controllers."""
+    cluster = MemoryCluster(store)
+    try:
+        scheduler = Scheduler(
+            cluster,
+            clock,
+            config,
+            registry,
+            tracer=tracer,
+            seed=plan.seed,
+            identity="sweep",
+            attempt_seconds=ATTEMPT_SECONDS,
+            record_results=False,
+        )
+    except FrameworkError as e:  # a profile's plugins that cannot be built
+        raise PointError(str(e)) from None
+    watcher = _Watcher(clock.now)
+    scheduler.shared_informers.informer(core_v1.Pod).add_handler(watcher)
+    actors: list[Any] = [scheduler]
+    if plan.kubelets:
+        actors.append(FakeKubelets(cluster, clock, tracer=tracer))
+    if controller_names:
+        actors.append(ControllerManager.on_store(store, clock, names=controller_names, tracer=tracer))
+    actors += [entry.factory(MemoryCluster(store), clock) for entry in controllers()]
+    return scheduler, watcher, actors
 
 
 def _raised(scheduler: Scheduler, store: MemoryStore) -> None:
