@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kubesched.api import yamlfile
+from kubesched.cli.commands import Subparsers
 from kubesched.cli.runtime import tune_gc
 from kubesched.cli.ui import add_ui_options
 from kubesched.config import ConfigError
@@ -36,7 +37,7 @@ from kubesched.workloads.runner import Stalled, run
 PROFILE_LINES = 40  # functions in a --profile report
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     bench = sub.add_parser(name, help=help)
     bench.set_defaults(run=bench_command)
     bench.add_argument(

@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 
 from kubesched.api import yamlfile
+from kubesched.cli.commands import Subparsers
 from kubesched.client import ConfigError as KubeConfigError
 from kubesched.client import KubeCluster
 from kubesched.cluster.errors import ApiError
@@ -34,7 +35,7 @@ WORKLOADS = {
 }
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     cap = sub.add_parser(
         name,
         help=help,

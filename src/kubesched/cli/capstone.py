@@ -7,10 +7,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
+from kubesched.cli.commands import Subparsers
 from kubesched.config import ConfigError
 from kubesched.console import options
 from kubesched.framework import FrameworkError
@@ -18,7 +18,7 @@ from kubesched.lab.capstone import build, default_inputs, markdown, print_capsto
 from kubesched.workloads.compare import WorkloadError, svg
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     cap = sub.add_parser(name, help=help)
     cap.set_defaults(run=capstone_command)
     cap.add_argument("--workload", metavar="FILE", help="default: the out-of-tree package's gang-contention workload")

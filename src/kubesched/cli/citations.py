@@ -9,17 +9,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
+from kubesched.cli.commands import Subparsers
 from kubesched.console import options
 from kubesched.trace import documents
 from kubesched.trace.digests import Problem, check, dumps, load_digests, reread
 from kubesched.trace.upstream import SITES, TAG
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     cit = sub.add_parser(name, help=help)
     cit.set_defaults(run=citations_command)
     cit.add_argument(

@@ -15,6 +15,7 @@ from rich.console import Console
 from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.apiserver.rbac import RBAC
 from kubesched.cli.cluster import ClusterSpec, EmbeddedCluster, serve_forever
+from kubesched.cli.commands import Subparsers
 from kubesched.cli.runtime import until_stopped
 from kubesched.config import SchedulerConfig
 from kubesched.console import options
@@ -170,7 +171,7 @@ def _announce(
     console.print("Press Ctrl-C to stop.")
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     cluster = sub.add_parser(name, help=help)
     cluster.set_defaults(run=cluster_up)
     cluster_sub = cluster.add_subparsers(dest="cluster_command", required=True)

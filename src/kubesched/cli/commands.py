@@ -8,10 +8,14 @@ one command load nothing of the others.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeAlias
+
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # what add_parser adds to
+AddParser = Callable[[Subparsers, str, str], None]
 
 
 @dataclass(frozen=True)
@@ -20,9 +24,9 @@ class Command:
     where: str  # "module:function" of its add_parser
     help: str
 
-    def add_parser(self) -> Callable[[Any, str, str], None]:
+    def add_parser(self) -> AddParser:
         module, _, function = self.where.partition(":")
-        add: Callable[[Any, str, str], None] = getattr(importlib.import_module(module), function)
+        add: AddParser = getattr(importlib.import_module(module), function)
         return add
 
 

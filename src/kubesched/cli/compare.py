@@ -6,10 +6,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
+from kubesched.cli.commands import Subparsers
 from kubesched.cli.ui import add_ui_options
 from kubesched.config import ConfigError, SchedulerConfig
 from kubesched.console import options
@@ -58,7 +58,7 @@ def compare_command(console: Console, args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     cmp = sub.add_parser(name, help=help)
     cmp.set_defaults(run=compare_command)
     cmp.add_argument("workload", help="a workload file (YAML: nodes, objects, pods; see docs/plugins.md)")

@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
+from kubesched.cli.commands import Subparsers
 from kubesched.cli.ui import add_ui_options
 from kubesched.console import options
 from kubesched.console.serving import serve as serve_ui
@@ -23,7 +24,7 @@ DRILL_JSON: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {  # c1 
 }
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     drill = sub.add_parser(name, help=help)
     drill.set_defaults(run=drill_main)
     drill.add_argument(

@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
+from kubesched.cli.commands import Subparsers
 from kubesched.cli.queue import GATED, HUGE, simulation
 from kubesched.cli.remote import FetchError, get_json
 from kubesched.console import options
@@ -63,7 +64,7 @@ def _simulated(args: argparse.Namespace, key: str) -> dict[str, Any]:
     return result.explained.get(key) or {"pod": key, "attempts": []}
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     exp = sub.add_parser(name, help=help)
     exp.set_defaults(run=explain_command)
     exp.add_argument("pod", metavar="NAMESPACE/POD", help="the pod (a bare name means the default namespace)")

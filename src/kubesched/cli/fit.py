@@ -6,17 +6,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from rich.console import Console
 
 from kubesched.cli.capacity import node_manifest, source, templates
+from kubesched.cli.commands import Subparsers
 from kubesched.console import options
 from kubesched.whatif.capacity import CapacityError, with_defaults
 from kubesched.whatif.counterfactual import Search, pending_pod, search
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     fit = sub.add_parser(
         name,
         help=help,

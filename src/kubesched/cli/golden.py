@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
+from kubesched.cli.commands import Subparsers
 from kubesched.console import options
 from kubesched.golden.cli import report, run_directory
 from kubesched.golden.loader import case_names
 from kubesched.plugins.registry import in_tree_registry
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     golden = sub.add_parser(name, help=help)
     golden.set_defaults(run=golden_main)
     golden.add_argument("directory", help="a directory of NAME.input.yaml / NAME.expected.json cases")

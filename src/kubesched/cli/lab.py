@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kubesched.cli.commands import Subparsers
 from kubesched.cli.ui import add_ui_options
 from kubesched.cluster import ApiError
 from kubesched.console import options
@@ -27,7 +28,7 @@ ANSWER_HELP = f"lab {ANSWERED}: your queue state machine (YAML) to compare with 
 KUBECONFIG_HELP = "the live cluster of the labs that need one (kubesched cluster up writes a kubeconfig)"
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     lab = sub.add_parser(name, help=help)
     lab.set_defaults(run=lab_command)
     verbs = lab.add_subparsers(dest="verb", required=True)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from rich.console import Console
 
+from kubesched.cli.commands import Subparsers
 from kubesched.cli.run import minimal_command, minimal_lease
 from kubesched.console import options
 from kubesched.console.reports import print_minimal_report
@@ -17,7 +17,7 @@ from kubesched.minimal import NAME as MINIMAL_NAME
 from kubesched.workloads.burst import KUBESCHED, run_burst, run_minimal
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     mini = sub.add_parser(name, help=help)
     mini.set_defaults(run=minimal_main)
     mini.add_argument("--nodes", type=int, default=3, help="fake nodes to create (default 3)")
@@ -64,7 +64,7 @@ def minimal_main(console: Console, args: argparse.Namespace) -> int:
     return 0
 
 
-def add_demo_parser(sub: Any, name: str, help: str) -> None:
+def add_demo_parser(sub: Subparsers, name: str, help: str) -> None:
     demo = sub.add_parser(name, help=help)
     demo.set_defaults(run=demo_main)
     demo.add_argument("--trace", metavar="FILE", help="write every trace record to FILE as JSON lines")

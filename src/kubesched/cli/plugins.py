@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from kubesched.cli.commands import Subparsers
 from kubesched.config import ConfigError
 from kubesched.console import options
 from kubesched.console.tables import print_table
@@ -49,7 +49,7 @@ def plugins_command(console: Console, args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     plugins = sub.add_parser(name, help=help)
     plugins.set_defaults(run=plugins_command)
     plugins.add_argument(

@@ -13,6 +13,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from kubesched.cli.commands import Subparsers
 from kubesched.cli.remote import FetchError, get_json
 from kubesched.console import options
 from kubesched.console.tables import print_table
@@ -110,7 +111,7 @@ def print_queue(console: Console, document: dict[str, Any]) -> None:
     console.print(f"Pending: {counts}")
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     queue = sub.add_parser(name, help=help)
     queue.set_defaults(run=queue_command)
     queue.add_argument("--url", help="a running scheduler's endpoint (cluster up --scheduler); default: simulate")

@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 
 from kubesched.cli.capacity import kube_cluster
+from kubesched.cli.commands import Subparsers
 from kubesched.cli.runtime import until_stopped
 from kubesched.cli.ui import add_ui_options
 from kubesched.clock import RealClock
@@ -30,7 +31,7 @@ from kubesched.workloads.compare import report_of
 DIFFERENCES = 20  # rows of differing pods a table shows
 
 
-def add_record_parser(sub: Any, name: str, help: str) -> None:
+def add_record_parser(sub: Subparsers, name: str, help: str) -> None:
     rec = sub.add_parser(
         name,
         help=help,
@@ -44,7 +45,7 @@ def add_record_parser(sub: Any, name: str, help: str) -> None:
     rec.add_argument("--duration", metavar="D", help="stop after this long (10m, 1h30m; default: until interrupted)")
 
 
-def add_replay_parser(sub: Any, name: str, help: str) -> None:
+def add_replay_parser(sub: Subparsers, name: str, help: str) -> None:
     rep = sub.add_parser(
         name,
         help=help,

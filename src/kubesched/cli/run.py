@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 
 from kubesched import ui
+from kubesched.cli.commands import Subparsers
 from kubesched.cli.runtime import until_stopped
 from kubesched.client import ConfigError as KubeConfigError
 from kubesched.client import KubeCluster
@@ -365,7 +366,7 @@ def controllers_command(console: Console, kubeconfig: str | None) -> int:
     return asyncio.run(main())
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     run = sub.add_parser(name, help=help)
     run.set_defaults(run=run_command)
     run.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration (default: the default profile)")
@@ -394,7 +395,7 @@ def add_parser(sub: Any, name: str, help: str) -> None:
     options_.add_plugin_option(run)
 
 
-def add_controllers_parser(sub: Any, name: str, help: str) -> None:
+def add_controllers_parser(sub: Subparsers, name: str, help: str) -> None:
     ctl = sub.add_parser(name, help=help)
     ctl.set_defaults(run=_controllers)
     ctl.add_argument("--kubeconfig", metavar="K", help="default: $KUBECONFIG or ~/.kube/config")

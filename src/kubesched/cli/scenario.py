@@ -7,10 +7,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
+from kubesched.cli.commands import Subparsers
 from kubesched.console import options
 from kubesched.whatif.scenario import ScenarioError, ScenarioRun, load, run, scheduler_setup
 from kubesched.whatif.scenario.junit import junit_xml
@@ -19,7 +19,7 @@ from kubesched.whatif.scenario.runner import PASSED, SKIPPED
 _MARKS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     scenario = sub.add_parser(name, help=help)
     scenario.set_defaults(run=scenario_command)
     scenario_sub = scenario.add_subparsers(dest="scenario_command", required=True)

@@ -6,18 +6,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
 from kubesched.cli.capacity import kube_cluster, read_cluster
+from kubesched.cli.commands import Subparsers
 from kubesched.cli.runtime import until_stopped
 from kubesched.cluster.errors import ApiError
 from kubesched.console import options
 from kubesched.whatif.sync import Syncer
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     snap = sub.add_parser(name, help=help)
     snap.set_defaults(run=snapshot_command)
     snap_sub = snap.add_subparsers(dest="snapshot_command", required=True)

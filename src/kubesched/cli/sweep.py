@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table as RichTable
 
+from kubesched.cli.commands import Subparsers
 from kubesched.console import options
 from kubesched.console.tables import print_table
 from kubesched.scheduler.discovery import PluginLoadError, plugin_registry
@@ -40,7 +41,7 @@ def normalised(argv: Sequence[str]) -> list[str]:
     return argv
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     sweep = sub.add_parser(name, help=help)
     sweep.set_defaults(run=sweep_command)
     sweep_sub = sweep.add_subparsers(dest="sweep_command", required=True)

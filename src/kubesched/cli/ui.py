@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
 from kubesched import ui
+from kubesched.cli.commands import Subparsers
 from kubesched.console import options
 from kubesched.console.serving import serve
 from kubesched.whatif.sweep import results
@@ -41,7 +41,7 @@ def ui_command(console: Console, args: argparse.Namespace) -> int:
     return serve(console, bind, recording=recording, comparison=report, sweep=sweep)
 
 
-def add_parser(sub: Any, name: str, help: str) -> None:
+def add_parser(sub: Subparsers, name: str, help: str) -> None:
     replay = sub.add_parser(name, help=help)
     replay.set_defaults(run=ui_command)
     replay.add_argument("trace_file", metavar="TRACE", nargs="?", help="a trace written with --trace (JSON lines)")

@@ -44,7 +44,7 @@ def field_names(cls: type[Any]) -> set[str] | None:
     return None
 
 
-def decode_args(args: Any, cls: type[A]) -> A:
+def decode_args(args: object, cls: type[A]) -> A:
     """`cls` from None (its defaults), an instance of it, or its JSON-shaped mapping."""
     if args is None:
         return cls()

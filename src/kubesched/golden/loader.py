@@ -120,10 +120,10 @@ def _node(n: dict[str, Any]) -> Any:
     )
 
 
-def _pod_spec(p: dict[str, Any]) -> Any:
+def _pod_spec(p: dict[str, Any]) -> m.PodSpec:
     """The case's pod spec: its containers (one by default) with the requests, limits and host
     ports the case lists, defaulted as the API server defaults them (requests from limits, TCP)."""
-    spec: Any = msgspec.convert(p["spec"], m.PodSpec) if p.get("spec") else m.PodSpec(containers=[])
+    spec = msgspec.convert(p["spec"], m.PodSpec) if p.get("spec") else m.PodSpec(containers=[])
     if not spec.containers:
         spec.containers = [m.Container(name="c", image=p.get("image", "registry.k8s.io/pause:3.10"))]
     first = spec.containers[0]
@@ -136,15 +136,15 @@ def _pod_spec(p: dict[str, Any]) -> Any:
     for port in p.get("hostPorts") or []:
         first.ports = [*(first.ports or []), m.ContainerPort(containerPort=port, hostPort=port, protocol="TCP")]
     for c in [*(spec.initContainers or []), *spec.containers]:
-        res = c.resources
-        if res is not None and res.limits:
-            res.requests = {**res.limits, **(res.requests or {})}
+        given = c.resources
+        if given is not None and given.limits:
+            given.requests = {**given.limits, **(given.requests or {})}
         for port in c.ports or []:
             port.protocol = port.protocol or "TCP"
     return spec
 
 
-def _tolerations(p: dict[str, Any]) -> list[Any]:
+def _tolerations(p: dict[str, Any]) -> list[m.Toleration]:
     """The case's tolerations and the defaults admission adds (not-ready, unreachable)."""
     tolerations = [msgspec.convert(t, m.Toleration) for t in p.get("tolerations") or []]
     for default in DEFAULT_TOLERATIONS:
@@ -154,7 +154,7 @@ def _tolerations(p: dict[str, Any]) -> list[Any]:
     return tolerations
 
 
-def _set_priority(spec: Any, p: dict[str, Any], classes: dict[str, Any]) -> None:
+def _set_priority(spec: m.PodSpec, p: dict[str, Any], classes: dict[str, Any]) -> None:
     """Priority and preemption policy from the pod, else its PriorityClass (the case's or a built-in one)."""
     class_name = p.get("priorityClassName")
     priority = p.get("priority")
@@ -169,7 +169,7 @@ def _set_priority(spec: Any, p: dict[str, Any], classes: dict[str, Any]) -> None
     spec.preemptionPolicy = policy or "PreemptLowerPriority"
 
 
-def _pod(p: dict[str, Any], classes: dict[str, Any], *, offset: int, running: bool) -> Any:
+def _pod(p: dict[str, Any], classes: dict[str, Any], *, offset: int, running: bool) -> core_v1.Pod:
     name, namespace = p["name"], p.get("namespace", "default")
     spec = _pod_spec(p)
     spec.schedulerName = p.get("schedulerName") or spec.schedulerName or "default-scheduler"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from lightkube.models.core_v1 import ObjectReference
 from lightkube.models.meta_v1 import ObjectMeta
@@ -40,6 +40,6 @@ class DefaultBinder(BindPlugin):
         return None
 
 
-def new(args: Any, handle: Handle) -> DefaultBinder:
+def new(args: object, handle: Handle) -> DefaultBinder:
     """DefaultBinder takes no arguments."""
     return DefaultBinder(handle)

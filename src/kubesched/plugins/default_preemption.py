@@ -210,7 +210,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         return QueueingHint.QUEUE_SKIP if self.evaluator.is_preempting(pod.metadata.uid or "") else QueueingHint.QUEUE
 
 
-def new(args: Any, handle: Handle) -> DefaultPreemption:
+def new(args: object, handle: Handle) -> DefaultPreemption:
     """Build the plugin from its (possibly absent) arguments, validated."""
     decoded = decode_args(args, DefaultPreemptionArgs)
     decoded.validate()

@@ -10,7 +10,7 @@ profile) and its PostFilter message is part of every FailedScheduling text.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import msgspec
 
@@ -114,5 +114,5 @@ class DynamicResources(
         ]
 
 
-def new(args: Any, handle: Handle) -> DynamicResources:
+def new(args: object, handle: Handle) -> DynamicResources:
     return DynamicResources(decode_args(args, DynamicResourcesArgs))

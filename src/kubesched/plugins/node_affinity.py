@@ -363,6 +363,6 @@ class NodeAffinity(PreFilterPlugin, FilterBatchPlugin, PreScorePlugin, ScoreBatc
         return QueueingHint.QUEUE_SKIP
 
 
-def new(args: Any, handle: Handle) -> NodeAffinity:
+def new(args: object, handle: Handle) -> NodeAffinity:
     """Build NodeAffinity; raises ValueError (naming the field) when `addedAffinity` does not parse."""
     return NodeAffinity(decode_args(args, NodeAffinityArgs))

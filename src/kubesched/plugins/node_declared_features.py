@@ -7,7 +7,7 @@ No modelled pod field requires a declared feature, so PreFilter returns Skip and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from kubesched.plugin import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions
 from kubesched.plugins.skipping import SkippingFilter
@@ -28,6 +28,6 @@ class NodeDeclaredFeatures(SkippingFilter, EnqueueExtensions):
         ]
 
 
-def new(args: Any, handle: Handle) -> NodeDeclaredFeatures:
+def new(args: object, handle: Handle) -> NodeDeclaredFeatures:
     """NodeDeclaredFeatures takes no arguments."""
     return NodeDeclaredFeatures()

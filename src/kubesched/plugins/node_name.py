@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from kubesched.plugin import NODE, ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, Status
 from kubesched.plugin.batch import Bool, FilterBatchPlugin, Int
@@ -41,6 +41,6 @@ class NodeName(FilterBatchPlugin, EnqueueExtensions):
         return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]
 
 
-def new(args: Any, handle: Handle) -> NodeName:
+def new(args: object, handle: Handle) -> NodeName:
     """NodeName takes no arguments."""
     return NodeName()

@@ -100,6 +100,6 @@ class NodePorts(PreFilterPlugin, FilterBatchPlugin, HintKeys):
         return QueueingHint.QUEUE_SKIP if fits_ports(host_ports(pod), in_use) else QueueingHint.QUEUE
 
 
-def new(args: Any, handle: Handle) -> NodePorts:
+def new(args: object, handle: Handle) -> NodePorts:
     """NodePorts takes no arguments."""
     return NodePorts()

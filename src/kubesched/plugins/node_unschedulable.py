@@ -83,6 +83,6 @@ class NodeUnschedulable(FilterBatchPlugin, HintKeys):
         return QueueingHint.QUEUE_SKIP
 
 
-def new(args: Any, handle: Handle) -> NodeUnschedulable:
+def new(args: object, handle: Handle) -> NodeUnschedulable:
     """NodeUnschedulable takes no arguments."""
     return NodeUnschedulable()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from kubesched.plugin.batch import QueueSortKey
 
@@ -28,6 +28,6 @@ class PrioritySort(QueueSortKey):
         return (-qpi.priority, qpi.timestamp)
 
 
-def new(args: Any, handle: Handle) -> PrioritySort:
+def new(args: object, handle: Handle) -> PrioritySort:
     """PrioritySort takes no arguments."""
     return PrioritySort()

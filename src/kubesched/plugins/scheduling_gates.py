@@ -45,6 +45,6 @@ class SchedulingGates(PreEnqueuePlugin, HintKeys):
         return QueueingHint.QUEUE_SKIP
 
 
-def new(args: Any, handle: Handle) -> SchedulingGates:
+def new(args: object, handle: Handle) -> SchedulingGates:
     """SchedulingGates takes no arguments."""
     return SchedulingGates()

@@ -160,6 +160,6 @@ class TaintToleration(FailureSignatures, PreScorePlugin, ScoreBatchPlugin, Norma
         return QueueingHint.QUEUE_SKIP
 
 
-def new(args: Any, handle: Handle) -> TaintToleration:
+def new(args: object, handle: Handle) -> TaintToleration:
     """TaintToleration takes no arguments."""
     return TaintToleration()

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from lightkube.models import core_v1 as m
 from lightkube.resources import core_v1, events_v1
 
 from kubesched.api.objects import name_of
@@ -76,7 +77,7 @@ class _Tally:
     initializing: bool = False
 
 
-def _count_init_containers(tally: _Tally, status: Any, init_specs: list[Any]) -> None:
+def _count_init_containers(tally: _Tally, status: m.PodStatus | None, init_specs: list[m.Container]) -> None:
     """Restarts of the init containers (and their sidecars'), the ready sidecars, and the reason
     of the first init container not done (its index when it says nothing)."""
     sidecars = {c.name for c in init_specs if c.restartPolicy == "Always"}
@@ -108,7 +109,7 @@ def _count_init_containers(tally: _Tally, status: Any, init_specs: list[Any]) ->
         return
 
 
-def _count_containers(tally: _Tally, status: Any, conditions: list[Any]) -> None:
+def _count_containers(tally: _Tally, status: m.PodStatus | None, conditions: list[m.PodCondition]) -> None:
     """Restarts (the sidecars' and the containers'), ready containers, and the reason the
     containers give, the first container's state having the last word."""
     tally.restarts = tally.sidecar_restarts
@@ -132,7 +133,7 @@ def _count_containers(tally: _Tally, status: Any, conditions: list[Any]) -> None
         tally.reason = "Running" if pod_ready is not None and pod_ready.status == "True" else "NotReady"
 
 
-def _readiness_gates(spec: Any, conditions: list[Any]) -> str:
+def _readiness_gates(spec: m.PodSpec | None, conditions: list[m.PodCondition]) -> str:
     gates = (spec.readinessGates if spec else None) or []
     if not gates:
         return NONE
@@ -144,7 +145,7 @@ def _readiness_gates(spec: Any, conditions: list[Any]) -> str:
     return f"{passed}/{len(gates)}"
 
 
-def _pod_row(pod: Any, now: float) -> Row:
+def _pod_row(pod: core_v1.Pod, now: float) -> Row:
     spec = pod.spec
     status = pod.status
     containers = (spec.containers if spec else None) or []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from kubesched.plugin import PreFilterExtensions, PreScorePlugin, decode_args
 from kubesched.plugin.batch import FailureSignatures, HintKeys, NormalizeScoreBatch, ScoreBatchPlugin
@@ -32,7 +32,7 @@ class InterPodAffinity(
     name: ClassVar[str] = NAME
 
 
-def new(args: Any, handle: Handle) -> InterPodAffinity:
+def new(args: object, handle: Handle) -> InterPodAffinity:
     """Build the plugin from its (possibly absent) arguments, defaulted and validated."""
     decoded = decode_args(args, InterPodAffinityArgs)
     decoded.validate()

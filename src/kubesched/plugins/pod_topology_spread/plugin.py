@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from kubesched.plugin import Handle, PreFilterExtensions, PreScorePlugin, decode_args
 from kubesched.plugin.batch import FailureSignatures, HintKeys, NormalizeScoreBatch, ScoreBatchPlugin
@@ -26,7 +26,7 @@ class PodTopologySpread(
     name: ClassVar[str] = NAME
 
 
-def new(args: Any, handle: Handle) -> PodTopologySpread:
+def new(args: object, handle: Handle) -> PodTopologySpread:
     """Build the plugin from its (possibly absent) arguments, validated."""
     decoded = decode_args(args, PodTopologySpreadArgs)
     decoded.validate()
