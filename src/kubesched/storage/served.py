@@ -35,12 +35,15 @@ class ServedKinds:
     def __init__(self, *, serve: Callable[[Kind], None], withdraw: Callable[[Kind], None]) -> None:
         self._kinds: dict[type[Any], Kind] = dict(KINDS)
         self._views: dict[type[Any], View] = dict(VIEWS)
+        # the reads every store call makes, as the dicts' own methods (no frame of ours on the way)
+        self.served_as: Callable[[type[Any]], Kind | None] = self._kinds.get
+        self.view: Callable[[type[Any]], View | None] = self._views.get
         self._custom: dict[GroupVersionKind, Kind] = {}
         self._on_serve = weakref.WeakMethod(serve)
         self._on_withdraw = weakref.WeakMethod(withdraw)
         self.generation = 0
         self.schemas: dict[type[Any], dict[str, Any]] = {}  # storage class -> openAPIV3Schema
-        self._strategies: dict[type[Any], Strategy] = {
+        self.strategies: dict[type[Any], Strategy] = {
             **STRATEGIES,
             apiextensions_v1.CustomResourceDefinition: CustomResourceDefinitionStrategy(
                 served=self._custom, serve=self._serve_crd, withdraw=self._withdraw_crd
@@ -56,7 +59,8 @@ class ServedKinds:
         return self._custom.get((group, version, kind))
 
     def of(self, cls: type[Any]) -> Kind:
-        """The served kind of a resource class; a class of a served custom kind other than the
+        """The served kind of a resource class (`served_as`, a dict read, for a class served as it
+        is); a class of a served custom kind other than the
         store's own (a plugin package's typed class) becomes a view of its storage. TypeError
         for a kind not served."""
         found = self._kinds.get(cls)
@@ -74,12 +78,8 @@ class ServedKinds:
         """Every kind served now, built-in and custom (views excluded)."""
         return [k for cls, k in self._kinds.items() if k.cls is cls]
 
-    def view(self, cls: type[Any]) -> View | None:
-        """How `cls` is stored as another class, when it is."""
-        return self._views.get(cls)
-
     def strategy(self, kind: Kind) -> Strategy:
-        return self._strategies.get(kind.cls, DEFAULT_STRATEGY)
+        return self.strategies.get(kind.cls, DEFAULT_STRATEGY)
 
     def _serve_crd(self, crd: Any) -> None:
         """Serve the storage version of an established CustomResourceDefinition."""
@@ -106,7 +106,7 @@ class ServedKinds:
         self._kinds[cls] = kind
         schema = version.schema.openAPIV3Schema if version.schema is not None else None
         self.schemas[cls] = msgspec.to_builtins(schema) if schema is not None else {}
-        self._strategies[cls] = CustomResourceStrategy(self.schemas[cls])
+        self.strategies[cls] = CustomResourceStrategy(self.schemas[cls])
         if (serve := self._on_serve()) is not None:
             serve(kind)
         self.generation += 1
@@ -120,7 +120,7 @@ class ServedKinds:
             if (withdraw := self._on_withdraw()) is not None:
                 withdraw(kind)
             self.schemas.pop(kind.cls, None)
-            self._strategies.pop(kind.cls, None)
+            self.strategies.pop(kind.cls, None)
             for cls in [c for c, k in self._kinds.items() if k is kind]:
                 del self._kinds[cls]
                 self._views.pop(cls, None)

@@ -10,7 +10,7 @@ Objects handed in are copied; objects handed out are the stored ones and must no
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Collection, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
@@ -49,10 +49,7 @@ from kubesched.storage.patch import MERGE, PatchError, apply_patch
 from kubesched.storage.plain import check_apply_config, from_plain
 from kubesched.storage.selection import selection
 from kubesched.storage.served import ServedKinds
-from kubesched.storage.strategy import (
-    INITIAL_NAMESPACES,
-    Strategy,
-)
+from kubesched.storage.strategy import DEFAULT_STRATEGY, INITIAL_NAMESPACES, Strategy
 from kubesched.storage.subresources import Action, Subresource, lookup
 from kubesched.storage.updating import replacement
 from kubesched.storage.watch import MemoryWatch
@@ -69,6 +66,8 @@ ENCODED_KINDS = frozenset({core_v1.Event})  # kept encoded: many, seldom read
 
 class MemoryStore:
     """A cluster's objects in memory, with the semantics of a Kubernetes API server."""
+
+    stamp: Callable[..., datetime]
 
     def __init__(
         self,
@@ -104,6 +103,8 @@ class MemoryStore:
         self._rv = first_resource_version
         self._served = ServedKinds(serve=self._serve, withdraw=self._withdraw)
         self._ownership = Ownership(self._served.schemas)
+        self._strategies = self._served.strategies
+        self._subresources: dict[Kind, Mapping[str, Subresource]] = {}  # each kind's, as its strategy says
         self._objects: dict[type[Any], MutableMapping[Key, Any]] = {
             cls: EncodedTable(cls) if cls in ENCODED_KINDS else {} for cls in KINDS if cls not in VIEWS
         }
@@ -111,6 +112,7 @@ class MemoryStore:
         for cls in self._objects:
             self._feed.serve(cls)
         self._ids = Identities(clock, seed)
+        self.stamp = self._ids.stamp  # the clock's second as a timestamp (`offset` seconds ahead)
         self._dry_run = False
         self._durable = Durable(journal) if journal is not None else None
         saved = journal.load() if journal is not None else None
@@ -153,7 +155,7 @@ class MemoryStore:
 
     def kind_of(self, cls: type[Any]) -> Kind:
         """The served kind of a resource class (TypeError for a kind not served)."""
-        return self._served.of(cls)
+        return self._served.served_as(cls) or self._served.of(cls)
 
     def kinds(self) -> list[Kind]:
         """Every kind served now, built-in and custom (views excluded)."""
@@ -175,9 +177,10 @@ class MemoryStore:
             self._remove(kind, k, table[k])
         self._feed.withdraw(kind.cls)
         del self._objects[kind.cls]
+        self._subresources.pop(kind, None)
 
     def _strategy(self, kind: Kind) -> Strategy:
-        return self._served.strategy(kind)
+        return self._strategies.get(kind.cls, DEFAULT_STRATEGY)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -438,7 +441,10 @@ class MemoryStore:
 
     def subresources(self, kind: Kind) -> Mapping[str, Subresource]:
         """What `kind` serves beneath its objects, as its strategy says."""
-        return self._strategy(kind).subresources(kind)
+        found = self._subresources.get(kind)
+        if found is None:
+            found = self._subresources[kind] = self._strategy(kind).subresources(kind)
+        return found
 
     def post(self, cls: type[Any], subresource: str, body: Any, *, namespace: str | None = None) -> Any:
         """Post `body` to a subresource that acts (`pods/binding`, `pods/eviction`)."""
@@ -592,6 +598,3 @@ class MemoryStore:
             return int(rv)
         except ValueError:
             raise BadRequest(f'invalid resource version "{rv}"') from None
-
-    def stamp(self, *, offset: int = 0) -> datetime:
-        return self._ids.stamp(offset=offset)
