@@ -22,18 +22,9 @@ MAX_FILE_LINES = 600
 MAX_FUNCTION_LINES = 60
 
 # Functions still longer than MAX_FUNCTION_LINES, each with the length it may not exceed.
-LONG_FUNCTIONS: dict[str, int] = {
-    "cli/capacity.py:add_parser": 62,
-    "cli/run.py:serve": 67,
-    "cli/sweep.py:_run": 61,
-    "lab/drill/c1.py:run_c1": 101,
-    "lab/drill/c2.py:run_c2": 68,
-    "lab/measured.py:run": 62,
-    "lab/unprivileged.py:run": 112,
-    "workloads/burst.py:run_burst": 71,
-}
+LONG_FUNCTIONS: dict[str, int] = {}
 
-ANY_CEILING = 1832
+ANY_CEILING = 1831
 
 
 @dataclass(frozen=True)

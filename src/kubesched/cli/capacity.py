@@ -84,6 +84,12 @@ def add_parser(sub: Subparsers, name: str, help: str) -> None:
         metavar="FORMAT",
         help="json or yaml: the ClusterCapacityReview (default: the counts, as text)",
     )
+    _nodes_needed_options(cap)
+    cap.add_argument("--seed", type=int, default=0, help="seed of the simulated scheduler (default 0)")
+    options.add_plugin_option(cap)
+
+
+def _nodes_needed_options(cap: argparse.ArgumentParser) -> None:
     cap.add_argument(
         "--nodes-needed",
         action="store_true",
@@ -95,8 +101,6 @@ def add_parser(sub: Subparsers, name: str, help: str) -> None:
     cap.add_argument(
         "--max-nodes", type=int, default=1000, help="with --nodes-needed: the most nodes tried (default 1000)"
     )
-    cap.add_argument("--seed", type=int, default=0, help="seed of the simulated scheduler (default 0)")
-    options.add_plugin_option(cap)
 
 
 def templates(path: str) -> list[Template]:

@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import secrets
 from pathlib import Path
-from typing import Any
 
 from lightkube.resources import core_v1
 from rich.console import Console
@@ -96,7 +95,9 @@ def cluster_up(console: Console, args: argparse.Namespace) -> int:
     return 0
 
 
-def _spec(args: argparse.Namespace, *, token: str | None, registry: Registry, snapshot: Any, nodes: int) -> ClusterSpec:
+def _spec(
+    args: argparse.Namespace, *, token: str | None, registry: Registry, snapshot: Snapshot | None, nodes: int
+) -> ClusterSpec:
     """The cluster the options ask for, each checked (UsageError naming the option)."""
     return ClusterSpec(
         nodes=options.at_least("--nodes", nodes, 0),
@@ -132,7 +133,7 @@ def _announce(
     spec: ClusterSpec,
     cluster: EmbeddedCluster,
     *,
-    snapshot: Any,
+    snapshot: Snapshot | None,
     nodes: int,
     generated: bool,
 ) -> None:

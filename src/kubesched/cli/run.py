@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import signal
 import socket
@@ -139,16 +140,7 @@ async def serve(
     relays = [asyncio.ensure_future(_relay(e, halt)) for e in (stop, scheduler.informers.failed)]
     failures: list[BaseException] = []
 
-    async def lead() -> None:
-        task = asyncio.ensure_future(scheduler.run())
-        halting = asyncio.ensure_future(halt.wait())
-        await asyncio.wait({task, halting}, return_when=asyncio.FIRST_COMPLETED)
-        halting.cancel()
-        await scheduler.drain(DRAIN_SECONDS)
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        if not task.cancelled() and task.exception() is not None:
-            failures.append(task.exception())  # type: ignore[arg-type]
+    lead = functools.partial(_lead, scheduler, halt, failures)
 
     if options.leader_elect and not config.configuration.delayCacheUntilActive:
         await scheduler.start()  # a standby keeps its cache warm (and answers /readyz), as upstream's default
@@ -163,6 +155,19 @@ async def serve(
         await scheduler.stop()  # a standby's informers, too
         await server.stop()
     return _exit_status(scheduler, elector, failures, console)
+
+
+async def _lead(scheduler: Scheduler, halt: asyncio.Event, failures: list[BaseException]) -> None:
+    """Schedule until `halt`, then drain the bindings and events; what stopped it is kept in `failures`."""
+    task = asyncio.ensure_future(scheduler.run())
+    halting = asyncio.ensure_future(halt.wait())
+    await asyncio.wait({task, halting}, return_when=asyncio.FIRST_COMPLETED)
+    halting.cancel()
+    await scheduler.drain(DRAIN_SECONDS)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    if not task.cancelled() and (raised := task.exception()) is not None:
+        failures.append(raised)
 
 
 async def _endpoints(scheduler: Scheduler, options: RunOptions) -> tuple[SchedulerServer, str]:

@@ -131,8 +131,7 @@ def _run(console: Console, args: argparse.Namespace) -> int:
         options.print_error(console, str(e))
         return 2
     if args.list:
-        for p in points:
-            console.print(f"{p.index:6d}  {p.key}", markup=False, highlight=False, soft_wrap=True)
+        _print_points(console, points)
         return 0
     out = Path(args.out or f"{sweep.name}.sweep")
     results = ResultsDir(out)
@@ -182,6 +181,11 @@ def _run(console: Console, args: argparse.Namespace) -> int:
     else:
         _print_run(console, sweep, points, finished, failed, wall, len(jobs), files)
     return 1 if failed else 0
+
+
+def _print_points(console: Console, points: list[Point]) -> None:
+    for p in points:
+        console.print(f"{p.index:6d}  {p.key}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_run(

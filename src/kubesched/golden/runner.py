@@ -189,7 +189,7 @@ def _preemption(out: dict[str, Any], decision: preemption.Decision | None) -> No
 
 
 def _success(
-    out: dict[str, Any], result: ScheduleResult, scheduler: Scheduler, fwk: Any, state: CycleState, pod: Any
+    out: dict[str, Any], result: ScheduleResult, scheduler: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo
 ) -> None:
     scoring_run = len(result.scored) > 1
     if not scoring_run:

@@ -18,6 +18,7 @@ from rich.markup import escape
 from kubesched.config import SchedulerConfig
 from kubesched.console import options
 from kubesched.console.reports import print_reports
+from kubesched.framework.registry import Registry
 from kubesched.lab.drill.c2 import PreemptionStory, run_c2
 from kubesched.lab.drill.story import print_citations, print_steps
 from kubesched.scheduler.describe import describe
@@ -98,7 +99,7 @@ def default_inputs() -> tuple[Path, Path]:
     return root / DEFAULT_WORKLOAD, root / DEFAULT_CONFIG
 
 
-def _out_of_tree(registry: Any, config: SchedulerConfig) -> list[OutOfTree]:
+def _out_of_tree(registry: Registry, config: SchedulerConfig) -> list[OutOfTree]:
     out = []
     for info in describe(registry, config):
         if info.source == IN_TREE or not info.enabled:
@@ -170,7 +171,7 @@ def build(
     *,
     workload_path: str | Path,
     config_path: str | Path,
-    registry: Any,
+    registry: Registry,
     seed: int = 0,
 ) -> Capstone:
     """Measure `config_path`'s profile against the default one on the workload, then narrate a

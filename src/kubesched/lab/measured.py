@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from kubesched.lab.capstone import Moment, build, default_inputs, unresolved
+from kubesched.lab.capstone import Capstone, Moment, build, default_inputs, unresolved
 from kubesched.lab.result import Check, LabResult
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.trace import cite, extension_point
 from kubesched.trace.narrate import Step
+from kubesched.workloads.compare import Report
 
 ID, TITLE = "5.6.5", "The capstone: a measurement and a story"
 # The moments the story names, in the order they must happen to the preemptor.
@@ -40,23 +41,8 @@ def run(
     workload, package_config = default_inputs()
     cap = build(workload_path=workload, config_path=config or package_config, registry=plugin_registry(), seed=seed)
     base, measured = cap.reports[0], cap.reports[-1]
-    changed = len(base.bound ^ measured.bound) + sum(
-        1
-        for g in set(base.groups) | set(measured.groups)
-        if base.groups.get(g, {}).get("state") != measured.groups.get(g, {}).get("state")
-    )
-    steps = [
-        *(
-            Step(
-                0.0,
-                f"out-of-tree {p.name} ({p.source}) at {', '.join(p.points)}",
-                upstream=tuple(extension_point(x) for x in p.points),
-            )
-            for p in cap.plugins
-        ),
-        *(Step(0.0, finding, upstream=(cite("schedulePod"),)) for finding in cap.findings),
-        *(Step(m.time, f"{m.what}: {m.text}", upstream=m.upstream) for m in cap.moments),
-    ]
+    changed = _changed(base, measured)
+    steps = _steps(cap)
     missing = unresolved(cap.citations)
     moments = retell(cap.moments)
     shown = [m.what for m in moments]
@@ -89,3 +75,28 @@ def run(
         and not missing,
     )
     return LabResult(ID, TITLE, steps, check)
+
+
+def _changed(base: Report, measured: Report) -> int:
+    """The pods bound in one run and not the other, and the pod groups whose state differs."""
+    return len(base.bound ^ measured.bound) + sum(
+        1
+        for g in set(base.groups) | set(measured.groups)
+        if base.groups.get(g, {}).get("state") != measured.groups.get(g, {}).get("state")
+    )
+
+
+def _steps(cap: Capstone) -> list[Step]:
+    """The out-of-tree plugins, the measurement's findings, and the story's moments."""
+    return [
+        *(
+            Step(
+                0.0,
+                f"out-of-tree {p.name} ({p.source}) at {', '.join(p.points)}",
+                upstream=tuple(extension_point(x) for x in p.points),
+            )
+            for p in cap.plugins
+        ),
+        *(Step(0.0, finding, upstream=(cite("schedulePod"),)) for finding in cap.findings),
+        *(Step(m.time, f"{m.what}: {m.text}", upstream=m.upstream) for m in cap.moments),
+    ]

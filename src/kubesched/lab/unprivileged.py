@@ -227,64 +227,78 @@ def run(*, seed: int = 1, kubeconfig: str, drop: str = "", wait: float = WAIT) -
     deployment = next(d for d in workload if d["kind"] == "Deployment")
     with tempfile.TemporaryDirectory() as directory:
         here = Path(directory)
-
-        async def prepare() -> list[list[str]]:
-            admin = connect(kubeconfig)
-            try:
-                await _apply(admin, [*(_without(rbac, drop) if drop else rbac), *workload])
-                commands = []
-                for i, pod in enumerate(await _replicas(admin, deployment, wait=wait)):
-                    volume = next(v for v in pod.spec.volumes if v.name == "config")
-                    config = await admin.get(core_v1.ConfigMap, volume.configMap.name, namespace=NAMESPACE)
-                    mounted = here / f"replica-{i}"
-                    mounted.mkdir()
-                    for key, value in (config.data or {}).items():
-                        (mounted / key).write_text(value)
-                    token = await _token(admin, pod.spec.serviceAccountName)
-                    as_account = _kubeconfig_as(kubeconfig, token, here / f"replica-{i}.kubeconfig")
-                    commands.append(container_command(pod, mounted, as_account))
-                return commands
-            except BaseException:  # the replicas never came: nothing of the lab's is left behind
-                await _clean(admin)
-                raise
-            finally:
-                await admin.close()
-
+        applied = [*(_without(rbac, drop) if drop else rbac), *workload]
         try:
-            commands = asyncio.run(prepare())
+            commands = asyncio.run(_replica_commands(kubeconfig, here, applied, deployment, wait=wait))
         except BaseException:
             if drop:
                 asyncio.run(_restore(kubeconfig, rbac))
             raise
-        as_account = here / "replica-0.kubeconfig"
         processes = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for c in commands]
-
-        async def perform() -> dict[str, Any]:
-            admin, account = connect(kubeconfig), connect(str(as_account))
-            try:
-                seen = await _scenario(admin, wait=wait)
-                seen["holder"] = await _lease_holder(admin)
-                seen["denied"] = await _denied(account)
-                return seen
-            finally:
-                await _clean(admin)
-                await admin.close()
-                await account.close()
-
         try:
-            seen = asyncio.run(perform())
+            seen = asyncio.run(_perform(kubeconfig, str(here / "replica-0.kubeconfig"), wait=wait))
         finally:
-            outputs = []
-            for process in processes:
-                process.terminate()
-                try:
-                    outputs.append(process.communicate(timeout=20)[0])
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    outputs.append(process.communicate()[0])
+            output = _stopped(processes)
         if drop:  # put deploy/'s RBAC back as it is
             asyncio.run(_restore(kubeconfig, rbac))
-    output = "\n".join(outputs)
+    return _result(len(commands), seen, output, replicas=int(deployment["spec"]["replicas"]), drop=drop)
+
+
+async def _replica_commands(
+    kubeconfig: str, here: Path, documents: list[dict[str, Any]], deployment: dict[str, Any], *, wait: float
+) -> list[list[str]]:
+    """deploy/ applied as the admin and, once its replicas are placed, the command each would run
+    in its container: its config mounted under `here`, its ServiceAccount's token in a kubeconfig."""
+    admin = connect(kubeconfig)
+    try:
+        await _apply(admin, documents)
+        commands = []
+        for i, pod in enumerate(await _replicas(admin, deployment, wait=wait)):
+            volume = next(v for v in pod.spec.volumes if v.name == "config")
+            config = await admin.get(core_v1.ConfigMap, volume.configMap.name, namespace=NAMESPACE)
+            mounted = here / f"replica-{i}"
+            mounted.mkdir()
+            for key, value in (config.data or {}).items():
+                (mounted / key).write_text(value)
+            token = await _token(admin, pod.spec.serviceAccountName)
+            as_account = _kubeconfig_as(kubeconfig, token, here / f"replica-{i}.kubeconfig")
+            commands.append(container_command(pod, mounted, as_account))
+        return commands
+    except BaseException:  # the replicas never came: nothing of the lab's is left behind
+        await _clean(admin)
+        raise
+    finally:
+        await admin.close()
+
+
+async def _perform(kubeconfig: str, as_account: str, *, wait: float) -> dict[str, Any]:
+    """The lab's pods scheduled by the replicas, the Lease's holder, and a request outside the RBAC."""
+    admin, account = connect(kubeconfig), connect(as_account)
+    try:
+        seen = await _scenario(admin, wait=wait)
+        seen["holder"] = await _lease_holder(admin)
+        seen["denied"] = await _denied(account)
+        return seen
+    finally:
+        await _clean(admin)
+        await admin.close()
+        await account.close()
+
+
+def _stopped(processes: list[subprocess.Popen[str]]) -> str:
+    """What the replicas printed, once each is stopped (killed if it does not stop in 20 s)."""
+    outputs = []
+    for process in processes:
+        process.terminate()
+        try:
+            outputs.append(process.communicate(timeout=20)[0])
+        except subprocess.TimeoutExpired:
+            process.kill()
+            outputs.append(process.communicate()[0])
+    return "\n".join(outputs)
+
+
+def _result(ran: int, seen: dict[str, Any], output: str, *, replicas: int, drop: str) -> LabResult:
     forbidden = [line for line in output.splitlines() if "forbidden" in line.lower()]
     code, message = seen["denied"]
     user = f"system:serviceaccount:{NAMESPACE}:{ACCOUNT}"
@@ -292,7 +306,7 @@ def run(*, seed: int = 1, kubeconfig: str, drop: str = "", wait: float = WAIT) -
         Step(
             0.0,
             f"deploy/ applied as the admin{f', without the rules for {drop}' if drop else ''}: the Deployment's "
-            f"{len(commands)} pods run as {user}, each with a token of its own",
+            f"{ran} pods run as {user}, each with a token of its own",
         ),
         Step(0.0, f"the Lease {NAMESPACE}/{SCHEDULER} is held by {seen['holder'] or 'nobody'}"),
         Step(0.0, f"kubesched run as {user}: lab-fits on {seen['fits']}", upstream=(cite("bind"),)),
@@ -309,7 +323,7 @@ def run(*, seed: int = 1, kubeconfig: str, drop: str = "", wait: float = WAIT) -
         "holds the Lease and binds, reports and preempts, no request of theirs is refused, and a request outside "
         "that RBAC is refused with 403",
         evidence={
-            "replicas": len(commands),
+            "replicas": ran,
             "leaseHolder": seen["holder"],
             "fits": seen["fits"],
             "urgent": seen["urgent"],
@@ -317,7 +331,7 @@ def run(*, seed: int = 1, kubeconfig: str, drop: str = "", wait: float = WAIT) -
             "schedulerRefused": forbidden[:3],
             "outside": {"code": code, "message": message},
         },
-        passed=len(commands) == int(deployment["spec"]["replicas"])
+        passed=ran == replicas
         and bool(seen["holder"])
         and bool(seen["fits"])
         and seen["urgent"] == seen["node"]

@@ -23,6 +23,7 @@ from kubesched.ui.mirror import Mirror
 
 if TYPE_CHECKING:
     from kubesched.api.selectors import LabelSelectorMatcher
+    from kubesched.scheduler import Scheduler
 
 DEFAULT_SCHEDULER = "default-scheduler"
 
@@ -289,7 +290,7 @@ def scheduler_document(mirror: Mirror) -> dict[str, Any]:
     }
 
 
-def metrics_at_a_glance(scheduler: Any) -> list[dict[str, Any]]:
+def metrics_at_a_glance(scheduler: Scheduler) -> list[dict[str, Any]]:
     """The samples of the GLANCE metrics: name, labels, value."""
     out = []
     for family in scheduler.metrics.registry.collect():

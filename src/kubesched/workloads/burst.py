@@ -119,13 +119,9 @@ def run_burst(
     what is left in its queue and the attempts of the pods in `explain` (namespace/name), explained."""
     rng = random.Random(seed)
     clock = VirtualClock()
-    tracer = Tracer(clock.now, keep=True)
-    for sink in sinks:
-        tracer.add_sink(sink)
-    store = MemoryStore(clock=clock, tracer=tracer, seed=seed, watch_latency=watch_latency)
+    store = _with_nodes(clock, nodes, template, seed=seed, watch_latency=watch_latency, sinks=sinks)
+    tracer = store.tracer
     cluster = MemoryCluster(store)
-    for node in make_nodes(nodes, template):
-        store.create(node)
     runner, scheduler_name = _scheduler(scheduler, cluster, clock, tracer, seed)
     kubelets = FakeKubelets(cluster, clock, tracer=tracer)
     specs = [(f"pod-{i:03d}", rng.choice(list(cpu_choices))) for i in range(pods)] + [*extra_pods, *extra_gated]
@@ -149,22 +145,34 @@ def run_burst(
                 explained[key] = explain_pod(runner, key)
 
     clock.run_alongside(main(), [runner.run, kubelets.run])
-    placements = _placements(store, tracer, specs)
-    failures = {
-        e.involvedObject.name: e.message
-        for e in store.list(core_v1.Event).items
-        if e.reason == "FailedScheduling" and e.involvedObject.name
-    }
-    allocatable = {n.metadata.name: milli_value(n.status.allocatable["cpu"]) for n in store.list(core_v1.Node).items}
     return BurstResult(
-        placements=placements,
-        nodes=allocatable,
+        placements=_placements(store, tracer, specs),
+        nodes={n.metadata.name: milli_value(n.status.allocatable["cpu"]) for n in store.list(core_v1.Node).items},
         trace=tracer.records,
-        failures=failures,
+        failures=_failures(store),
         queue=queue,
         pending=pending,
         explained=explained,
     )
+
+
+def _with_nodes(
+    clock: VirtualClock,
+    nodes: int,
+    template: NodeTemplate | None,
+    *,
+    seed: int,
+    watch_latency: float,
+    sinks: Sequence[Sink],
+) -> MemoryStore:
+    """A store of `nodes` fake nodes, its trace kept and sent to `sinks`."""
+    tracer = Tracer(clock.now, keep=True)
+    for sink in sinks:
+        tracer.add_sink(sink)
+    store = MemoryStore(clock=clock, tracer=tracer, seed=seed, watch_latency=watch_latency)
+    for node in make_nodes(nodes, template):
+        store.create(node)
+    return store
 
 
 def _scheduler(
@@ -198,3 +206,12 @@ def _placements(store: MemoryStore, tracer: Tracer, specs: Sequence[tuple[str, s
             )
         )
     return placements
+
+
+def _failures(store: MemoryStore) -> dict[str, str]:
+    """Each pod's last FailedScheduling message."""
+    return {
+        e.involvedObject.name: e.message
+        for e in store.list(core_v1.Event).items
+        if e.reason == "FailedScheduling" and e.involvedObject.name
+    }

@@ -164,6 +164,27 @@ class BacklogStory:
         }
 
 
+CAPACITY = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+NODES = {  # as the story tells them
+    "node-0..node-3": "4 CPU",
+    "node-4": "4 CPU, dedicated=infra, tainted dedicated=infra:NoSchedule (untainted at t+60 s)",
+    "node-5": "4 CPU, disktype=nvme (joins at t+90 s)",
+}
+CITATIONS = {
+    "the Insufficient cpu reason (NodeResourcesFit)": cite("fitsRequest"),
+    "the FailedScheduling message": cite("FitError.Error"),
+    "the FailedScheduling event": cite("FailedScheduling event"),
+    "into unschedulablePods after a failed attempt": cite("AddUnschedulableIfNotPresent"),
+    "the pool": cite("unschedulablePods"),
+    "out on a cluster event": cite("MoveAllToActiveOrBackoffQueue"),
+    "the QueueingHint asked": cite("isPodWorthRequeuing"),
+    "the hint's registration": cite("EnqueueExtensions"),
+    "Node/UpdateNodeTaint added for plugins that registered Node/Add": cite("buildQueueingHintMap"),
+    "out on the five-minute flush": cite("flushUnschedulablePodsLeftover"),
+    "backoff": cite("backoff"),
+}
+
+
 def run_c1(
     *, seed: int = 1, horizon: float = HORIZON, sinks: Sequence[Sink] = (), registry: Registry | None = None
 ) -> BacklogStory:
@@ -177,13 +198,8 @@ def run_c1(
     tracer = Tracer(clock.now, keep=True)
     for sink in sinks:
         tracer.add_sink(sink)
-    store = MemoryStore(clock=clock, seed=seed, tracer=tracer)
+    store = _five_nodes(MemoryStore(clock=clock, seed=seed, tracer=tracer))
     cluster = MemoryCluster(store)
-    capacity = {"cpu": "4", "memory": "16Gi", "pods": "110"}
-    for i in range(4):
-        store.create(NodeTemplate(capacity=capacity, zones=()).make(f"node-{i}", i))
-    infra = NodeTemplate(capacity=capacity, zones=(), labels={"dedicated": "infra"}, taints=[TAINT])
-    store.create(infra.make("node-4", 4))
     registry = registry if registry is not None else plugin_registry()
     scheduler = Scheduler(cluster, clock, default_config(registry), registry, tracer=tracer, seed=seed, identity="c1")
     pods = {g.name: [f"{g.name}-{i:02d}" for i in range(g.count)] for g in GROUPS}
@@ -199,7 +215,7 @@ def run_c1(
         await clock.sleep(UNTAINT_AT)
         await cluster.patch(core_v1.Node, "node-4", {"spec": {"taints": None}})
         await clock.sleep(NODE_ADDED_AT - UNTAINT_AT)
-        nvme = NodeTemplate(capacity=capacity, zones=(), labels=NVME)
+        nvme = NodeTemplate(capacity=CAPACITY, zones=(), labels=NVME)
         await cluster.create(nvme.make("node-5", 5))
         await clock.sleep(max(horizon - NODE_ADDED_AT, 0.0))
 
@@ -210,18 +226,59 @@ def run_c1(
         f"default/{name}": explain_pod(scheduler, f"default/{name}") for names in pods.values() for name in names
     }
     per_pod = {
-        name: {
-            "fromMessage": sorted(plugins_from_message(messages.get(name, ""))),
-            "fromExplain": sorted(plugins_from_explain(explained[f"default/{name}"]["attempts"][0])),
-        }
+        name: _plugins_named(messages.get(name, ""), explained[f"default/{name}"])
         for names in pods.values()
         for name in names
     }
+    diagnoses = _diagnoses(pods, messages, explained)
+    followed = {key: steps(tracer.records, since=start, kinds=FOLLOWED, pods={key}) for key in firsts.values()}
+    exits = _all_exits(list(firsts.values()), tracer.records, start)
+    big = explained[firsts["big"]]
+    return BacklogStory(
+        NODES,
+        diagnoses,
+        per_pod,
+        exits,
+        followed,
+        {**big, "attempts": big["attempts"][:1]},
+        scheduler.queue.pending(),
+        CITATIONS,
+    )
+
+
+def _plugins_named(message: str, explained: dict[str, Any]) -> dict[str, list[str]]:
+    """The plugins a pod's FailedScheduling message names, and those its first attempt names."""
+    return {
+        "fromMessage": sorted(plugins_from_message(message)),
+        "fromExplain": sorted(plugins_from_explain(explained["attempts"][0])),
+    }
+
+
+def _five_nodes(store: MemoryStore) -> MemoryStore:
+    """node-0 to node-3 plain, node-4 labelled and tainted dedicated=infra, 4 CPUs each."""
+    for i in range(4):
+        store.create(NodeTemplate(capacity=CAPACITY, zones=()).make(f"node-{i}", i))
+    infra = NodeTemplate(capacity=CAPACITY, zones=(), labels={"dedicated": "infra"}, taints=[TAINT])
+    store.create(infra.make("node-4", 4))
+    return store
+
+
+def _all_exits(pods: list[str], records: list[Record], start: float) -> list[Exit]:
+    """How each of `pods` left unschedulablePods after `start`, in time order."""
+    moves = [r for r in records if r.kind == "queue.move" and r.pod in pods and r.time >= start]
+    return sorted((e for key in pods for e in _exits(key, moves, start, records)), key=lambda e: e.at)
+
+
+def _diagnoses(
+    pods: dict[str, list[str]], messages: dict[str, str], explained: dict[str, dict[str, Any]]
+) -> list[Diagnosis]:
+    """Each group's FailedScheduling message and the plugins it names, beside those the first
+    pod's attempt, explained, names."""
     diagnoses = []
     for group in GROUPS:
         distinct = {messages.get(name, "") for name in pods[group.name]}
         message = min(distinct)  # every pod of a group gets the same text (one line per group)
-        first_attempt = explained[firsts[group.name]]["attempts"][0]
+        first_attempt = explained[f"default/{pods[group.name][0]}"]["attempts"][0]
         diagnoses.append(
             Diagnosis(
                 group.name,
@@ -232,39 +289,7 @@ def run_c1(
                 plugins_from_explain(first_attempt),
             )
         )
-    followed = {key: steps(tracer.records, since=start, kinds=FOLLOWED, pods={key}) for key in firsts.values()}
-    moves = [r for r in tracer.records if r.kind == "queue.move" and r.pod in firsts.values() and r.time >= start]
-    exits = sorted(
-        (e for key in firsts.values() for e in _exits(key, moves, start, tracer.records)), key=lambda e: e.at
-    )
-    big = explained[firsts["big"]]
-    nodes = {
-        "node-0..node-3": "4 CPU",
-        "node-4": "4 CPU, dedicated=infra, tainted dedicated=infra:NoSchedule (untainted at t+60 s)",
-        "node-5": "4 CPU, disktype=nvme (joins at t+90 s)",
-    }
-    return BacklogStory(
-        nodes,
-        diagnoses,
-        per_pod,
-        exits,
-        followed,
-        {**big, "attempts": big["attempts"][:1]},
-        scheduler.queue.pending(),
-        {
-            "the Insufficient cpu reason (NodeResourcesFit)": cite("fitsRequest"),
-            "the FailedScheduling message": cite("FitError.Error"),
-            "the FailedScheduling event": cite("FailedScheduling event"),
-            "into unschedulablePods after a failed attempt": cite("AddUnschedulableIfNotPresent"),
-            "the pool": cite("unschedulablePods"),
-            "out on a cluster event": cite("MoveAllToActiveOrBackoffQueue"),
-            "the QueueingHint asked": cite("isPodWorthRequeuing"),
-            "the hint's registration": cite("EnqueueExtensions"),
-            "Node/UpdateNodeTaint added for plugins that registered Node/Add": cite("buildQueueingHintMap"),
-            "out on the five-minute flush": cite("flushUnschedulablePodsLeftover"),
-            "backoff": cite("backoff"),
-        },
-    )
+    return diagnoses
 
 
 def _exits(pod: str, moves: list[Record], start: float, records: list[Record]) -> list[Exit]:

@@ -79,13 +79,7 @@ def run_c2(*, pdb_blocks: bool = False, spare_node: bool = False, sinks: Sequenc
     template = NodeTemplate(capacity={"cpu": "4", "memory": "16Gi", "pods": "110"}, zones=())
     for i in range(4 if spare_node else 3):
         store.create(template.make(f"node-{i}", i))
-    for name, value in (("batch", 100), ("reports", 200), ("critical", 1000)):
-        store.create(scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name=name), value=value))
-    budget = policy_v1.PodDisruptionBudget(
-        metadata=meta_v1.ObjectMeta(name="cache", namespace="default"),
-        spec=pm.PodDisruptionBudgetSpec(minAvailable=2, selector=meta_v1.LabelSelector(matchLabels={"app": "cache"})),
-    )
-    store.create(budget)
+    _classes_and_budget(store)
     low = "critical" if pdb_blocks else "batch"
     running = [
         ("batch-a", "node-0", "1500m", low, {}),
@@ -122,15 +116,33 @@ def run_c2(*, pdb_blocks: bool = False, spare_node: bool = False, sinks: Sequenc
         str(v).split(" ")[0] for r in tracer.records if r.kind == "preemption.chosen" for v in r.details["victims"]
     }
     lines = steps(tracer.records, since=arrived, kinds=NARRATED, pods=told)
-    placements = {}
-    for name in [*(p[0] for p in running), "urgent"]:
+    placements = _placements(store, [*(p[0] for p in running), "urgent"])
+    shown = {key.split("/", 1)[1] for key in told}
+    return PreemptionStory(placements, lines, events_of(store, shown), explain_pod(scheduler, "default/urgent"))
+
+
+def _classes_and_budget(store: MemoryStore) -> None:
+    """The priority classes (batch 100, reports 200, critical 1000) and the cache pods' budget,
+    which allows no disruption."""
+    for name, value in (("batch", 100), ("reports", 200), ("critical", 1000)):
+        store.create(scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name=name), value=value))
+    budget = policy_v1.PodDisruptionBudget(
+        metadata=meta_v1.ObjectMeta(name="cache", namespace="default"),
+        spec=pm.PodDisruptionBudgetSpec(minAvailable=2, selector=meta_v1.LabelSelector(matchLabels={"app": "cache"})),
+    )
+    store.create(budget)
+
+
+def _placements(store: MemoryStore, names: list[str]) -> dict[str, str | None]:
+    """Each pod's node (None: unbound, or gone)."""
+    placements: dict[str, str | None] = {}
+    for name in names:
         try:
             stored: Any = store.get(core_v1.Pod, name, namespace="default")
             placements[name] = stored.spec.nodeName
         except NotFound:
             placements[name] = None
-    shown = {key.split("/", 1)[1] for key in told}
-    return PreemptionStory(placements, lines, events_of(store, shown), explain_pod(scheduler, "default/urgent"))
+    return placements
 
 
 def _print_story(console: Console, story: PreemptionStory) -> None:
