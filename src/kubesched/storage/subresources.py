@@ -1,7 +1,7 @@
 """What a kind serves beneath its objects, as kube-apiserver's per-resource REST storage: each
 kind's strategy names its subresources, and the API server reaches one only through that name.
 
-Four shapes cover what the served kinds have:
+Five shapes cover what the served kinds have:
 
 - `Part`: a part of the object, read and written as the whole object (`status`, a namespace's
   `finalize`); the store's own get, update and patch take it as their `subresource`.
@@ -9,8 +9,9 @@ Four shapes cover what the served kinds have:
   Status of success.
 - `Facet`: another object standing for the stored one (`scale`), read, replaced and patched as that.
 - `Unserved`: a subresource the real API server proxies to a kubelet (`log`, `exec`, ...), refused
-  with why; or `Delegated`, one the API server answers from what only it holds (a
-  ServiceAccount's `token`, signed with its key).
+  with why.
+- `Delegated`: one the API server answers from what only it holds (a ServiceAccount's `token`,
+  signed with its key).
 """
 
 from __future__ import annotations
