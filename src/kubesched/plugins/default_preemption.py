@@ -37,8 +37,10 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import msgspec
+from lightkube.models import core_v1 as m
 
 from kubesched.api.errors import FieldError
+from kubesched.api.objects import meta_of
 from kubesched.api.priority import PREEMPT_NEVER, preemption_policy
 from kubesched.plugin import (
     ASSIGNED_POD,
@@ -204,10 +206,10 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), hint=self._after_victim_deletion)]
 
-    def _after_victim_deletion(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _after_victim_deletion(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """A pod held by this plugin's gate goes back once its preemption is over (its last victim
         gone or going); while victims remain, deletions leave it where it is."""
-        return QueueingHint.QUEUE_SKIP if self.evaluator.is_preempting(pod.metadata.uid or "") else QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP if self.evaluator.is_preempting(meta_of(pod).uid or "") else QueueingHint.QUEUE
 
 
 def new(args: object, handle: Handle) -> DefaultPreemption:

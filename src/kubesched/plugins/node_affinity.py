@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 from lightkube.models import core_v1
+from lightkube.models import core_v1 as m
 
 from kubesched.api.errors import FieldError
 from kubesched.api.selectors import (
@@ -348,7 +349,7 @@ class NodeAffinity(PreFilterPlugin, FilterBatchPlugin, PreScorePlugin, ScoreBatc
             found = self._hint_constraints[key] = _HintConstraints(pod)
         return found
 
-    def _is_schedulable_after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when the node satisfies `addedAffinity` and the pod's required constraints, and is
         new or did not satisfy the pod's constraints before."""
         if self.added_required is not None and not self.added_required.matches(

@@ -10,6 +10,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from lightkube.models import core_v1 as m
+
 from kubesched.plugin import (
     NODE,
     POD,
@@ -87,7 +89,7 @@ class NodePorts(PreFilterPlugin, FilterBatchPlugin, HintKeys):
         """The pod's host ports: all the hint reads of the pod."""
         return frozenset(host_ports(pod))
 
-    def _is_schedulable_after_pod_deleted(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_pod_deleted(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when the deleted pod was bound or nominated and held a host port clashing with one
         the queued pod wants."""
         if not old.spec.nodeName and not (old.status is not None and old.status.nominatedNodeName):

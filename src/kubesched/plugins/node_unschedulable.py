@@ -7,7 +7,9 @@ from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from lightkube.models import core_v1
+from lightkube.models import core_v1 as m
 
+from kubesched.api.objects import meta_of
 from kubesched.api.tolerations import NO_SCHEDULE, tolerates
 from kubesched.plugin import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Status
 from kubesched.plugin.batch import Bool, FilterBatchPlugin, HintKeys, Int
@@ -70,15 +72,15 @@ class NodeUnschedulable(FilterBatchPlugin, HintKeys):
         """The hints do not read the queued pod (beyond its identity, for its own updates)."""
         return ""
 
-    def _is_schedulable_after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """Queue for a node added uncordoned, or a node uncordoned."""
         if not _cordoned(new) and (old is None or _cordoned(old)):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_pod_toleration_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_pod_toleration_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when the updated pod is the queued pod itself and now tolerates the cordon taint."""
-        if (new.metadata.uid or "") == (pod.metadata.uid or "") and tolerates_unschedulable(new):
+        if (new.metadata.uid or "") == (meta_of(pod).uid or "") and tolerates_unschedulable(new):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 import numpy as np
+from lightkube.models import core_v1 as m
 
 from kubesched.api.errors import FieldError
 from kubesched.api.resources import pod_requests
@@ -386,7 +387,7 @@ class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, Score
         except ValueError:  # a request that does not parse: the pod is judged on its own
             return ("pod", pod.metadata.uid)
 
-    def _is_schedulable_after_pod_event(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_pod_event(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """Deleted: Queue unless the pod was neither bound nor nominated. Scaled down: Queue for the
         pod itself, or a bound pod whose requests shrank in a resource this pod requests."""
         if new is None:
@@ -395,7 +396,7 @@ class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, Score
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE if _scale_down_may_help(pod, old, new) else QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when the pod fits the node on its own (ignored resources not applied, as upstream)
         and the node is new or grew in the pod count or a resource the pod requests."""
         if new is None:
@@ -428,7 +429,7 @@ class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, Score
             cached = self._hint_nodes[id(node)] = (node, NodeInfo(node))
         return cached[1]
 
-    def _is_schedulable_after_device_class_event(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_device_class_event(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when the class now backs an extended resource the pod requests: by its implicit
         `deviceclass.resource.kubernetes.io/<name>` (on add) or a new `extendedResourceName`."""
         requested = pod_requests(pod)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from lightkube.models import core_v1 as m
+
+from kubesched.api.objects import meta_of
 from kubesched.plugin import POD, ActionType, ClusterEvent, ClusterEventWithHint, PreEnqueuePlugin, QueueingHint, Status
 from kubesched.plugin.batch import HintKeys
 
@@ -38,9 +41,9 @@ class SchedulingGates(PreEnqueuePlugin, HintKeys):
         """The hint does not read the queued pod (beyond its identity, for its own updates)."""
         return ""
 
-    def _is_schedulable_after_gates_eliminated(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_gates_eliminated(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """Queue only when the pod whose gates were all removed is the queued pod itself."""
-        if (new.metadata.uid or "") == (pod.metadata.uid or ""):
+        if (new.metadata.uid or "") == (meta_of(pod).uid or ""):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import msgspec
 import numpy as np
 from lightkube.models import core_v1
+from lightkube.models import core_v1 as m
 
+from kubesched.api.objects import meta_of
 from kubesched.api.tolerations import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, find_untolerated_taint, tolerates
 from kubesched.plugin import (
     MAX_NODE_SCORE,
@@ -144,18 +146,18 @@ class TaintToleration(FailureSignatures, PreScorePlugin, ScoreBatchPlugin, Norma
         """The hints read the pod's tolerations (and, for its own updates, its identity)."""
         return msgspec.json.encode(pod.spec.tolerations or [])
 
-    def _is_schedulable_after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when the pod tolerates every hard taint of the node now but did not before (or the
         node is new)."""
-        tolerations = pod.spec.tolerations
+        tolerations = pod.spec.tolerations if pod.spec else None
         was_untolerated = old is None or has_untolerated_hard_taint(old, tolerations)
         if was_untolerated and not has_untolerated_hard_taint(new, tolerations):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_pod_toleration_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_pod_toleration_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when the updated pod is the queued pod itself; other pods' tolerations do not matter."""
-        if (new.metadata.uid or "") == (pod.metadata.uid or ""):
+        if (new.metadata.uid or "") == (meta_of(pod).uid or ""):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 

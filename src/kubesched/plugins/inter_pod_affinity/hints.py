@@ -7,7 +7,9 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 import msgspec
+from lightkube.models import core_v1 as m
 
+from kubesched.api.objects import meta_of
 from kubesched.plugin import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.plugins.inter_pod_affinity.base import _Base
 from kubesched.plugins.inter_pod_affinity.terms import (
@@ -63,11 +65,11 @@ class _Hints(_Base):
             raise ValueError(terms.error)
         return terms
 
-    def _after_pod_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _after_pod_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         if (
             old is not None
             and new is not None
-            and new.metadata.uid == pod.metadata.uid
+            and new.metadata.uid == meta_of(pod).uid
             and (old.metadata.labels or _NO_LABELS) != (new.metadata.labels or _NO_LABELS)
         ):
             return QueueingHint.QUEUE  # the pod's own labels decide its self-affinity and others' anti-affinity
@@ -92,7 +94,7 @@ class _Hints(_Base):
             raise ValueError(deleted.errors[_REQUIRED_ANTI_AFFINITY])
         return QueueingHint.QUEUE if _matches_all(deleted.required_anti_affinity, pod) else QueueingHint.QUEUE_SKIP
 
-    def _after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _after_node_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         terms = self._queued_terms(pod)
         new_labels = new.metadata.labels or _NO_LABELS
         old_labels = (old.metadata.labels or _NO_LABELS) if old is not None else None

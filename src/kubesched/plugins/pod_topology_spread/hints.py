@@ -7,7 +7,9 @@ from typing import Any
 
 import msgspec
 from lightkube.models import core_v1
+from lightkube.models import core_v1 as m
 
+from kubesched.api.objects import meta_of
 from kubesched.plugin import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.plugins.pod_topology_spread.args import DO_NOT_SCHEDULE, HONOR
 from kubesched.plugins.pod_topology_spread.base import SpreadBase
@@ -61,7 +63,7 @@ class QueueingHints(SpreadBase):
             raise found
         return found
 
-    def _is_schedulable_after_pod(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_pod(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """Queue for an assigned pod of the namespace that starts or stops matching a hard
         constraint's selector (added, deleted or relabelled), or for the pod itself gaining
         tolerations while a constraint honours taints."""
@@ -71,7 +73,7 @@ class QueueingHints(SpreadBase):
         constraints = self._hard_constraints(pod)
         if old is not None and new is not None:
             if (
-                (new.metadata.uid or "") == (pod.metadata.uid or "")
+                (new.metadata.uid or "") == (meta_of(pod).uid or "")
                 and old.spec.tolerations != new.spec.tolerations
                 and any(c.node_taints_policy == HONOR for c in constraints)
             ):
@@ -85,7 +87,7 @@ class QueueingHints(SpreadBase):
         matches = any(c.selector.matches(labels) for c in constraints)
         return QueueingHint.QUEUE if matches else QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_node(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_node(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """Queue for a node added or deleted that has every hard constraint's key, or updated so that
         it gains or loses one, changes a key's value, or changes its taints while having them all."""
         constraints = self._hard_constraints(pod)
