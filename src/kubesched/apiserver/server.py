@@ -28,7 +28,7 @@ from kubesched.apiserver.codec import (
 )
 from kubesched.apiserver.responses import JSON, PROTOBUF_ANSWERS, respond, status_response
 from kubesched.apiserver.routing import Routes, Target
-from kubesched.apiserver.subresources import NOT_ALLOWED, Subresources
+from kubesched.apiserver.subresources import Subresources
 from kubesched.apiserver.watchstream import stream_watch
 from kubesched.clock.base import rfc3339
 from kubesched.cluster.errors import (
@@ -169,7 +169,7 @@ class ApiServer:
             return await self._subresources.serve(request, target)
         if target.watch_path:
             if request.method != "GET":
-                raise MethodNotAllowed(NOT_ALLOWED)
+                raise MethodNotAllowed()
             return await self._watch(request, target)
         method = request.method
         if target.name is None:
@@ -190,7 +190,7 @@ class ApiServer:
                 return await self._patch(request, target)
             if method == "DELETE":
                 return await self._delete(request, target)
-        raise MethodNotAllowed(NOT_ALLOWED)
+        raise MethodNotAllowed()
 
     def _routes(self) -> Routes:
         """The URLs of the kinds served now (rebuilt when a CustomResourceDefinition comes or goes)."""

@@ -28,7 +28,6 @@ from kubesched.storage.subresources import (
 
 Handler = Callable[[web.Request, Target], Awaitable[web.Response]]
 VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
-NOT_ALLOWED = "the server does not allow this method on the requested resource"
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ class Subresources:
         sub = lookup(self.store, target.kind, target.subresource)
         verb = VERBS.get(request.method, "")
         if verb not in sub.verbs:
-            raise MethodNotAllowed(NOT_ALLOWED)
+            raise MethodNotAllowed()
         match sub:
             case Part():
                 return await self.whole[verb](request, target)

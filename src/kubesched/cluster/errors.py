@@ -62,8 +62,13 @@ class NotFound(ApiError):
 
 
 class MethodNotAllowed(ApiError):
+    """A method the resource (or subresource) does not serve; kube-apiserver's one message."""
+
     code = 405
     reason = "MethodNotAllowed"
+
+    def __init__(self, message: str = "the server does not allow this method on the requested resource") -> None:
+        super().__init__(message)
 
 
 class AlreadyExists(ApiError):

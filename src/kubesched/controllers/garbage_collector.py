@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.api.objects import key_of
 from kubesched.cluster import NotFound
 from kubesched.controllers.base import ControllerContext, patch_observed, work
 from kubesched.controllers.informers import Informer
@@ -42,7 +43,7 @@ class GarbageCollector:
             item = (cls, meta.namespace or "", meta.name or "")
             if type_ == "DELETED":
                 for dependent_cls, dependent in self._dependents(meta.uid):
-                    self._queue.add((dependent_cls, dependent.metadata.namespace or "", dependent.metadata.name))
+                    self._queue.add((dependent_cls, *key_of(dependent)))
                 self._wake_waiting_owners(obj)
                 return
             finalizers = meta.finalizers or ()
@@ -67,7 +68,7 @@ class GarbageCollector:
             owner = self._owner(ref)
             if owner is not None and self._deleting_foreground(owner):
                 informer = self._informers[(ref.apiVersion, ref.kind)]
-                self._queue.add((informer.cls, owner.metadata.namespace or "", owner.metadata.name))
+                self._queue.add((informer.cls, *key_of(owner)))
 
     def _dependents(self, uid: str) -> list[tuple[type[Any], Any]]:
         return [(i.cls, obj) for i in self._informers.values() for obj in i.owned_by(uid)]
@@ -140,7 +141,7 @@ class GarbageCollector:
         if solid:
             for ref in dangling:
                 await self._patch(cls, obj, release_patch(obj, ref.uid))
-                obj = self._ctx.informers(cls).get((obj.metadata.namespace or "", obj.metadata.name)) or obj
+                obj = self._ctx.informers(cls).get(key_of(obj)) or obj
             return
         if obj.metadata.deletionTimestamp is not None:
             return

@@ -19,6 +19,7 @@ from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import FieldError
+from kubesched.api.objects import key_of
 from kubesched.clock import Clock
 from kubesched.cluster.codec import copy_object
 from kubesched.cluster.errors import (
@@ -451,13 +452,12 @@ class MemoryStore:
         kind = self.kind_of(cls)
         action = lookup(self, kind, subresource)
         if not isinstance(action, Action):
-            raise MethodNotAllowed("the server does not allow this method on the requested resource")
+            raise MethodNotAllowed()
         return action.act(self, body, namespace)
 
     def write(self, kind: Kind, current: Any, new: R) -> R:
         """Store `new` in place of `current`: a subresource's change, its own checks made."""
-        meta = current.metadata
-        return self._commit(kind, (meta.namespace or "", meta.name), MODIFIED, new, current)
+        return self._commit(kind, key_of(current), MODIFIED, new, current)
 
     # -- watching --------------------------------------------------------------------------
 
@@ -550,7 +550,7 @@ class MemoryStore:
         if self._expiry is not None:
             now = self.clock.now()
             if type_ != DELETED:
-                self._expiry.written(kind.cls, (obj.metadata.namespace or "", obj.metadata.name), self._rv, now)
+                self._expiry.written(kind.cls, key_of(obj), self._rv, now)
             if self._expiry.sweep_due(now):
                 self.expire_events()
 

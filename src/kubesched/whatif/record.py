@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from kubesched.api.objects import key_of
 from kubesched.clock import Clock
 from kubesched.cluster import ADDED, DELETED, MODIFIED, Cluster, NotFound, WatchEvent
 from kubesched.scheduler.reflector import reflect
@@ -53,10 +54,6 @@ class Recording:
     started: str
     initial: tuple[dict[str, Any], ...]
     changes: tuple[Change, ...]
-
-
-def _key(obj: Any) -> tuple[str, str]:
-    return (obj.metadata.namespace or "", obj.metadata.name)
 
 
 def _stub(kind: type[Any], key: tuple[str, str], uid: str | None) -> dict[str, Any]:
@@ -115,8 +112,8 @@ class Follower:
             items, versions[kind] = await self._list(kind)
         except NotFound:  # not served here
             return []
-        self._known[kind] = {_key(o): (o.metadata.resourceVersion or "", o.metadata.uid) for o in items}
-        documents = [plain(obj) for obj in sorted(items, key=_key)]
+        self._known[kind] = {key_of(o): (o.metadata.resourceVersion or "", o.metadata.uid) for o in items}
+        documents = [plain(obj) for obj in sorted(items, key=key_of)]
         for document in documents:
             self.sink(ADDED, document, True)
         return documents
@@ -135,7 +132,7 @@ class Follower:
         """List again and hand on what changed since the last version seen, as changes."""
         items, version = await self._list(kind)
         known = self._known.setdefault(kind, {})
-        now = {_key(o): o for o in items}
+        now = {key_of(o): o for o in items}
         for key in sorted(set(known) - set(now)):
             self.sink(DELETED, _stub(kind, key, known.pop(key)[1]), False)
         for key, obj in sorted(now.items()):
@@ -149,9 +146,9 @@ class Follower:
         obj = event.object
         known = self._known.setdefault(kind, {})
         if event.type == DELETED:
-            known.pop(_key(obj), None)
+            known.pop(key_of(obj), None)
         else:
-            known[_key(obj)] = (obj.metadata.resourceVersion or "", obj.metadata.uid)
+            known[key_of(obj)] = (obj.metadata.resourceVersion or "", obj.metadata.uid)
         self.sink(event.type, plain(obj), False)
 
 
