@@ -4,16 +4,39 @@ the API guarantees them."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, ClassVar, Protocol, TypeGuard, cast
 
+import msgspec
+from lightkube import codecs
+from lightkube.core import resource as res
 from lightkube.models import meta_v1
 
 
 class Named(Protocol):
-    """Any object of a served kind."""
+    """Any object with metadata (of a served kind, or a model nested in one)."""
 
     @property
     def metadata(self) -> meta_v1.ObjectMeta | None: ...
+
+
+class Model(Protocol):
+    """An object of a model: a struct class whose fields its class lists (attribute names, the
+    names they are encoded under, the defaults of the trailing ones)."""
+
+    __struct_fields__: ClassVar[tuple[str, ...]]
+    __struct_encode_fields__: ClassVar[tuple[str, ...]]
+    __struct_defaults__: ClassVar[tuple[object, ...]]
+
+
+class Served(Named, Model, Protocol):
+    """An object of a served kind: its class names the kind's API (group, version, plural)."""
+
+    _api_info: res.ApiInfo
+
+
+def served(cls: type[object]) -> TypeGuard[type[Served]]:
+    """Whether `cls` is a served kind's class (a model with the kind's API info)."""
+    return hasattr(cls, "_api_info") and hasattr(cls, "__struct_fields__")
 
 
 def meta_of(obj: Named) -> meta_v1.ObjectMeta:
@@ -38,3 +61,12 @@ def namespace_of(obj: Named) -> str:
 def key_of(obj: Named) -> tuple[str, str]:
     """(namespace, name): the object's key among its kind ("" namespace when cluster-scoped)."""
     return namespace_of(obj), name_of(obj)
+
+
+def decoded(document: dict[str, Any]) -> Served:
+    """The object `document` describes, as its kind's class (TypeError for a kind lightkube does
+    not know: those decode to its untyped generic resources, which no kubesched store serves)."""
+    obj = codecs.from_dict(document)
+    if not isinstance(obj, msgspec.Struct):
+        raise TypeError(f"{document.get('kind')}: not a kind with a model")
+    return cast(Served, obj)  # lightkube types every decoded object as a generic resource

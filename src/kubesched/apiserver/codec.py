@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 import yaml
 
+from kubesched.api.objects import Model
 from kubesched.cluster.errors import BadRequest, UnsupportedMediaType
 from kubesched.cluster.kinds import Kind
 from kubesched.storage.protobuf import envelope
@@ -110,11 +111,11 @@ def to_object(kind: Kind, data: Any, *, strict: bool) -> tuple[Any, list[str]]:
         raise BadRequest(f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: {e}') from None
 
 
-Shape = tuple[str, type[Any]] | None  # ("struct" | "list" | "map", the struct class) or nothing to check
-_FIELDS: dict[type[Any], dict[str, Shape]] = {}
+Shape = tuple[str, type[Model]] | None  # ("struct" | "list" | "map", the struct class) or nothing to check
+_FIELDS: dict[type[Model], dict[str, Shape]] = {}
 
 
-def _fields(cls: type[Any]) -> dict[str, Shape]:
+def _fields(cls: type[Model]) -> dict[str, Shape]:
     """A struct's field names and what each holds that has fields of its own (resolved once per class)."""
     fields = _FIELDS.get(cls)
     if fields is None:
@@ -152,7 +153,7 @@ def _struct_of(tp: Any) -> tuple[str, Any] | None:
     return None  # a bare Dict (the CRD status subresource), or anything else: no field to check
 
 
-def checked_unknown_fields(data: Any, cls: type[Any], *, strict: bool) -> list[str]:
+def checked_unknown_fields(data: Any, cls: type[Model], *, strict: bool) -> list[str]:
     """The fields of `data` that `cls` does not have; with `strict` (fieldValidation=Strict) any
     is a 400 naming them all."""
     unknown = unknown_fields(data, cls) if isinstance(data, Mapping) else []
@@ -162,7 +163,7 @@ def checked_unknown_fields(data: Any, cls: type[Any], *, strict: bool) -> list[s
     return unknown
 
 
-def unknown_fields(data: Any, cls: type[Any], prefix: str = "") -> list[str]:
+def unknown_fields(data: Any, cls: type[Model], prefix: str = "") -> list[str]:
     """Paths of keys in `data` that `cls` does not declare, recursively."""
     found: list[str] = []
     if not isinstance(data, Mapping):

@@ -10,6 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
+from kubesched.api.objects import Served
 from kubesched.apiserver import negotiation, tables
 from kubesched.apiserver.codec import encode_protobuf
 from kubesched.apiserver.routing import Target
@@ -119,7 +120,7 @@ async def _pump(
     response: web.StreamResponse,
     render: Callable[[WatchEvent[Any]], bytes],
     *,
-    cls: type[Any],
+    cls: type[Served],
     deadline: float,
     bookmarks: bool,
     interval: float,

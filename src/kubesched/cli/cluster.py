@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from lightkube import codecs
 from lightkube.resources import core_v1
 
 from kubesched import ui
+from kubesched.api.objects import decoded
 from kubesched.apiserver.rbac import ALWAYS_ALLOW, BOOTSTRAP, RBAC
 from kubesched.apiserver.server import ApiServer
 from kubesched.apiserver.tls import self_signed, server_context
@@ -165,7 +165,7 @@ class EmbeddedCluster:
         create_system_priority_classes(store)
         if self.spec.authorization == RBAC:  # the policy kube-apiserver creates at start
             for policy in BOOTSTRAP:
-                store.create(codecs.from_dict(policy))
+                store.create(decoded(policy))
         return store
 
     async def start(self) -> str:

@@ -12,6 +12,7 @@ from lightkube.core.resource import NamespacedResource
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import REQUIRED, FieldError
+from kubesched.api.objects import Served
 from kubesched.client.codec import decode, decode_dict, decode_list, is_status
 from kubesched.client.config import DEFAULT_BURST, DEFAULT_QPS, ClientConfig
 from kubesched.client.errors import NotServed, error_from_status
@@ -23,7 +24,7 @@ from kubesched.cluster.codec import encode
 from kubesched.cluster.errors import BadRequest, Invalid, NotFound
 from kubesched.cluster.protocol import ListResult
 
-R = TypeVar("R")
+R = TypeVar("R", bound=Served)
 
 PATCH_TYPES = {
     "merge": "application/merge-patch+json",
@@ -63,10 +64,10 @@ class Api:
         return path
 
 
-_APIS: dict[type[Any], Api] = {}
+_APIS: dict[type[Served], Api] = {}
 
 
-def api_of(cls: type[Any]) -> Api:
+def api_of(cls: type[Served]) -> Api:
     """The `Api` of a lightkube resource class; a TypeError for anything else."""
     api = _APIS.get(cls)
     if api is None:
@@ -148,7 +149,7 @@ class KubeCluster:
 
     async def list(
         self,
-        kind: type[Any],
+        kind: type[Served],
         *,
         namespace: str | None = None,
         label_selector: str = "",
@@ -163,7 +164,7 @@ class KubeCluster:
             params["continue"] = continue_token
         return await self._list(kind, namespace, params)
 
-    async def _list(self, kind: type[Any], namespace: str | None, params: dict[str, str]) -> ListResult[Any]:
+    async def _list(self, kind: type[Served], namespace: str | None, params: dict[str, str]) -> ListResult[Any]:
         api = api_of(kind)
         _, body = await self._request(api, "GET", api.path(namespace), params=params)
         page = decode_list(body, kind)
@@ -173,7 +174,7 @@ class KubeCluster:
 
     def watch(
         self,
-        kind: type[Any],
+        kind: type[Served],
         *,
         namespace: str | None = None,
         label_selector: str = "",
@@ -212,7 +213,7 @@ class KubeCluster:
         self._watches.add(watch)
         return watch
 
-    async def serves(self, kind: type[Any]) -> bool:
+    async def serves(self, kind: type[Served]) -> bool:
         """Whether the server's discovery lists `kind`."""
         return await self._served(api_of(kind))
 

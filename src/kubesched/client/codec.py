@@ -7,6 +7,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
+from kubesched.api.objects import Model
 from kubesched.cluster.codec import decoder
 from kubesched.cluster.errors import InternalError
 
@@ -45,7 +46,7 @@ decode_event_lines = msgspec.json.Decoder(RawEvent).decode_lines
 _raw_list = msgspec.json.Decoder(ListBody[msgspec.Raw])
 
 
-def decode(data: bytes | msgspec.Raw, cls: type[Any]) -> Any:
+def decode(data: bytes | msgspec.Raw, cls: type[Model]) -> Any:
     """One object of `cls`. A reply that does not fit is the server's error (500), not the caller's."""
     try:
         try:
@@ -56,7 +57,7 @@ def decode(data: bytes | msgspec.Raw, cls: type[Any]) -> Any:
         raise _malformed(cls, e) from None
 
 
-def decode_list(data: bytes, cls: type[Any]) -> ListBody[Any]:
+def decode_list(data: bytes, cls: type[Model]) -> ListBody[Any]:
     """A list reply with items of `cls`; items are decoded one by one only when one needs leniency."""
     try:
         page: ListBody[Any] = decoder(ListBody[cls]).decode(data)  # type: ignore[valid-type]
@@ -87,7 +88,7 @@ _STAND_INS: dict[str, Any] = {
 _MAX_NULLS = 64
 
 
-def _lenient(data: bytes | msgspec.Raw, cls: type[Any]) -> Any:
+def _lenient(data: bytes | msgspec.Raw, cls: type[Model]) -> Any:
     """Decode an object holding `null` where lightkube's model requires a value (the API server writes
     zero values so: an Event converted from core/v1 has `"eventTime": null`). Those fields are None
     in the result, as on the objects the memory backend holds."""
@@ -108,10 +109,10 @@ def _lenient(data: bytes | msgspec.Raw, cls: type[Any]) -> Any:
             node[steps[-1]] = _STAND_INS[match[1]]
             nulls.append(steps)
     for steps in nulls:
-        node = obj
+        at: object = obj
         for step in steps[:-1]:
-            node = node[step] if isinstance(step, int) else getattr(node, _attribute(node, step))
-        setattr(node, _attribute(node, str(steps[-1])), None)
+            at = at[step] if isinstance(at, list) and isinstance(step, int) else getattr(at, _attribute(at, str(step)))
+        setattr(at, _attribute(at, str(steps[-1])), None)
     return obj
 
 
@@ -127,12 +128,15 @@ def _steps(path: str) -> list[str | int] | None:
     return steps if steps and end == len(path) and isinstance(steps[-1], str) else None
 
 
-def _attribute(struct: Any, json_name: str) -> str:
+def _attribute(struct: object, json_name: str) -> str:
+    """The attribute a model encodes under `json_name` (the name itself for what is no model)."""
+    if not isinstance(struct, msgspec.Struct):
+        return json_name
     for field in msgspec.structs.fields(struct):
         if field.encode_name == json_name:
             return field.name
     return json_name
 
 
-def _malformed(cls: type[Any], error: Exception) -> InternalError:
+def _malformed(cls: type[Model], error: Exception) -> InternalError:
     return InternalError(f"the server's reply is not a valid {cls.__name__}: {error}")

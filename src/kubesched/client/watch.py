@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from kubesched.api.objects import Served
 from kubesched.client.codec import decode, decode_event_lines
 from kubesched.client.errors import ServiceUnavailable, error_from_reply
 from kubesched.client.http1 import Response
@@ -46,7 +47,7 @@ class KubeWatch:
         *,
         open_: Opener,
         list_: Lister,
-        kind: type[Any],
+        kind: type[Served],
         resource_version: str | None,
         backoff: Backoff,
         what: str,

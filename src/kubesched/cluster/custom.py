@@ -16,7 +16,7 @@ required fields, enums, numeric and length bounds, `x-kubernetes-int-or-string`,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from lightkube.core import resource as res
@@ -24,8 +24,9 @@ from lightkube.core.dictmixin import DictMixin
 from lightkube.models import meta_v1
 
 from kubesched.api.errors import REQUIRED, FieldError
+from kubesched.api.objects import Served
 
-_CLASSES: dict[tuple[str, str, str, type[Any], type[Any]], type[Any]] = {}
+_CLASSES: dict[tuple[str, str, str, object, object], type[Served]] = {}
 
 
 def custom_resource(
@@ -35,9 +36,9 @@ def custom_resource(
     kind: str,
     plural: str,
     namespaced: bool = True,
-    spec: type[Any] | None = None,
-    status: type[Any] | None = None,
-) -> type[Any]:
+    spec: type[object] | None = None,
+    status: type[object] | None = None,
+) -> type[Served]:
     """The resource class of one custom kind (made once per group, version, kind and field types)."""
     spec_type: Any = spec if spec is not None else dict[str, Any]
     status_type: Any = status if status is not None else dict[str, Any]
@@ -84,11 +85,12 @@ def custom_resource(
             "watch",
         ],
     )
-    _CLASSES[key] = cls
-    return cls
+    resource = cast("type[Served]", cls)  # defstruct types what it makes as a plain Struct
+    _CLASSES[key] = resource
+    return resource
 
 
-def gvk(cls: type[Any]) -> tuple[str, str, str] | None:
+def gvk(cls: type[Served]) -> tuple[str, str, str] | None:
     """A resource class's (group, version, kind), None for a class without API info."""
     info = getattr(cls, "_api_info", None)
     if info is None:

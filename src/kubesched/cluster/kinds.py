@@ -21,6 +21,7 @@ from lightkube.resources import (
     storage_v1,
 )
 
+from kubesched.api.objects import Served
 from kubesched.cluster.legacy import PodDisruptionBudgetV1beta1
 
 FieldGetter = Callable[[Any], str]
@@ -38,7 +39,7 @@ def _meta_fields() -> dict[str, FieldGetter]:
 class Kind:
     """One served kind: `cls` is its lightkube resource class."""
 
-    cls: type[Any]
+    cls: type[Served]
     plural: str
     group: str
     version: str
@@ -99,7 +100,7 @@ def _event_fields() -> dict[str, FieldGetter]:
 
 
 def _make(
-    cls: type[Any],
+    cls: type[Served],
     *,
     fields: dict[str, FieldGetter] | None = None,
     short: tuple[str, ...] = (),
@@ -125,7 +126,7 @@ def _make(
 
 _ALL = ("all",)
 _SCALED = ("scale", "status")
-KINDS: dict[type[Any], Kind] = {
+KINDS: dict[type[Served], Kind] = {
     k.cls: k
     for k in (
         _make(
@@ -185,7 +186,7 @@ KINDS: dict[type[Any], Kind] = {
 
 
 def custom_kind(
-    cls: type[Any],
+    cls: type[Served],
     *,
     short_names: tuple[str, ...] = (),
     categories: tuple[str, ...] = (),
@@ -209,7 +210,7 @@ def custom_kind(
     )
 
 
-def kind_of(cls: type[Any]) -> Kind:
+def kind_of(cls: type[Served]) -> Kind:
     """The `Kind` for a resource class, or a TypeError for one the store does not serve."""
     try:
         return KINDS[cls]

@@ -8,7 +8,9 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 import msgspec
 from lightkube.models import meta_v1
 
-R = TypeVar("R")
+from kubesched.api.objects import Served
+
+R = TypeVar("R", bound=Served)
 T = TypeVar("T")
 
 ADDED = "ADDED"

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from kubesched.api import yamlfile
+from kubesched.api.objects import Model
 from kubesched.config.defaults import default_plugins
 from kubesched.config.duration import parse_duration
 from kubesched.config.types import (
@@ -58,7 +59,7 @@ def _path(location: str) -> str:
     return location.removeprefix("$").removeprefix(".") or "(root)"
 
 
-def _convert(data: Any, kind: type[Any], where: str) -> Any:
+def _convert(data: Any, kind: type[Model], where: str) -> Any:
     try:
         return msgspec.convert(data, kind, strict=False)
     except msgspec.ValidationError as e:

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kubesched.api.objects import key_of
+from kubesched.api.objects import Served, key_of
 from kubesched.clock import Clock
 from kubesched.cluster import ApiError, Cluster, NotFound
 from kubesched.cluster.events import EventRecorder
@@ -33,8 +33,8 @@ class ControllerContext:
     clock: Clock
     informers: Informers
     tracer: Tracer
-    namespaced_kinds: Callable[[], Iterable[type[Any]]] = field(default=lambda: ())
-    kinds: Callable[[], Iterable[type[Any]]] = field(default=lambda: ())
+    namespaced_kinds: Callable[[], Iterable[type[Served]]] = field(default=lambda: ())
+    kinds: Callable[[], Iterable[type[Served]]] = field(default=lambda: ())
 
     def recorder(self, component: str) -> EventRecorder:
         return EventRecorder(self.cluster, self.clock, component=component)

@@ -12,7 +12,7 @@ from typing import Any
 from lightkube.resources import core_v1, policy_v1
 
 from kubesched.api.disruption import budget, covers
-from kubesched.api.objects import meta_of, name_of, namespace_of
+from kubesched.api.objects import Served, meta_of, name_of, namespace_of
 from kubesched.clock import Clock
 from kubesched.cluster import DELETED, ApiError, Cluster, WatchEvent
 from kubesched.cluster.protocol import BOOKMARK
@@ -37,7 +37,7 @@ class DisruptionController:
             self._sync(),
         )
 
-    async def _watch(self, kind: type[Any], handle: Any) -> None:
+    async def _watch(self, kind: type[Served], handle: Any) -> None:
         async for event in self._cluster.watch(kind):
             if event.type != BOOKMARK:
                 handle(event)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.api.objects import key_of
+from kubesched.api.objects import Served, key_of, meta_of
 from kubesched.cluster import NotFound
 from kubesched.controllers.base import ControllerContext, patch_observed, work
 from kubesched.controllers.informers import Informer
@@ -19,10 +19,10 @@ from kubesched.controllers.owners import finalizer_removal, release_patch
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.storage.deletion import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 
-Item = tuple[type[Any], str, str]  # kind, namespace, name
+Item = tuple[type[Served], str, str]  # kind, namespace, name
 
 
-def _kind_name(cls: type[Any]) -> tuple[str, str]:
+def _kind_name(cls: type[Served]) -> tuple[str, str]:
     info = cls._api_info.resource
     return (f"{info.group}/{info.version}" if info.group else info.version), info.kind
 
@@ -37,7 +37,7 @@ class GarbageCollector:
             informer.add_handler(self._handler(cls))
         self._queue: WorkQueue[Item] = WorkQueue(ctx.clock)
 
-    def _handler(self, cls: type[Any]) -> Any:
+    def _handler(self, cls: type[Served]) -> Any:
         def on_change(type_: str, obj: Any, old: Any | None) -> None:
             meta = obj.metadata
             item = (cls, meta.namespace or "", meta.name or "")
@@ -70,7 +70,7 @@ class GarbageCollector:
                 informer = self._informers[(ref.apiVersion, ref.kind)]
                 self._queue.add((informer.cls, *key_of(owner)))
 
-    def _dependents(self, uid: str) -> list[tuple[type[Any], Any]]:
+    def _dependents(self, uid: str) -> list[tuple[type[Served], Any]]:
         return [(i.cls, obj) for i in self._informers.values() for obj in i.owned_by(uid)]
 
     def _owner(self, ref: Any) -> Any | None:
@@ -107,12 +107,12 @@ class GarbageCollector:
         if meta.ownerReferences:
             await self._attempt_delete(cls, obj)
 
-    async def _orphan(self, cls: type[Any], owner: Any) -> None:
+    async def _orphan(self, cls: type[Served], owner: Any) -> None:
         for dep_cls, dependent in self._dependents(owner.metadata.uid):
             await self._patch(dep_cls, dependent, release_patch(dependent, owner.metadata.uid))
         await self._drop_finalizer(cls, owner, ORPHAN_FINALIZER)
 
-    async def _foreground(self, cls: type[Any], owner: Any) -> None:
+    async def _foreground(self, cls: type[Served], owner: Any) -> None:
         dependents = self._dependents(owner.metadata.uid)
         blocking = [
             (c, d)
@@ -126,7 +126,7 @@ class GarbageCollector:
             if dependent.metadata.deletionTimestamp is None:
                 await self._delete(dep_cls, dependent, "Foreground")
 
-    async def _attempt_delete(self, cls: type[Any], obj: Any) -> None:
+    async def _attempt_delete(self, cls: type[Served], obj: Any) -> None:
         """Delete `obj` when none of its owners is left; drop the references to owners that are
         gone when some are left."""
         solid, dangling, waiting = [], [], []
@@ -161,9 +161,9 @@ class GarbageCollector:
             live = await self._ctx.cluster.get(informer.cls, ref.name, namespace=namespace)
         except NotFound:
             return None
-        return live if live.metadata.uid == ref.uid else None
+        return live if meta_of(live).uid == ref.uid else None
 
-    async def _delete(self, cls: type[Any], obj: Any, policy: str) -> None:
+    async def _delete(self, cls: type[Served], obj: Any, policy: str) -> None:
         try:
             await self._ctx.cluster.delete(
                 cls, obj.metadata.name, namespace=obj.metadata.namespace, propagation_policy=policy
@@ -171,10 +171,10 @@ class GarbageCollector:
         except NotFound:
             return
 
-    async def _patch(self, cls: type[Any], obj: Any, patch: dict[str, Any]) -> None:
+    async def _patch(self, cls: type[Served], obj: Any, patch: dict[str, Any]) -> None:
         await patch_observed(self._ctx.cluster, self._ctx.informers(cls), obj, patch)
 
-    async def _drop_finalizer(self, cls: type[Any], obj: Any, finalizer: str) -> None:
+    async def _drop_finalizer(self, cls: type[Served], obj: Any, finalizer: str) -> None:
         await self._patch(cls, obj, finalizer_removal(obj, finalizer))
 
 

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from kubesched.api.objects import key_of
+from kubesched.api.objects import Served, key_of, meta_of
 from kubesched.cluster import DELETED, Cluster, Gone
 from kubesched.cluster.protocol import ADDED, BOOKMARK, MODIFIED
 
@@ -30,7 +30,7 @@ def _version(obj: Any) -> int:
 class Informer:
     """A kind's objects as its watch last told them (and as this process last wrote them)."""
 
-    def __init__(self, cluster: Cluster, cls: type[Any]) -> None:
+    def __init__(self, cluster: Cluster, cls: type[Served]) -> None:
         self.cls = cls
         self._cluster = cluster
         self._objects: dict[Key, Any] = {}
@@ -166,7 +166,7 @@ class Informer:
                 async for event in self._cluster.watch(self.cls, resource_version=version):
                     if event.type != BOOKMARK:
                         self._apply(event.type, event.object)
-                    version = event.object.metadata.resourceVersion or version
+                    version = meta_of(event.object).resourceVersion or version
             except Gone:
                 version = None
             await asyncio.sleep(0)
@@ -187,9 +187,9 @@ class Informers:
 
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
-        self._informers: dict[type[Any], Informer] = {}
+        self._informers: dict[type[Served], Informer] = {}
 
-    def __call__(self, cls: type[Any]) -> Informer:
+    def __call__(self, cls: type[Served]) -> Informer:
         informer = self._informers.get(cls)
         if informer is None:
             informer = self._informers[cls] = Informer(self._cluster, cls)

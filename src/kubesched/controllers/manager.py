@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import Served
 from kubesched.clock import Clock
 from kubesched.cluster import Cluster
 from kubesched.controllers.base import Controller, ControllerContext
@@ -66,8 +66,8 @@ class ControllerManager:
         *,
         names: Iterable[str] = tuple(CONTROLLERS),
         tracer: Tracer | None = None,
-        kinds: Callable[[], Iterable[type[Any]]] = lambda: (),
-        namespaced_kinds: Callable[[], Iterable[type[Any]]] = lambda: (),
+        kinds: Callable[[], Iterable[type[Served]]] = lambda: (),
+        namespaced_kinds: Callable[[], Iterable[type[Served]]] = lambda: (),
     ) -> None:
         self.informers = Informers(cluster)
         self.context = ControllerContext(

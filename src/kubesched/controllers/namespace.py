@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 from lightkube.resources import core_v1
 
-from kubesched.api.objects import key_of
+from kubesched.api.objects import Served, key_of, meta_of, name_of
 from kubesched.clock.base import rfc3339
 from kubesched.cluster import NotFound
 from kubesched.controllers.base import ControllerContext, work, write_status
@@ -22,7 +22,7 @@ from kubesched.storage.strategy import NAMESPACE_FINALIZER
 RECHECK_SECONDS = 1.0  # how soon a namespace with content left is looked at again, at the latest
 
 
-def _plural(cls: type[Any]) -> str:
+def _plural(cls: type[Served]) -> str:
     info = cls._api_info
     return f"{info.plural}.{info.resource.group}"  # upstream prints "pods." for the core group
 
@@ -51,13 +51,13 @@ class NamespaceController:
         for cls in self._ctx.namespaced_kinds():
             listed = await self._ctx.cluster.list(cls, namespace=name)
             for obj in listed.items:
+                meta = meta_of(obj)
                 remaining[_plural(cls)] += 1
-                if obj.metadata.finalizers:
-                    for finalizer in obj.metadata.finalizers:
-                        finalizing[finalizer] += 1
-                if obj.metadata.deletionTimestamp is None:
+                for finalizer in meta.finalizers or ():
+                    finalizing[finalizer] += 1
+                if meta.deletionTimestamp is None:
                     try:
-                        await self._ctx.cluster.delete(cls, obj.metadata.name, namespace=name)
+                        await self._ctx.cluster.delete(cls, name_of(obj), namespace=name)
                     except NotFound:
                         continue
         if remaining:

@@ -10,7 +10,7 @@ from typing import Any
 from lightkube.resources import apps_v1, core_v1
 
 from kubesched.api.errors import FieldError
-from kubesched.api.objects import key_of
+from kubesched.api.objects import Served, key_of
 from kubesched.api.selectors import LabelSelectorMatcher, compile_label_selector
 from kubesched.cluster import ApiError
 from kubesched.controllers.base import ControllerContext, enqueue_on_change, patch_observed, work, write_status
@@ -52,7 +52,11 @@ async def slow_start(count: int, create: Any) -> int:
 
 class ReplicaSetController:
     def __init__(
-        self, ctx: ControllerContext, *, cls: type[Any] = apps_v1.ReplicaSet, component: str = "replicaset-controller"
+        self,
+        ctx: ControllerContext,
+        *,
+        cls: type[Served] = apps_v1.ReplicaSet,
+        component: str = "replicaset-controller",
     ) -> None:
         self._ctx = ctx
         self._cls = cls

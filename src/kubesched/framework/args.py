@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
@@ -35,7 +35,7 @@ class ValidatingArgs(Protocol):
     def validate(self, path: str = "") -> None: ...
 
 
-def field_names(cls: type[Any]) -> set[str] | None:
+def field_names(cls: type[object]) -> set[str] | None:
     """The names an args type accepts in configurations (None: not a Struct or dataclass)."""
     if isinstance(cls, type) and issubclass(cls, msgspec.Struct):
         return {f.encode_name for f in msgspec.structs.fields(cls)}

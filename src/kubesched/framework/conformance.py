@@ -19,19 +19,19 @@ from kubesched.framework.interface import HOOK_PROTOCOLS, POINT_PROTOCOLS, Exten
 
 P = TypeVar("P")
 
-_ALL_PROTOCOLS: tuple[type[Any], ...] = (*POINT_PROTOCOLS.values(), *HOOK_PROTOCOLS)
+_ALL_PROTOCOLS: tuple[type[object], ...] = (*POINT_PROTOCOLS.values(), *HOOK_PROTOCOLS)
 
 
 class ConformanceError(ValueError):
     """A plugin that does not implement what it declares."""
 
 
-def _own_methods(proto: type[Any]) -> dict[str, Callable[..., Any]]:
+def _own_methods(proto: type[object]) -> dict[str, Callable[..., Any]]:
     return {k: v for k, v in vars(proto).items() if callable(v) and not k.startswith("_")}
 
 
 # method name -> (the protocol that defines it, its stub)
-PROTOCOL_METHODS: dict[str, tuple[type[Any], Callable[..., Any]]] = {
+PROTOCOL_METHODS: dict[str, tuple[type[object], Callable[..., Any]]] = {
     name: (proto, fn) for proto in _ALL_PROTOCOLS for name, fn in _own_methods(proto).items()
 }
 
@@ -45,7 +45,7 @@ def declared_points(plugin: object) -> list[ExtensionPoint]:
     return [point for point, proto in POINT_PROTOCOLS.items() if declares(plugin, proto)]
 
 
-def _is_protocol(cls: type[Any]) -> bool:
+def _is_protocol(cls: type[object]) -> bool:
     return bool(getattr(cls, "_is_protocol", False))
 
 
@@ -120,7 +120,7 @@ def problems(plugin: object) -> list[Problem]:
     return out
 
 
-def _near_miss_of(cls: type[Any], method: str) -> str:
+def _near_miss_of(cls: type[object], method: str) -> str:
     names = [a for a in dir(cls) if not a.startswith("_") and a != method]
     close = difflib.get_close_matches(method, names, n=1, cutoff=0.85)
     return close[0] if close else ""

@@ -114,7 +114,7 @@ class StaticInformer(Generic[T]):
 class StaticInformers:
     """`InformerFactory` over fixed objects per kind."""
 
-    def __init__(self, objects: Mapping[type[Any], Iterable[Any]] | None = None) -> None:
+    def __init__(self, objects: Mapping[type[object], Iterable[Any]] | None = None) -> None:
         self._objects = {k: list(v) for k, v in (objects or {}).items()}
 
     def informer(self, kind: type[T]) -> Informer[T]:
@@ -124,7 +124,7 @@ class StaticInformers:
 class Workloads:
     """What PodTopologySpread's system defaulting reads: the Services and controllers selecting a pod."""
 
-    _CONTROLLERS: Mapping[str, type[Any]] = {
+    _CONTROLLERS: Mapping[str, type[object]] = {
         "ReplicationController": core_v1.ReplicationController,
         "ReplicaSet": apps_v1.ReplicaSet,
         "StatefulSet": apps_v1.StatefulSet,

@@ -304,7 +304,7 @@ class PostBindPlugin(Plugin, Protocol):
 
 
 # Each point's protocol: what a plugin declares to be enrolled there.
-POINT_PROTOCOLS: dict[ExtensionPoint, type[Any]] = {
+POINT_PROTOCOLS: dict[ExtensionPoint, type[object]] = {
     ExtensionPoint.PRE_ENQUEUE: PreEnqueuePlugin,
     ExtensionPoint.QUEUE_SORT: QueueSortPlugin,
     ExtensionPoint.PRE_FILTER: PreFilterPlugin,
@@ -319,7 +319,7 @@ POINT_PROTOCOLS: dict[ExtensionPoint, type[Any]] = {
     ExtensionPoint.POST_BIND: PostBindPlugin,
 }
 # The protocols that add methods to a point (batch methods, extensions, queue hooks).
-HOOK_PROTOCOLS: tuple[type[Any], ...] = (
+HOOK_PROTOCOLS: tuple[type[object], ...] = (
     QueueSortKey,
     EnqueueExtensions,
     HintKeys,

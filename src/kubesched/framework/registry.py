@@ -21,14 +21,14 @@ class PluginSpec:
     for `--plugin`, its name (an entry point's name is the plugin's)."""
 
     factory: Factory
-    args_type: type[Any] | None = None
+    args_type: type[object] | None = None
     name: str = ""
 
 
 @dataclass(frozen=True)
 class Registration:
     factory: Factory
-    args_type: type[Any] | None = None
+    args_type: type[object] | None = None
     source: str = IN_TREE  # "in-tree", "<distribution> <version>" or "--plugin <module:attr>"
 
 
@@ -43,7 +43,7 @@ class Registry:
         self._entries: dict[str, Registration] = {}
 
     def register(
-        self, name: str, factory: Factory, args_type: type[Any] | None = None, *, source: str = IN_TREE
+        self, name: str, factory: Factory, args_type: type[object] | None = None, *, source: str = IN_TREE
     ) -> None:
         existing = self._entries.get(name)
         if existing is not None:

@@ -96,7 +96,7 @@ def lab_cluster(
     nodes: Iterable[Any],
     pods: Iterable[Any] = (),
     objects: Iterable[Any] = (),
-    plugins: Iterable[type[Any] | PluginSpec] = (),
+    plugins: Iterable[type[Any] | PluginSpec] = (),  # Any: a plugin class, its own factory
     modules: Sequence[str] = (),
     features: Features | None = None,
     attempt_seconds: float = 0.0,

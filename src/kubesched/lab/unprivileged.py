@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from lightkube import codecs
 from lightkube.resources import apps_v1, coordination_v1, core_v1, scheduling_v1
 
 import kubesched
+from kubesched.api.objects import decoded
 from kubesched.api.quantity import milli_value
 from kubesched.client import KubeCluster
 from kubesched.cluster import AlreadyExists, ApiError, NotFound
@@ -70,7 +70,7 @@ def _without(docs: list[dict[str, Any]], resource: str) -> list[dict[str, Any]]:
 async def _apply(admin: KubeCluster, docs: list[dict[str, Any]]) -> None:
     """Create each object; RBAC objects already there are replaced, anything else kept."""
     for doc in docs:
-        obj = codecs.from_dict(doc)
+        obj = decoded(doc)
         if doc["kind"] in RBAC_KINDS:
             with contextlib.suppress(NotFound):
                 await admin.delete(type(obj), doc["metadata"]["name"], namespace=doc["metadata"].get("namespace"))
@@ -111,7 +111,7 @@ async def _scenario(admin: KubeCluster, *, wait: float) -> dict[str, Any]:
     cpu = milli_value(node.status.allocatable["cpu"]) if node.status and node.status.allocatable else 1000
     most = f"{cpu * 6 // 10}m"
     with contextlib.suppress(AlreadyExists):
-        await admin.create(codecs.from_dict(_priority_class()))
+        await admin.create(decoded(_priority_class()))
     pinned = {"nodeSelector": {HOSTNAME_LABEL: node.metadata.name}}
     await admin.create(make_pod("lab-filler", {"cpu": most}, nodeName=node.metadata.name))
     await admin.create(make_pod("lab-fits", {"cpu": "10m"}, schedulerName=SCHEDULER))

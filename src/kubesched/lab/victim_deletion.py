@@ -12,6 +12,7 @@ from typing import Any
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1, scheduling_v1
 
+from kubesched.api.objects import Served
 from kubesched.clock import VirtualClock
 from kubesched.framework.features import Features
 from kubesched.framework.preemption import Evaluator
@@ -39,12 +40,12 @@ class SlowPodCalls(MemoryCluster):
         super().__init__(store)
         self._clock, self._latency = clock, latency
 
-    async def patch(self, kind: type[Any], name: str, patch: Any, **options: Any) -> Any:
+    async def patch(self, kind: type[Served], name: str, patch: Any, **options: Any) -> Any:
         if kind is core_v1.Pod and options.get("subresource") == "status":
             await self._clock.sleep(self._latency)
         return await super().patch(kind, name, patch, **options)
 
-    async def delete(self, kind: type[Any], name: str, **options: Any) -> Any:
+    async def delete(self, kind: type[Served], name: str, **options: Any) -> Any:
         if kind is core_v1.Pod:
             await self._clock.sleep(self._latency)
         return await super().delete(kind, name, **options)

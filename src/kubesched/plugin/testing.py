@@ -142,7 +142,7 @@ def services(
     clock: Any = None,
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
     pdbs: Sequence[Any] = (),
-    objects: Mapping[type[Any], Iterable[Any]] | None = None,
+    objects: Mapping[type[object], Iterable[Any]] | None = None,
     nominated: Mapping[str, Sequence[PodInfo]] | None = None,
     nominator: Nominator | None = None,
     pod: Callable[[str, str], Any | None] | None = None,
@@ -218,7 +218,7 @@ def framework(
             built[n] = entry.factory((args or {}).get(n), probe) if entry is not None else None
         except Exception:  # the framework reports it, naming the plugin
             built[n] = None
-    stubs: list[tuple[type[Any], Callable[[], Any]]] = [(QueueSortPlugin, _QueueOrder), (BindPlugin, _NoBind)]
+    stubs: list[tuple[type[object], Callable[[], Any]]] = [(QueueSortPlugin, _QueueOrder), (BindPlugin, _NoBind)]
     for proto, make in stubs:
         stub_name = getattr(make, "name", "")
         if not any(declares(p, proto) for p in built.values()) and stub_name not in registry:

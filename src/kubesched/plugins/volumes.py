@@ -173,7 +173,7 @@ def new_volume_zone(args: Any, handle: Handle) -> VolumeZone:
 
 
 # Plugin name → (factory, args type or None), for registering all four at once.
-PLUGINS: dict[str, tuple[Callable[[Any, Handle], Any], type[Any] | None]] = {
+PLUGINS: dict[str, tuple[Callable[[Any, Handle], Any], type[object] | None]] = {
     VOLUME_RESTRICTIONS: (new_volume_restrictions, None),
     NODE_VOLUME_LIMITS: (new_node_volume_limits, None),
     VOLUME_BINDING: (new_volume_binding, VolumeBindingArgs),

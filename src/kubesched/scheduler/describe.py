@@ -61,7 +61,7 @@ class PluginInfo:
         return dataclasses.asdict(self)
 
 
-def _defaults(args_type: type[Any]) -> Any:
+def _defaults(args_type: type[object]) -> Any:
     value = decode_args(None, args_type)
     data = msgspec.to_builtins(value)
     if isinstance(data, dict):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from lightkube.resources import core_v1, policy_v1
 
-from kubesched.api.objects import key_of, meta_of, name_of
+from kubesched.api.objects import Served, key_of, meta_of, name_of
 from kubesched.api.resources import pod_requests
 from kubesched.cache import PodInfo
 from kubesched.cluster import DELETED, NotFound, WatchEvent
@@ -94,7 +94,7 @@ class Informers:
         """List every watched kind into the cache and queue (and the informers plugins asked
         for), then keep watching. An optional kind the server does not serve (PodDisruptionBudgets on an old
         cluster, say) is traced once and left out."""
-        informers: list[tuple[type[Any], Callable[[], Awaitable[str]], Callable[[WatchEvent[Any]], None], bool]] = [
+        informers: list[tuple[type[Served], Callable[[], Awaitable[str]], Callable[[WatchEvent[Any]], None], bool]] = [
             (policy_v1.PodDisruptionBudget, self._relist_pdbs, self._on_pdb_event, True),
             (core_v1.Namespace, self._relist_namespaces, self._on_namespace_event, True),
             (core_v1.Node, self._relist_nodes, self._on_node_event, False),

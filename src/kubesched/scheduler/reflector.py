@@ -10,6 +10,7 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from kubesched.api.objects import Served, meta_of
 from kubesched.cluster import ApiError, Cluster, Gone, NotFound, TooLargeResourceVersion, WatchEvent
 from kubesched.cluster.backoff import Backoff
 from kubesched.cluster.protocol import BOOKMARK
@@ -20,7 +21,7 @@ log = logging.getLogger(__name__)
 BACKOFF = (0.8, 30.0)  # client-go's reflector backoff: initial and cap, in seconds
 
 
-async def list_until_listed(relist: Callable[[], Awaitable[str]], kind: type[Any], *, trace: Tracer) -> str:
+async def list_until_listed(relist: Callable[[], Awaitable[str]], kind: type[Served], *, trace: Tracer) -> str:
     """`relist()`'s version, trying again after a jittered backoff for as long as the API server
     cannot answer, one line on stderr per failed try, as kube-scheduler waits for its caches to
     sync at start. NotFound (the kind is not served) is the caller's to judge."""
@@ -40,7 +41,7 @@ async def list_until_listed(relist: Callable[[], Awaitable[str]], kind: type[Any
 
 async def reflect(
     cluster: Cluster,
-    kind: type[Any],
+    kind: type[Served],
     *,
     resource_version: str | None,
     relist: Callable[[], Awaitable[str]],
@@ -60,7 +61,7 @@ async def reflect(
             async for event in cluster.watch(kind, resource_version=rv, field_selector=field_selector):
                 if event.type != BOOKMARK:
                     handle(event)
-                rv = event.object.metadata.resourceVersion or rv
+                rv = meta_of(event.object).resourceVersion or rv
                 backoff.reset()
         except (Gone, TooLargeResourceVersion) as e:
             trace.emit("informer.relist", resource=resource, resource_version=rv, reason=e.reason)

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import Served, meta_of, served
 from kubesched.cluster import DELETED, Cluster, NotFound, WatchEvent
 from kubesched.cluster.kinds import KINDS
 from kubesched.framework.events import ActionType, ClusterEvent
@@ -19,11 +20,11 @@ from kubesched.scheduler.reflector import list_until_listed, reflect
 from kubesched.trace import Tracer
 
 T = TypeVar("T")
-FED: frozenset[type[Any]] = frozenset({core_v1.Pod})  # kinds the scheduler watches anyway
+FED: frozenset[type[Served]] = frozenset({core_v1.Pod})  # kinds the scheduler watches anyway
 Requeue = Callable[[ClusterEvent, Any, Any], None]
 
 
-def event_resource(kind: type[Any]) -> str:
+def event_resource(kind: type[Served]) -> str:
     """The resource name cluster events of `kind` carry, as upstream's `EventResource`: the kind for
     the core group's (`PersistentVolumeClaim`), `<group>/<kind>` for Kubernetes' other groups
     (`storage.k8s.io/CSINode`), `<plural>.<version>.<group>` for custom kinds
@@ -35,7 +36,7 @@ def event_resource(kind: type[Any]) -> str:
     return f"{info.plural}.{info.resource.version}" + (f".{group}" if group else "")
 
 
-def served_kinds_of(resources: Iterable[str]) -> list[type[Any]]:
+def served_kinds_of(resources: Iterable[str]) -> list[type[Served]]:
     """The served kinds whose cluster events are among `resources`: what upstream's
     `addAllEventHandlers` watches for the events the profiles' plugins registered (Pods and Nodes
     are the scheduler's own informers)."""
@@ -51,7 +52,7 @@ def _key(obj: Any) -> tuple[str, str]:
 class KindInformer:
     """The objects of one kind as last seen, and the handlers to tell of changes."""
 
-    def __init__(self, kind: type[Any]) -> None:
+    def __init__(self, kind: type[Served]) -> None:
         self.kind = kind
         self.resource = event_resource(kind)
         self.objects: dict[tuple[str, str], Any] = {}
@@ -82,11 +83,13 @@ class SharedInformers:
         self._cluster = cluster
         self._trace = tracer
         self._requeue = requeue
-        self.informers: dict[type[Any], KindInformer] = {}
+        self.informers: dict[type[object], KindInformer] = {}
 
     def informer(self, kind: type[T]) -> Informer[T]:
         found = self.informers.get(kind)
         if found is None:
+            if not served(kind):
+                raise TypeError(f"{kind.__name__}: not a kind the API serves")
             found = self.informers[kind] = KindInformer(kind)
         return found
 
@@ -121,7 +124,7 @@ class SharedInformers:
             self._apply(informer, informer.objects.pop(key), None)
         for key, obj in fresh.items():
             old = informer.objects.get(key)
-            if old is None or old.metadata.resourceVersion != obj.metadata.resourceVersion:
+            if old is None or old.metadata.resourceVersion != meta_of(obj).resourceVersion:
                 informer.objects[key] = obj
                 self._apply(informer, old, obj)
         return listed.resource_version
@@ -136,7 +139,7 @@ class SharedInformers:
             informer.objects[key] = event.object
             self._apply(informer, old, event.object)
 
-    def fed(self, kind: type[Any]) -> KindInformer | None:
+    def fed(self, kind: type[Served]) -> KindInformer | None:
         """The informer of a kind the scheduler feeds itself, if a plugin asked for it."""
         return self.informers.get(kind)
 

@@ -11,18 +11,19 @@ from typing import Any, ClassVar, Protocol
 import msgspec
 from lightkube.resources import core_v1, scheduling_v1
 
+from kubesched.api.objects import Served
 from kubesched.api.priority import DEFAULT_PRIORITY
 from kubesched.cluster.errors import Forbidden, NotFound
 from kubesched.cluster.kinds import Kind
 from kubesched.storage.podspecs import POD_SPECS
 
-Tables = Callable[[type[Any]], Mapping[tuple[str, str], Any]]  # a kind's stored objects, by (namespace, name)
+Tables = Callable[[type[Served]], Mapping[tuple[str, str], Any]]  # a kind's stored objects, by (namespace, name)
 Admitted = tuple[str | None, int, str]  # priorityClassName, priority, preemptionPolicy
 
 
 class AdmissionPlugin(Protocol):
     name: ClassVar[str]
-    kinds: ClassVar[frozenset[type[Any]] | None]  # the kinds it sees (None: every kind)
+    kinds: ClassVar[frozenset[type[Served]] | None]  # the kinds it sees (None: every kind)
 
     def admit(self, kind: Kind, obj: Any, tables: Tables) -> None:
         """Change the new object (the store's own copy, its name and namespace set) or refuse it
@@ -31,7 +32,7 @@ class AdmissionPlugin(Protocol):
 
 class NamespaceLifecycle:
     name: ClassVar[str] = "NamespaceLifecycle"
-    kinds: ClassVar[frozenset[type[Any]] | None] = None
+    kinds: ClassVar[frozenset[type[Served]] | None] = None
 
     def admit(self, kind: Kind, obj: Any, tables: Tables) -> None:
         if not kind.namespaced:
@@ -86,7 +87,7 @@ class Priority:
     place), derived from the spec's prepared form."""
 
     name: ClassVar[str] = "Priority"
-    kinds: ClassVar[frozenset[type[Any]] | None] = frozenset({core_v1.Pod})
+    kinds: ClassVar[frozenset[type[Served]] | None] = frozenset({core_v1.Pod})
 
     def admit(self, kind: Kind, obj: Any, tables: Tables) -> None:
         spec = obj.spec
@@ -113,7 +114,7 @@ class AdmissionChain:
         if unknown:
             raise ValueError(f"disable_admission: unknown admission plugin(s) {sorted(unknown)}")
         self._plugins = [p() for p in PLUGINS if p.name not in disabled]
-        self._by_kind: dict[type[Any], list[AdmissionPlugin]] = {}
+        self._by_kind: dict[type[Served], list[AdmissionPlugin]] = {}
 
     def admit(self, kind: Kind, obj: Any, tables: Tables) -> None:
         plugins = self._by_kind.get(kind.cls)

@@ -6,11 +6,12 @@ from typing import Any, TypeVar
 
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import Served
 from kubesched.cluster.protocol import ListResult
 from kubesched.storage.store import MemoryStore
 from kubesched.storage.watch import MemoryWatch
 
-R = TypeVar("R")
+R = TypeVar("R", bound=Served)
 
 
 class MemoryCluster:
@@ -25,7 +26,7 @@ class MemoryCluster:
 
     async def list(
         self,
-        kind: type[Any],
+        kind: type[Served],
         *,
         namespace: str | None = None,
         label_selector: str = "",
@@ -44,7 +45,7 @@ class MemoryCluster:
 
     def watch(
         self,
-        kind: type[Any],
+        kind: type[Served],
         *,
         namespace: str | None = None,
         label_selector: str = "",

@@ -15,13 +15,14 @@ from lightkube.models import core_v1 as cm
 from lightkube.models import events_v1 as em
 from lightkube.resources import core_v1, events_v1, policy_v1
 
+from kubesched.api.objects import Served
 from kubesched.cluster.codec import decoder, encode
 from kubesched.cluster.legacy import PodDisruptionBudgetV1beta1, pdb_from_v1, pdb_to_v1
 
 
 @dataclass(frozen=True)
 class View:
-    storage: type[Any]
+    storage: type[Served]
     to_storage: Callable[[Any], Any]
     from_storage: Callable[[Any], Any]
 
@@ -72,13 +73,13 @@ def _event_from_core(e: Any) -> events_v1.Event:
     )
 
 
-def converter(cls: type[Any]) -> Callable[[Any], Any]:
+def converter(cls: type[Served]) -> Callable[[Any], Any]:
     """Conversion of an object into `cls` through the wire codec (two classes of one custom kind)."""
     decode = decoder(cls).decode
     return lambda obj: decode(encode(obj))
 
 
-VIEWS: dict[type[Any], View] = {
+VIEWS: dict[type[Served], View] = {
     events_v1.Event: View(storage=core_v1.Event, to_storage=_event_to_core, from_storage=_event_from_core),
     PodDisruptionBudgetV1beta1: View(
         storage=policy_v1.PodDisruptionBudget, to_storage=pdb_to_v1, from_storage=pdb_from_v1

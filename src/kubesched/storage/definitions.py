@@ -4,7 +4,7 @@ bodies are checked against."""
 
 from __future__ import annotations
 
-from typing import Any
+from kubesched.api.objects import Model
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 
@@ -66,7 +66,7 @@ MAP_VALUES: dict[str, dict[str, str]] = {
 }
 
 
-def model_of(cls: type[Any]) -> type[Any]:
+def model_of(cls: type[Model]) -> type[Model]:
     """The lightkube model class behind a resource class (resources subclass their models)."""
     for base in cls.__mro__:
         if base.__module__.startswith("lightkube.models."):
@@ -82,7 +82,7 @@ def _package(module: str) -> str:
     return f"io.k8s.api.{group}.{version}"
 
 
-def definition_name(cls: type[Any]) -> str:
+def definition_name(cls: type[Model]) -> str:
     """Upstream's definition name for a model or resource class: `io.k8s.api.core.v1.Pod`."""
     model = model_of(cls)
     return f"{_package(model.__module__)}.{model.__name__}"

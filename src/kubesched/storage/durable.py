@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 from lightkube.resources import apiextensions_v1
 
+from kubesched.api.objects import Served
 from kubesched.cluster.errors import InternalError
 from kubesched.cluster.kinds import KINDS, Kind
 from kubesched.cluster.protocol import MODIFIED
@@ -16,13 +17,13 @@ from kubesched.storage.feed import Change
 from kubesched.storage.journal import Entry, Journal, JournalError, Saved, kind_key, ordered, split_kind_key
 
 _pack = msgspec.msgpack.Encoder().encode
-_DECODERS: dict[type[Any], msgspec.msgpack.Decoder[Any]] = {}
+_DECODERS: dict[type[Served], msgspec.msgpack.Decoder[Any]] = {}
 
 Key = tuple[str, str]
 Named = Callable[[str, str], Kind | None]  # a kind by apiVersion and kind, when served
 
 
-def unpack(cls: type[Any], data: bytes) -> Any:
+def unpack(cls: type[Served], data: bytes) -> Any:
     found = _DECODERS.get(cls)
     if found is None:
         found = _DECODERS[cls] = msgspec.msgpack.Decoder(cls)
@@ -61,7 +62,7 @@ class Durable:
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
-        self._names: dict[type[Any], str] = {}
+        self._names: dict[type[Served], str] = {}
 
     def write(self, kind: Kind, key: Key, rv: int, type_: str, obj: Any) -> None:
         """Journal a change (`obj` as stored, or as deleted); a journal that fails is a 500."""

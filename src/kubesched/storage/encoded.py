@@ -9,13 +9,15 @@ from typing import Any
 
 import msgspec
 
+from kubesched.api.objects import Served
+
 _encode = msgspec.msgpack.Encoder().encode
 
 
 class EncodedTable(MutableMapping[tuple[str, str], Any]):
     """Objects of `cls` by (namespace, name), held as msgpack."""
 
-    def __init__(self, cls: type[Any]) -> None:
+    def __init__(self, cls: type[Served]) -> None:
         self._decode = msgspec.msgpack.Decoder(cls).decode
         self._rows: dict[tuple[str, str], bytes] = {}
 

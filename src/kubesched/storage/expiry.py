@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator
-from typing import Any
 
 from lightkube.resources import core_v1
+
+from kubesched.api.objects import Served
 
 SWEEP_EVERY = 1.0  # seconds of clock time between the sweeps writes set off
 Key = tuple[str, str]
@@ -23,7 +24,7 @@ class EventExpiry:
         self._due: list[tuple[float, Key, int]] = []
         self._next_sweep = 0.0
 
-    def written(self, cls: type[Any], key: Key, rv: int, now: float) -> None:
+    def written(self, cls: type[Served], key: Key, rv: int, now: float) -> None:
         """Note a write of an object: an Event falls due `ttl` after it."""
         if cls is self.cls:
             heapq.heappush(self._due, (now + self.ttl, key, rv))

@@ -7,6 +7,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
+from kubesched.api.objects import Served
 from kubesched.clock import Clock
 from kubesched.cluster.errors import Gone, TooLargeResourceVersion
 from kubesched.cluster.protocol import ADDED
@@ -15,7 +16,7 @@ from kubesched.storage.watch import Matcher, MemoryWatch
 
 class Change(NamedTuple):
     rv: int
-    cls: type[Any]
+    cls: type[Served]
     type: str
     obj: Any
     old: Any | None
@@ -30,12 +31,12 @@ class Feed:
         self._changes: deque[Change] = deque()
         self.limit = limit
         self.compacted = compacted  # the newest version no longer kept
-        self._watches: dict[type[Any], list[MemoryWatch]] = {}
+        self._watches: dict[type[Served], list[MemoryWatch]] = {}
 
-    def serve(self, cls: type[Any]) -> None:
+    def serve(self, cls: type[Served]) -> None:
         self._watches.setdefault(cls, [])
 
-    def withdraw(self, cls: type[Any]) -> None:
+    def withdraw(self, cls: type[Served]) -> None:
         """End the watches of a class no longer stored."""
         for watch in list(self._watches.pop(cls, [])):
             watch.stop()
@@ -54,7 +55,7 @@ class Feed:
 
     def open(
         self,
-        cls: type[Any],
+        cls: type[Served],
         *,
         matcher: Matcher,
         convert: Callable[[Any], Any] | None,
@@ -81,7 +82,7 @@ class Feed:
         self._watches[cls].append(watch)
         return watch
 
-    def drop(self, classes: Iterable[type[Any]]) -> None:
+    def drop(self, classes: Iterable[type[Served]]) -> None:
         """End every open watch of `classes` (of every class when empty)."""
         for cls in tuple(classes) or tuple(self._watches):
             for watch in list(self._watches.get(cls, ())):

@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from kubesched.api.objects import Served
 from kubesched.cluster.kinds import Kind
 from kubesched.storage import schemas
 from kubesched.storage.definitions import META, definition_name
@@ -53,10 +54,10 @@ class Ownership:
     """Field ownership for one store. `custom_schemas` is the store's own table of custom kinds'
     openAPIV3Schemas (read at each use, so a kind served later is known)."""
 
-    def __init__(self, custom_schemas: Mapping[type[Any], dict[str, Any]]) -> None:
+    def __init__(self, custom_schemas: Mapping[type[Served], dict[str, Any]]) -> None:
         self._custom_schemas = custom_schemas
         self._roots: dict[int, tuple[dict[str, Any], typed.Type]] = {}
-        self._names: dict[type[Any], str] = {}  # built-in kinds' definition names
+        self._names: dict[type[Served], str] = {}  # built-in kinds' definition names
 
     def root(self, kind: Kind) -> typed.Type:
         custom = self._custom_schemas.get(kind.cls)

@@ -7,12 +7,13 @@ from typing import Any
 
 import msgspec
 
+from kubesched.api.objects import Served
 from kubesched.cluster.errors import BadRequest
 from kubesched.cluster.kinds import Kind
 from kubesched.storage.typecheck import type_error
 
 
-def from_plain(cls: type[Any], data: Any, what: str) -> Any:
+def from_plain(cls: type[Served], data: Any, what: str) -> Any:
     """Plain data as an object of `cls`, or BadRequest saying `what` failed and why."""
     if (problem := type_error(data, cls)) is not None:
         raise BadRequest(f"{what}: {problem}")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from kubesched.api.errors import FieldError
+from kubesched.api.objects import Served
 from kubesched.api.selectors import selector_string
 from kubesched.cluster.errors import BadRequest, Invalid
 from kubesched.storage.patch import PatchError, apply_patch
@@ -40,12 +41,12 @@ def scale_of(obj: Any) -> dict[str, Any]:
     }
 
 
-def read_scale(store: MemoryStore, cls: type[Any], name: str, namespace: str | None) -> dict[str, Any]:
+def read_scale(store: MemoryStore, cls: type[Served], name: str, namespace: str | None) -> dict[str, Any]:
     return scale_of(store.get(cls, name, namespace=namespace))
 
 
 def write_scale(
-    store: MemoryStore, cls: type[Any], name: str, namespace: str | None, scale: Any, *, field_manager: str
+    store: MemoryStore, cls: type[Served], name: str, namespace: str | None, scale: Any, *, field_manager: str
 ) -> dict[str, Any]:
     """Set `spec.replicas` from a Scale (its resourceVersion, when given, a precondition), the
     write recorded as `field_manager`'s through the scale subresource."""
@@ -63,7 +64,7 @@ def write_scale(
 
 def patch_scale(
     store: MemoryStore,
-    cls: type[Any],
+    cls: type[Served],
     name: str,
     namespace: str | None,
     patch: Any,

@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from kubesched.api.objects import Model
 from kubesched.cluster.kinds import KINDS, Kind
 from kubesched.storage.definitions import MAP_VALUES, META, definition_name, model_of, short_name
 
@@ -265,11 +266,11 @@ class _Builder:
 
     def __init__(self) -> None:
         self.definitions: dict[str, Json] = {}
-        self.pending: list[type[Any]] = []
+        self.pending: list[type[Model]] = []
         self.unknown_maps: list[str] = []
         self.gvks: dict[str, list[Json]] = {}
 
-    def add(self, cls: type[Any], gvks: list[Json] | None = None) -> str:
+    def add(self, cls: type[Model], gvks: list[Json] | None = None) -> str:
         name = definition_name(cls)
         if name not in self.definitions:
             self.definitions[name] = {}  # reserved; filled by drain()
@@ -283,7 +284,7 @@ class _Builder:
             model = self.pending.pop()
             self.definitions[definition_name(model)] = self._struct(model)
 
-    def _struct(self, model: type[Any]) -> Json:
+    def _struct(self, model: type[Model]) -> Json:
         name = definition_name(model)
         short = short_name(name)
         description, field_docs = _description(model.__doc__)
@@ -407,12 +408,12 @@ def group_versions() -> list[tuple[str, str]]:
     return list(seen)
 
 
-def list_model(kind: Kind) -> type[Any]:
+def list_model(kind: Kind) -> type[Model]:
     model = model_of(kind.cls)
     return getattr(sys.modules[model.__module__], f"{kind.kind}List")  # type: ignore[no-any-return]
 
 
-def subresource_model(sub: str) -> tuple[type[Any], Json] | None:
+def subresource_model(sub: str) -> tuple[type[Model], Json] | None:
     from lightkube.models import core_v1, policy_v1
 
     if sub == "binding":

@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 from lightkube.resources import apiextensions_v1
 
+from kubesched.api.objects import Served
 from kubesched.cluster.custom import custom_resource, gvk
 from kubesched.cluster.kinds import KINDS, Kind, custom_kind
 from kubesched.storage.conversion import VIEWS, View, converter
@@ -33,17 +34,17 @@ class ServedKinds:
     holds this: no cycle keeps a store alive); `generation` changes whenever the set changes."""
 
     def __init__(self, *, serve: Callable[[Kind], None], withdraw: Callable[[Kind], None]) -> None:
-        self._kinds: dict[type[Any], Kind] = dict(KINDS)
-        self._views: dict[type[Any], View] = dict(VIEWS)
+        self._kinds: dict[type[Served], Kind] = dict(KINDS)
+        self._views: dict[type[Served], View] = dict(VIEWS)
         # the reads every store call makes, as the dicts' own methods (no frame of ours on the way)
-        self.served_as: Callable[[type[Any]], Kind | None] = self._kinds.get
-        self.view: Callable[[type[Any]], View | None] = self._views.get
+        self.served_as: Callable[[type[Served]], Kind | None] = self._kinds.get
+        self.view: Callable[[type[Served]], View | None] = self._views.get
         self._custom: dict[GroupVersionKind, Kind] = {}
         self._on_serve = weakref.WeakMethod(serve)
         self._on_withdraw = weakref.WeakMethod(withdraw)
         self.generation = 0
-        self.schemas: dict[type[Any], dict[str, Any]] = {}  # storage class -> openAPIV3Schema
-        self.strategies: dict[type[Any], Strategy] = {
+        self.schemas: dict[type[Served], dict[str, Any]] = {}  # storage class -> openAPIV3Schema
+        self.strategies: dict[type[Served], Strategy] = {
             **STRATEGIES,
             apiextensions_v1.CustomResourceDefinition: CustomResourceDefinitionStrategy(
                 served=self._custom, serve=self._serve_crd, withdraw=self._withdraw_crd
@@ -58,7 +59,7 @@ class ServedKinds:
         group, _, version = api_version.rpartition("/")
         return self._custom.get((group, version, kind))
 
-    def of(self, cls: type[Any]) -> Kind:
+    def of(self, cls: type[Served]) -> Kind:
         """The served kind of a resource class (`served_as`, a dict read, for a class served as it
         is); a class of a served custom kind other than the
         store's own (a plugin package's typed class) becomes a view of its storage. TypeError

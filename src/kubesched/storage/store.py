@@ -19,7 +19,7 @@ from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import FieldError
-from kubesched.api.objects import key_of
+from kubesched.api.objects import Served, key_of
 from kubesched.clock import Clock
 from kubesched.cluster.codec import copy_object
 from kubesched.cluster.errors import (
@@ -56,7 +56,7 @@ from kubesched.storage.updating import replacement
 from kubesched.storage.watch import MemoryWatch
 from kubesched.trace import Tracer
 
-R = TypeVar("R")
+R = TypeVar("R", bound=Served)
 Key = tuple[str, str]
 
 DEFAULT_WATCH_LATENCY = 0.005
@@ -106,7 +106,7 @@ class MemoryStore:
         self._ownership = Ownership(self._served.schemas)
         self._strategies = self._served.strategies
         self._subresources: dict[Kind, Mapping[str, Subresource]] = {}  # each kind's, as its strategy says
-        self._objects: dict[type[Any], MutableMapping[Key, Any]] = {
+        self._objects: dict[type[Served], MutableMapping[Key, Any]] = {
             cls: EncodedTable(cls) if cls in ENCODED_KINDS else {} for cls in KINDS if cls not in VIEWS
         }
         self._feed = Feed(clock=clock, latency=watch_latency, limit=history, compacted=first_resource_version)
@@ -154,7 +154,7 @@ class MemoryStore:
         none is."""
         return self._served.named(api_version, kind)
 
-    def kind_of(self, cls: type[Any]) -> Kind:
+    def kind_of(self, cls: type[Served]) -> Kind:
         """The served kind of a resource class (TypeError for a kind not served)."""
         return self._served.served_as(cls) or self._served.of(cls)
 
@@ -199,7 +199,7 @@ class MemoryStore:
 
     def list(
         self,
-        cls: type[Any],
+        cls: type[Served],
         *,
         namespace: str | None = None,
         label_selector: str = "",
@@ -447,7 +447,7 @@ class MemoryStore:
             found = self._subresources[kind] = self._strategy(kind).subresources(kind)
         return found
 
-    def post(self, cls: type[Any], subresource: str, body: Any, *, namespace: str | None = None) -> Any:
+    def post(self, cls: type[Served], subresource: str, body: Any, *, namespace: str | None = None) -> Any:
         """Post `body` to a subresource that acts (`pods/binding`, `pods/eviction`)."""
         kind = self.kind_of(cls)
         action = lookup(self, kind, subresource)
@@ -463,7 +463,7 @@ class MemoryStore:
 
     def watch(
         self,
-        cls: type[Any],
+        cls: type[Served],
         *,
         namespace: str | None = None,
         label_selector: str = "",
@@ -486,12 +486,12 @@ class MemoryStore:
             current=self._objects[storage],
         )
 
-    def drop_watches(self, *kinds: type[Any]) -> None:
+    def drop_watches(self, *kinds: type[Served]) -> None:
         """End every open watch of `kinds` (of every kind without any), as an API server going
         away ends them; their clients resume from the last version they saw."""
         self._feed.drop(kinds)
 
-    def bookmark(self, watch: MemoryWatch, cls: type[Any], *, initial_events_end: bool = False) -> None:
+    def bookmark(self, watch: MemoryWatch, cls: type[Served], *, initial_events_end: bool = False) -> None:
         """Queue a BOOKMARK carrying the current resourceVersion: once delivered, every change
         up to it has been delivered too. `initial_events_end` marks the end of the initial
         events of a watch opened with sendInitialEvents."""

@@ -20,6 +20,7 @@ from lightkube.resources import apps_v1, batch_v1, core_v1, policy_v1
 from lightkube.resources import rbac_authorization_v1 as rbac_v1
 
 from kubesched.api.errors import REQUIRED, FieldError
+from kubesched.api.objects import Served
 from kubesched.api.resources import cpu_and_memory
 from kubesched.cluster.codec import copy_object
 from kubesched.cluster.custom import schema_errors
@@ -506,7 +507,7 @@ class RbacStrategy(Strategy):
 DEFAULT_STRATEGY = Strategy()
 _RBAC = RbacStrategy()
 _GENERATION = GenerationStrategy()
-STRATEGIES: dict[type[Any], Strategy] = {
+STRATEGIES: dict[type[Served], Strategy] = {
     core_v1.Pod: PodStrategy(POD_SPECS),
     core_v1.Node: NodeStrategy(),
     core_v1.ReplicationController: ScaledStrategy(),
@@ -526,5 +527,5 @@ STRATEGIES: dict[type[Any], Strategy] = {
 }
 
 
-def strategy_of(cls: type[Any]) -> Strategy:
+def strategy_of(cls: type[Served]) -> Strategy:
     return STRATEGIES.get(cls, DEFAULT_STRATEGY)

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from kubesched.api.objects import Model, Named, Served
 from kubesched.cluster.errors import NotFound
 
 if TYPE_CHECKING:
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
     from kubesched.storage.store import MemoryStore
 
 GET, CREATE, UPDATE, PATCH, DELETE = "get", "create", "update", "patch", "delete"
+
+
+class Body(Named, Model, Protocol):
+    """What an action is posted: a model naming its object in `metadata`."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,7 @@ class Action:
     reads the dryRun a body may carry besides the query's (an Eviction's deleteOptions)."""
 
     name: str
-    body: type[Any]
+    body: type[Body]
     act: Callable[[MemoryStore, Any, str | None], object]
     dry_run: Callable[[Any], list[str] | None] = lambda body: None  # the dryRun a body itself asks for
     verbs: ClassVar[frozenset[str]] = frozenset({CREATE})
@@ -56,7 +61,7 @@ class Facet:
     `patch` take the new facet (or a patch of it and its type) and a field manager."""
 
     name: str
-    read: Callable[[MemoryStore, type[Any], str, str | None], object]
+    read: Callable[[MemoryStore, type[Served], str, str | None], object]
     write: Callable[..., object]
     patch: Callable[..., object]
     verbs: ClassVar[frozenset[str]] = frozenset({GET, UPDATE, PATCH})

@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from kubesched.api.objects import Model
 from kubesched.storage.definitions import MAP_VALUES, QUANTITY, STRING, definition_name, model_of, short_name
 
 QUANTITY_FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -23,7 +24,7 @@ _STRINGS, _QUANTITIES, _STRUCT, _LIST = "strings", "quantities", "struct", "list
 Plan = dict[str, tuple[str, Any]]  # json field name -> (what, the struct class for _STRUCT and _LIST)
 
 
-def type_error(data: Any, cls: type[Any]) -> str | None:
+def type_error(data: Any, cls: type[Model]) -> str | None:
     """Why `data` cannot be decoded as `cls`, as kube-apiserver says it (None: it can, as far as
     the open maps go). Nulls in maps of strings are made empty strings in place."""
     if not isinstance(data, Mapping):
@@ -82,7 +83,7 @@ def _json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-def _plan(model: type[Any]) -> Plan:
+def _plan(model: type[Model]) -> Plan:
     """The fields of `model` under which an open map lies, and what each holds (made once)."""
     plan = _PLANS.get(model)
     if plan is None:
@@ -90,7 +91,7 @@ def _plan(model: type[Any]) -> Plan:
     return plan
 
 
-def _make_plan(model: type[Any]) -> Plan:
+def _make_plan(model: type[Model]) -> Plan:
     _IN_PROGRESS.add(model)
     try:
         hints = typing.get_type_hints(model)
@@ -112,8 +113,8 @@ def _make_plan(model: type[Any]) -> Plan:
         _IN_PROGRESS.discard(model)
 
 
-_PLANS: dict[type[Any], Plan] = {}
-_IN_PROGRESS: set[type[Any]] = set()  # models whose plan is being made (recursive schemas)
+_PLANS: dict[type[Model], Plan] = {}
+_IN_PROGRESS: set[type[Model]] = set()  # models whose plan is being made (recursive schemas)
 
 
 def _held(tp: Any) -> tuple[str, Any] | None:

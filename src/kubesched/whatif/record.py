@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from kubesched.api.objects import key_of
+from kubesched.api.objects import Served, key_of
 from kubesched.clock import Clock
 from kubesched.cluster import ADDED, DELETED, MODIFIED, Cluster, NotFound, WatchEvent
 from kubesched.scheduler.reflector import reflect
@@ -56,7 +56,7 @@ class Recording:
     changes: tuple[Change, ...]
 
 
-def _stub(kind: type[Any], key: tuple[str, str], uid: str | None) -> dict[str, Any]:
+def _stub(kind: type[Served], key: tuple[str, str], uid: str | None) -> dict[str, Any]:
     """What a DELETED line found by a relist says of the object: its kind, name and uid."""
     info = kind._api_info.resource
     api_version = f"{info.group}/{info.version}" if info.group else info.version
@@ -74,12 +74,12 @@ class Follower:
     def __init__(self, cluster: Cluster, sink: Sink) -> None:
         self.cluster = cluster
         self.sink = sink
-        self._known: dict[type[Any], dict[tuple[str, str], tuple[str, str | None]]] = {}  # key -> (rv, uid)
+        self._known: dict[type[Served], dict[tuple[str, str], tuple[str, str | None]]] = {}  # key -> (rv, uid)
         self._trace = Tracer(lambda: 0.0)
 
     async def follow(self, *, listed: Callable[[], None] = lambda: None) -> None:
         """List every kind (then call `listed`), then watch them all until cancelled."""
-        versions: dict[type[Any], str] = {}
+        versions: dict[type[Served], str] = {}
         crds: list[dict[str, Any]] = []
         for kind in KINDS:
             crds += await self._list_into(kind, versions)
@@ -106,7 +106,7 @@ class Follower:
                 task.cancel()
             await asyncio.gather(*watches, return_exceptions=True)
 
-    async def _list_into(self, kind: type[Any], versions: dict[type[Any], str]) -> list[dict[str, Any]]:
+    async def _list_into(self, kind: type[Served], versions: dict[type[Served], str]) -> list[dict[str, Any]]:
         """List `kind` and hand on its objects as initial; their documents (none when not served)."""
         try:
             items, versions[kind] = await self._list(kind)
@@ -118,7 +118,7 @@ class Follower:
             self.sink(ADDED, document, True)
         return documents
 
-    async def _list(self, kind: type[Any]) -> tuple[list[Any], str]:
+    async def _list(self, kind: type[Served]) -> tuple[list[Any], str]:
         items: list[Any] = []
         token: str | None = None
         while True:
@@ -128,7 +128,7 @@ class Follower:
             if not token:
                 return items, page.resource_version
 
-    async def _relist(self, kind: type[Any]) -> str:
+    async def _relist(self, kind: type[Served]) -> str:
         """List again and hand on what changed since the last version seen, as changes."""
         items, version = await self._list(kind)
         known = self._known.setdefault(kind, {})
@@ -142,7 +142,7 @@ class Follower:
                 known[key] = (obj.metadata.resourceVersion or "", obj.metadata.uid)
         return version
 
-    def _handle(self, kind: type[Any], event: WatchEvent[Any]) -> None:
+    def _handle(self, kind: type[Served], event: WatchEvent[Any]) -> None:
         obj = event.object
         known = self._known.setdefault(kind, {})
         if event.type == DELETED:

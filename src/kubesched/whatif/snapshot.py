@@ -33,6 +33,7 @@ from lightkube.resources import (
 )
 
 from kubesched.api import yamlfile
+from kubesched.api.objects import Served
 from kubesched.cluster import Cluster
 from kubesched.cluster.codec import decoder
 from kubesched.cluster.custom import custom_resource
@@ -40,7 +41,7 @@ from kubesched.cluster.errors import ApiError, NotFound
 from kubesched.storage import MemoryStore
 
 # Restored in this order: what an object refers to comes before it.
-KINDS: tuple[type[Any], ...] = (
+KINDS: tuple[type[Served], ...] = (
     core_v1.Namespace,
     scheduling_v1.PriorityClass,
     storage_v1.StorageClass,
@@ -65,7 +66,7 @@ KINDS: tuple[type[Any], ...] = (
     core_v1.Pod,
 )
 # The kinds a label selector given to `read` filters: the namespaced objects of the workloads.
-SELECTED = frozenset(
+SELECTED: frozenset[type[Served]] = frozenset(
     {
         core_v1.Pod,
         core_v1.PersistentVolumeClaim,
@@ -124,9 +125,9 @@ class Snapshot:
 _BUILT_IN = {(c._api_info.resource.api_version, c._api_info.resource.kind): c for c in KINDS}
 
 
-def custom_classes(crds: Sequence[dict[str, Any]]) -> dict[tuple[str, str], type[Any]]:
+def custom_classes(crds: Sequence[dict[str, Any]]) -> dict[tuple[str, str], type[Served]]:
     """The resource class of each storage version the CRDs define, by (apiVersion, kind)."""
-    out: dict[tuple[str, str], type[Any]] = {}
+    out: dict[tuple[str, str], type[Served]] = {}
     for crd in crds:
         spec = crd["spec"]
         version = next((v for v in spec["versions"] if v.get("storage")), spec["versions"][0])
@@ -142,7 +143,7 @@ def custom_classes(crds: Sequence[dict[str, Any]]) -> dict[tuple[str, str], type
     return out
 
 
-def _class_of(item: dict[str, Any], custom: dict[tuple[str, str], type[Any]]) -> type[Any]:
+def _class_of(item: dict[str, Any], custom: dict[tuple[str, str], type[Served]]) -> type[Served]:
     key = (item.get("apiVersion", ""), item.get("kind", ""))
     found = _BUILT_IN.get(key) or custom.get(key)
     if found is None:
@@ -150,7 +151,7 @@ def _class_of(item: dict[str, Any], custom: dict[tuple[str, str], type[Any]]) ->
     return found
 
 
-def document_class(item: dict[str, Any], custom: dict[tuple[str, str], type[Any]] | None = None) -> type[Any]:
+def document_class(item: dict[str, Any], custom: dict[tuple[str, str], type[Served]] | None = None) -> type[Served]:
     """The resource class of a document: a built-in kind's, or one of `custom` (`custom_classes`);
     SnapshotError for any other kind."""
     return _class_of(item, custom or {})
@@ -194,7 +195,7 @@ def plain(obj: Any) -> dict[str, Any]:
     return document
 
 
-async def _all(cluster: Cluster, kind: type[Any], selector: str) -> list[Any]:
+async def _all(cluster: Cluster, kind: type[Served], selector: str) -> list[Any]:
     items: list[Any] = []
     token: str | None = None
     while True:
@@ -228,7 +229,7 @@ async def read(cluster: Cluster, *, selector: str = "") -> Snapshot:
     return Snapshot(tuple(documents))
 
 
-async def _documents(cluster: Cluster, kind: type[Any], selector: str) -> list[dict[str, Any]]:
+async def _documents(cluster: Cluster, kind: type[Served], selector: str) -> list[dict[str, Any]]:
     try:
         objs = await _all(cluster, kind, selector)
     except NotFound:  # a kind this cluster does not serve (an API group switched off, say)

@@ -26,6 +26,7 @@ from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import Served
 from kubesched.cluster import ADDED, DELETED, Cluster, NotFound
 from kubesched.cluster.errors import ApiError
 from kubesched.whatif.record import Follower
@@ -48,7 +49,7 @@ class Syncer:
         self.applied = 0
         self.refused = 0
         self.reasons: list[str] = []
-        self._custom: dict[tuple[str, str], type[Any]] = {}  # the custom kinds of the CRDs seen
+        self._custom: dict[tuple[str, str], type[Served]] = {}  # the custom kinds of the CRDs seen
 
     async def run(self) -> None:
         following = asyncio.ensure_future(self._follower.follow(listed=lambda: self._queue.put_nowait(None)))
@@ -83,13 +84,13 @@ class Syncer:
                 self.reasons.append(f"{what}: {e}")
             log.warning("sync: %s %s: %s", type_, what, e)
 
-    async def _delete(self, cls: type[Any], document: dict[str, Any]) -> None:
+    async def _delete(self, cls: type[Served], document: dict[str, Any]) -> None:
         meta = document["metadata"]
         grace = 0 if cls is core_v1.Pod else None
         with contextlib.suppress(NotFound):
             await self.target.delete(cls, meta["name"], namespace=meta.get("namespace"), grace_period_seconds=grace)
 
-    async def _upsert(self, cls: type[Any], document: dict[str, Any], *, created: bool) -> None:
+    async def _upsert(self, cls: type[Served], document: dict[str, Any], *, created: bool) -> None:
         body = copy.deepcopy(document)
         for key in DROPPED:
             body["metadata"].pop(key, None)
@@ -131,5 +132,5 @@ class Syncer:
             await self.target.patch(core_v1.Pod, meta["name"], {"metadata": changed}, namespace=namespace)
 
 
-def _decoded(cls: type[Any], body: dict[str, Any]) -> Any:
+def _decoded(cls: type[Served], body: dict[str, Any]) -> Any:
     return msgspec.json.decode(json.dumps(body).encode(), type=cls)

@@ -16,6 +16,7 @@ import msgspec
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import Served
 from kubesched.cluster.codec import decoder
 
 PAUSE = "registry.k8s.io/pause:3.10.1"
@@ -307,7 +308,7 @@ OTHER_TEMPLATES: dict[str, dict[str, Any]] = {
 
 _EMPTY_META = meta_v1.ObjectMeta()
 
-KINDS: dict[str, type[Any]] = {
+KINDS: dict[str, type[Served]] = {
     "Namespace": core_v1.Namespace,
     "Node": core_v1.Node,
     "Pod": core_v1.Pod,
@@ -316,7 +317,7 @@ KINDS: dict[str, type[Any]] = {
 
 
 @functools.cache
-def _encoded(path: str) -> tuple[type[Any], bytes]:
+def _encoded(path: str) -> tuple[type[Served], bytes]:
     """The kind and JSON of the template at `path` (a KeyError names an unknown one), encoded once:
     decoding it makes a fresh object fast."""
     for table in (POD_TEMPLATES, NODE_TEMPLATES, OTHER_TEMPLATES):

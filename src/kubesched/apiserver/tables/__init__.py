@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import msgspec
 
-from kubesched.api.objects import name_of
+from kubesched.api.objects import Served, name_of
 from kubesched.apiserver.tables import cluster, core, dra, storage, workloads
 from kubesched.apiserver.tables.printing import (
     Col,
@@ -63,7 +63,7 @@ INCLUDE_OBJECT: Final = "Object"
 _INCLUDE_VALUES = (INCLUDE_NONE, INCLUDE_METADATA, INCLUDE_OBJECT)
 
 
-_PRINTERS: dict[type[Any], Printer] = {
+_PRINTERS: dict[type[Served], Printer] = {
     **core.PRINTERS,
     **cluster.PRINTERS,
     **workloads.PRINTERS,

@@ -8,7 +8,7 @@ from typing import Any
 
 from lightkube.resources import coordination_v1, core_v1, policy_v1, rbac_authorization_v1, scheduling_v1
 
-from kubesched.api.objects import name_of
+from kubesched.api.objects import Served, name_of
 from kubesched.apiserver.tables.printing import (
     AGE,
     Col,
@@ -119,7 +119,7 @@ _ROLE_BINDING = Printer(
 )
 
 
-PRINTERS: dict[type[Any], Printer] = {
+PRINTERS: dict[type[Served], Printer] = {
     policy_v1.PodDisruptionBudget: _PDB,
     PodDisruptionBudgetV1beta1: _PDB,
     scheduling_v1.PriorityClass: _PRIORITY_CLASS,

@@ -11,7 +11,7 @@ from typing import Any
 from lightkube.models import core_v1 as m
 from lightkube.resources import core_v1, events_v1
 
-from kubesched.api.objects import name_of
+from kubesched.api.objects import Served, name_of
 from kubesched.apiserver.tables.printing import (
     AGE,
     NONE,
@@ -364,7 +364,7 @@ _EVENT = Printer(
 )
 
 
-PRINTERS: dict[type[Any], Printer] = {
+PRINTERS: dict[type[Served], Printer] = {
     core_v1.Pod: _POD,
     core_v1.Node: _NODE,
     core_v1.Namespace: _NAMESPACE,

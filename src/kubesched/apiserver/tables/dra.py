@@ -6,7 +6,7 @@ from typing import Any
 
 from lightkube.resources import resource_v1
 
-from kubesched.api.objects import name_of
+from kubesched.api.objects import Served, name_of
 from kubesched.apiserver.tables.printing import (
     AGE,
     Col,
@@ -67,7 +67,7 @@ _RESOURCE_SLICE = Printer(
 _DEVICE_CLASS = Printer((name_col(), AGE), cells(lambda c, now: [name_of(c), age(created(c), now)]))
 
 
-PRINTERS: dict[type[Any], Printer] = {
+PRINTERS: dict[type[Served], Printer] = {
     resource_v1.ResourceClaim: _RESOURCE_CLAIM,
     resource_v1.ResourceSlice: _RESOURCE_SLICE,
     resource_v1.DeviceClass: _DEVICE_CLASS,

@@ -8,7 +8,7 @@ from typing import Any
 
 from lightkube.resources import core_v1, storage_v1
 
-from kubesched.api.objects import name_of
+from kubesched.api.objects import Served, name_of
 from kubesched.apiserver.tables.printing import (
     AGE,
     NONE,
@@ -227,7 +227,7 @@ _VOLUME_ATTACHMENT = Printer(
 )
 
 
-PRINTERS: dict[type[Any], Printer] = {
+PRINTERS: dict[type[Served], Printer] = {
     core_v1.PersistentVolume: _PERSISTENT_VOLUME,
     core_v1.PersistentVolumeClaim: _PERSISTENT_VOLUME_CLAIM,
     storage_v1.StorageClass: _STORAGE_CLASS,

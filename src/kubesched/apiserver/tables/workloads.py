@@ -8,7 +8,7 @@ from typing import Any
 
 from lightkube.resources import apps_v1, batch_v1, core_v1
 
-from kubesched.api.objects import name_of
+from kubesched.api.objects import Served, name_of
 from kubesched.api.selectors import selector_string
 from kubesched.apiserver.tables.printing import (
     AGE,
@@ -279,7 +279,7 @@ _SERVICE = Printer(
 )
 
 
-PRINTERS: dict[type[Any], Printer] = {
+PRINTERS: dict[type[Served], Printer] = {
     apps_v1.Deployment: _DEPLOYMENT,
     apps_v1.ReplicaSet: _REPLICA_SET,
     apps_v1.StatefulSet: _STATEFUL_SET,

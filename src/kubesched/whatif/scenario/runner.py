@@ -23,6 +23,7 @@ import msgspec
 import yaml
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import Served
 from kubesched.clock import VirtualClock
 from kubesched.cluster.errors import ApiError
 from kubesched.cluster.kinds import Kind
@@ -170,7 +171,7 @@ class Observer:
     async def run(self) -> None:
         await asyncio.gather(*(self._watch(kind) for kind in (core_v1.Pod, core_v1.Node, core_v1.Event)))
 
-    async def _watch(self, kind: type[Any]) -> None:
+    async def _watch(self, kind: type[Served]) -> None:
         async for event in self.cluster.watch(kind):
             if kind is core_v1.Pod:
                 self._note(event)
