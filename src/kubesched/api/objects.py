@@ -4,7 +4,7 @@ the API guarantees them."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol, TypeGuard, cast
+from typing import ClassVar, Protocol, TypeGuard, cast
 
 import msgspec
 from lightkube import codecs
@@ -63,7 +63,7 @@ def key_of(obj: Named) -> tuple[str, str]:
     return namespace_of(obj), name_of(obj)
 
 
-def decoded(document: dict[str, Any]) -> Served:
+def decoded(document: dict[str, object]) -> Served:
     """The object `document` describes, as its kind's class (TypeError for a kind lightkube does
     not know: those decode to its untyped generic resources, which no kubesched store serves)."""
     obj = codecs.from_dict(document)

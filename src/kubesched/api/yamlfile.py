@@ -40,7 +40,7 @@ def _error(e: yaml.YAMLError, source: str) -> YamlError:
     return YamlError(f"{source}: not valid YAML{where}: {problem}")
 
 
-def dumps(document: Any) -> str:
+def dumps(document: object) -> str:
     """`document` as block-style YAML, keys sorted."""
     return yaml.dump(document, Dumper=_DUMPER, sort_keys=True, default_flow_style=False, allow_unicode=True)
 

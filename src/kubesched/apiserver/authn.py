@@ -31,7 +31,7 @@ class User:
     uid: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"username": self.name, "groups": list(self.groups)}
+        out: dict[str, object] = {"username": self.name, "groups": list(self.groups)}
         if self.uid:
             out["uid"] = self.uid
         return out

@@ -79,7 +79,7 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _replace_lone_surrogates(data: Any) -> Any:
+def _replace_lone_surrogates(data: object) -> Any:
     if isinstance(data, str):
         return _SURROGATE.sub("\ufffd", data)
     if isinstance(data, list):
@@ -124,7 +124,7 @@ def _fields(cls: type[Model]) -> dict[str, Shape]:
     return fields
 
 
-def _shape(tp: Any) -> Shape:
+def _shape(tp: object) -> Shape:
     held = _struct_of(tp)
     if held is None:
         return None
@@ -135,7 +135,7 @@ def _shape(tp: Any) -> Shape:
     return (what, inner_held[1]) if inner_held is not None and inner_held[0] == "struct" else None
 
 
-def _struct_of(tp: Any) -> tuple[str, Any] | None:
+def _struct_of(tp: object) -> tuple[str, Any] | None:
     """("struct", cls), ("list", inner), ("map", inner) or None for what `tp` holds."""
     origin = typing.get_origin(tp)
     if origin is typing.Union:
@@ -153,7 +153,7 @@ def _struct_of(tp: Any) -> tuple[str, Any] | None:
     return None  # a bare Dict (the CRD status subresource), or anything else: no field to check
 
 
-def checked_unknown_fields(data: Any, cls: type[Model], *, strict: bool) -> list[str]:
+def checked_unknown_fields(data: object, cls: type[Model], *, strict: bool) -> list[str]:
     """The fields of `data` that `cls` does not have; with `strict` (fieldValidation=Strict) any
     is a 400 naming them all."""
     unknown = unknown_fields(data, cls) if isinstance(data, Mapping) else []
@@ -163,7 +163,7 @@ def checked_unknown_fields(data: Any, cls: type[Model], *, strict: bool) -> list
     return unknown
 
 
-def unknown_fields(data: Any, cls: type[Model], prefix: str = "") -> list[str]:
+def unknown_fields(data: object, cls: type[Model], prefix: str = "") -> list[str]:
     """Paths of keys in `data` that `cls` does not declare, recursively."""
     found: list[str] = []
     if not isinstance(data, Mapping):

@@ -66,7 +66,7 @@ def api_group(group: str, routes: Routes = BUILT_IN) -> dict[str, Any] | None:
 
 
 def _resource(kind: Kind) -> dict[str, Any]:
-    entry: dict[str, Any] = {
+    entry: dict[str, object] = {
         "name": kind.plural,
         "singularName": kind.singular,
         "namespaced": kind.namespaced,
@@ -81,7 +81,7 @@ def _resource(kind: Kind) -> dict[str, Any]:
 
 
 def _subresource(kind: Kind, sub: str) -> dict[str, Any]:
-    entry: dict[str, Any] = {
+    entry: dict[str, object] = {
         "name": f"{kind.plural}/{sub}",
         "singularName": "",
         "namespaced": kind.namespaced,

@@ -17,8 +17,8 @@ CONTEXT = "kubesched"
 def kubeconfig(
     server: str, *, token: str | None = None, ca_pem: bytes | None = None, namespace: str = "default"
 ) -> dict[str, Any]:
-    user: dict[str, Any] = {"token": token} if token else {}
-    cluster: dict[str, Any] = {"server": server}
+    user: dict[str, object] = {"token": token} if token else {}
+    cluster: dict[str, object] = {"server": server}
     if ca_pem is not None:
         cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
     return {

@@ -78,7 +78,7 @@ class RbacAuthorizer:
         self.store = store
 
     def _role_rules(self, kind: str, name: str, namespace: str) -> list[Any]:
-        role: Any
+        role: object
         try:
             if kind == "ClusterRole":
                 role = self.store.get(rbac_v1.ClusterRole, name)
@@ -128,7 +128,7 @@ def forbidden(user: User, attrs: Attributes) -> Forbidden:
     return Forbidden(f"{subject} is forbidden: {reason}", kind=attrs.resource, group=attrs.api_group, name=attrs.name)
 
 
-def _cluster_role(name: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
+def _cluster_role(name: str, rules: list[dict[str, object]]) -> dict[str, Any]:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",

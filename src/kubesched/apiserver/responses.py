@@ -20,7 +20,7 @@ PROTOBUF = negotiation.PROTOBUF
 PROTOBUF_ANSWERS: ContextVar[bool] = ContextVar("protobuf_answers", default=False)
 
 
-def respond(body: Any, status: int = 200) -> web.Response:
+def respond(body: object, status: int = 200) -> web.Response:
     """`body` in JSON, or in protobuf when the request's Accept prefers it and the kind has one."""
     if PROTOBUF_ANSWERS.get() and (data := encode_protobuf(body)) is not None:
         return web.Response(body=data, status=status, content_type=PROTOBUF)

@@ -150,7 +150,7 @@ def route(path: str) -> tuple[Review, str | None] | None:
     return review, namespace
 
 
-def answer(review: Review, body: Any, *, namespace: str | None, user: User, policy: Policy) -> Json:
+def answer(review: Review, body: object, *, namespace: str | None, user: User, policy: Policy) -> Json:
     """The review as posted, with its status (BadRequest or 422 for a malformed one)."""
     if not isinstance(body, dict):
         raise BadRequest(f"{review.kind} in version {VERSION!r} cannot be handled: the body must be an object")

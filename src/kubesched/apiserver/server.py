@@ -321,7 +321,7 @@ class ApiServer:
                     continue_token=result.continue_token,
                 )
             )
-        metadata: dict[str, Any] = {"resourceVersion": result.resource_version}
+        metadata: dict[str, object] = {"resourceVersion": result.resource_version}
         if result.continue_token:
             metadata["continue"] = result.continue_token
             metadata["remainingItemCount"] = result.remaining
@@ -412,7 +412,7 @@ class ApiServer:
         return self._warn(respond(applied, 201 if created else 200), request, unknown)
 
     def _delete_options(self, request: web.Request, raw: bytes) -> dict[str, Any]:
-        deletion: dict[str, Any] = {}
+        deletion: dict[str, object] = {}
         if raw.strip():
             data = parse_body(raw, request.headers.get("Content-Type", JSON) or JSON)
             if not isinstance(data, dict):

@@ -29,12 +29,12 @@ _JSON: IdentityMemo[bytes] = IdentityMemo(_ENCODED_LIMIT)  # shared by all watch
 _PROTOBUF: IdentityMemo[bytes | None] = IdentityMemo(_ENCODED_LIMIT)
 
 
-def _object_json(obj: Any) -> bytes:
+def _object_json(obj: object) -> bytes:
     """Encode once per stored object version, however many watchers receive it."""
     return _JSON.get(obj, None, lambda: encode(obj))
 
 
-def _object_protobuf(obj: Any) -> bytes | None:
+def _object_protobuf(obj: object) -> bytes | None:
     """The wrapped protobuf of a stored object version, encoded once for all watchers (None for a
     kind without one)."""
     return _PROTOBUF.get(obj, None, lambda: encode_protobuf(obj))
@@ -85,7 +85,7 @@ async def stream_watch(
     if initial:
         store.bookmark(watch, kind.cls, initial_events_end=True)
 
-    def render(event: WatchEvent[Any]) -> bytes:
+    def render(event: WatchEvent[object]) -> bytes:
         obj = event.object
         if as_protobuf and (wrapped := _object_protobuf(obj)) is not None:
             return envelope.watch_frame(event.type, wrapped)

@@ -90,7 +90,7 @@ class Cache:
             raise CacheError(f"pod {info.uid}({info.key}) was already in added state")
         self._add(info, assumed=False)
 
-    def update_pod(self, old: Any, new: Any) -> None:
+    def update_pod(self, old: object, new: object) -> None:
         info = PodInfo(new)
         state = self._pods.get(info.uid)
         if state is None or state.assumed:

@@ -116,7 +116,7 @@ def templates(path: str) -> list[Template]:
     return [_template(path, i, d) for i, d in enumerate(documents)]
 
 
-def _template(path: str, index: int, document: Any) -> Template:
+def _template(path: str, index: int, document: object) -> Template:
     where = f"--podspec: {path}" + (f": document {index + 1}" if index else "")
     if not isinstance(document, dict):
         raise options.UsageError(f"{where}: expected a Pod or a workload, got {type(document).__name__}")

@@ -272,7 +272,7 @@ class ClusterThread:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
 
-    def call(self, fn: Callable[[EmbeddedCluster], Any]) -> Any:
+    def call(self, fn: Callable[[EmbeddedCluster], object]) -> Any:
         async def run() -> Any:
             assert self.cluster is not None
             result = fn(self.cluster)

@@ -75,6 +75,6 @@ def drill_main(console: Console, args: argparse.Namespace) -> int:
     return 0
 
 
-def _dump(document: Any) -> None:
+def _dump(document: object) -> None:
     json.dump(document, sys.stdout, indent=2)
     sys.stdout.write("\n")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -151,7 +150,7 @@ def _needs_cluster(lab: Lab) -> str:
 
 def _perform(lab: Lab, *, seed: int, answer: str | None = None, kubeconfig: str | None = None) -> LabResult:
     assert lab.run is not None
-    given: dict[str, Any] = {"seed": seed}
+    given: dict[str, object] = {"seed": seed}
     if answer:
         given["answer"] = answer
     if not lab.takes_cluster or (not lab.live and not kubeconfig):

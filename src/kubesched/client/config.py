@@ -65,7 +65,7 @@ class ClientConfig:
         return cls._from_single(single, document)
 
     @classmethod
-    def _from_single(cls, single: SingleConfig, document: dict[str, Any]) -> ClientConfig:
+    def _from_single(cls, single: SingleConfig, document: dict[str, object]) -> ClientConfig:
         cluster, user = single.cluster, single.user
 
         def data(inline: str | None, file: str | None) -> bytes | None:

@@ -90,7 +90,7 @@ _decode_status = msgspec.json.Decoder(dict[str, Any]).decode
 class _Cause(ValueError):
     """One cause of an `Invalid` reply, as the field error it was rendered from."""
 
-    def __init__(self, cause: dict[str, Any]) -> None:
+    def __init__(self, cause: dict[str, object]) -> None:
         self.field = str(cause.get("field") or "")
         self.kind = _CAUSE_KINDS.get(str(cause.get("reason")), "Invalid value")
         message = str(cause.get("message") or "")

@@ -98,7 +98,7 @@ class ExecCredentials:
     """The plugin's current credentials: run again once they expire, or after the server
     rejected them (401). One run at a time; requests waiting meanwhile share its result."""
 
-    def __init__(self, config: ExecConfig, cluster: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, config: ExecConfig, cluster: Mapping[str, object] | None = None) -> None:
         self.config = config
         self._cluster = dict(cluster or {})
         self._current: Credentials | None = None
@@ -127,7 +127,7 @@ class ExecCredentials:
     async def _run(self) -> Credentials:
         config = self.config
         interactive = self._interactive()
-        spec: dict[str, Any] = {"interactive": interactive}
+        spec: dict[str, object] = {"interactive": interactive}
         if config.provide_cluster_info:
             spec["cluster"] = self._cluster
         info = {"apiVersion": config.api_version, "kind": "ExecCredential", "spec": spec}
@@ -192,9 +192,9 @@ class ExecCredentials:
         )
 
 
-def cluster_info(server: str, ca_data: bytes | None, insecure: bool, extension: Any) -> dict[str, Any]:
+def cluster_info(server: str, ca_data: bytes | None, insecure: bool, extension: object) -> dict[str, Any]:
     """The `spec.cluster` handed to a plugin that asks for it (`provideClusterInfo`)."""
-    info: dict[str, Any] = {"server": server}
+    info: dict[str, object] = {"server": server}
     if ca_data:
         info["certificate-authority-data"] = base64.b64encode(ca_data).decode()
     if insecure:

@@ -14,7 +14,7 @@ encode = msgspec.json.Encoder().encode
 _DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
 
 
-def decoder(cls: Any) -> msgspec.json.Decoder[Any]:
+def decoder(cls: object) -> msgspec.json.Decoder[Any]:
     """The decoder for `cls` (a struct type or a generic alias of one), made once."""
     found = _DECODERS.get(cls)
     if found is None:

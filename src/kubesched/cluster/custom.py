@@ -110,7 +110,7 @@ _TYPES = {
 }
 
 
-def _type_of(value: Any) -> str:
+def _type_of(value: object) -> str:
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):
@@ -126,7 +126,7 @@ def _type_of(value: Any) -> str:
     return "null"
 
 
-def _invalid(path: str, value: Any, detail: str) -> FieldError:
+def _invalid(path: str, value: object, detail: str) -> FieldError:
     return FieldError(path, value, detail)
 
 

@@ -116,7 +116,7 @@ class EventBroadcaster:
     def recorder(self, *, controller: str, instance: str) -> EventsV1Recorder:
         return EventsV1Recorder(self, self._clock, controller=controller, instance=instance)
 
-    def post(self, event: Any) -> None:
+    def post(self, event: object) -> None:
         """Queue `event`, or count it in the series of one like it."""
         key, now = _key(event), self._clock.now()
         seen = self._cache.get(key)

@@ -192,7 +192,7 @@ def custom_kind(
     categories: tuple[str, ...] = (),
     subresources: tuple[str, ...] = (),
     singular: str = "",
-    columns: tuple[dict[str, Any], ...] = (),
+    columns: tuple[dict[str, object], ...] = (),
 ) -> Kind:
     """The `Kind` of a custom resource class (see `cluster.custom`), as its CRD describes it."""
     return Kind(

@@ -57,7 +57,7 @@ def _swapped(obj: Any, swaps: tuple[tuple[meta_v1.LabelSelector, meta_v1.LabelSe
     return obj
 
 
-def pdb_to_v1(obj: Any) -> Any:
+def pdb_to_v1(obj: object) -> Any:
     return _swapped(_to_v1(encode(obj)), ((_EMPTY, MATCH_NONE_IN_V1), (MATCH_ALL_IN_V1BETA1, _EMPTY)))
 
 

@@ -59,7 +59,7 @@ def _path(location: str) -> str:
     return location.removeprefix("$").removeprefix(".") or "(root)"
 
 
-def _convert(data: Any, kind: type[Model], where: str) -> Any:
+def _convert(data: object, kind: type[Model], where: str) -> Any:
     try:
         return msgspec.convert(data, kind, strict=False)
     except msgspec.ValidationError as e:
@@ -97,12 +97,12 @@ def load_text(text: str, registry: Registry, *, source: str = "config") -> Sched
         raise ConfigError(f"{source}: {e}") from None
 
 
-def default_config(registry: Registry, **fields: Any) -> SchedulerConfig:
+def default_config(registry: Registry, **fields: object) -> SchedulerConfig:
     """The configuration with upstream's defaults, plus top-level `fields` (e.g. `profiles`)."""
     return load_data({"apiVersion": API_VERSION, "kind": KIND, **fields}, registry)
 
 
-def load_data(data: Any, registry: Registry) -> SchedulerConfig:
+def load_data(data: object, registry: Registry) -> SchedulerConfig:
     if not isinstance(data, dict):
         raise ConfigError("a KubeSchedulerConfiguration must be a mapping")
     config: Configuration = _convert(data, Configuration, "")

@@ -83,7 +83,7 @@ async def patch_observed(
     return patched
 
 
-async def write_status(cluster: Cluster, informer: Informer, obj: Any, status: dict[str, Any]) -> None:
+async def write_status(cluster: Cluster, informer: Informer, obj: object, status: dict[str, object]) -> None:
     """Merge `status` into the object's status subresource (an object deleted meanwhile has no
     status left to keep)."""
     await patch_observed(cluster, informer, obj, {"status": status}, subresource="status")

@@ -33,7 +33,7 @@ MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"  # the alphabet of generated names (no vowels, no 0/1/3)
 
 
-def template_hash(template: Any, collision_count: int | None = None) -> str:
+def template_hash(template: object, collision_count: int | None = None) -> str:
     """The pod-template-hash of a template: FNV-1a (32 bits) over its JSON and the collision
     count, its decimal digits spelt in the safe alphabet (upstream hashes Go's printed form of
     the template, so the values differ; the shape and the use are the same)."""
@@ -396,7 +396,7 @@ class DeploymentController:
         else:
             self._queue.add_after(key_of(d), since + deadline - now)
 
-    async def _set_condition(self, d: Any, type_: str, status: str, reason: str, message: str) -> None:
+    async def _set_condition(self, d: object, type_: str, status: str, reason: str, message: str) -> None:
         conditions = _conditions(d)
         _put(conditions, self._ctx.clock.now(), type_, status, reason, message)
         await self._patch_deployment_status(d, {"conditions": conditions})
@@ -413,7 +413,7 @@ def _conditions(d: Any) -> list[dict[str, Any]]:
 
 
 def _put(
-    conditions: list[dict[str, Any]],
+    conditions: list[dict[str, object]],
     now: float,
     type_: str,
     status: str,

@@ -56,7 +56,7 @@ class GarbageCollector:
 
         return on_change
 
-    def _unsettled(self, ref: Any) -> bool:
+    def _unsettled(self, ref: object) -> bool:
         """Whether an owner reference needs a look: its owner not in the caches, or being
         deleted in the foreground."""
         owner = self._owner(ref)
@@ -171,10 +171,10 @@ class GarbageCollector:
         except NotFound:
             return
 
-    async def _patch(self, cls: type[Served], obj: Any, patch: dict[str, Any]) -> None:
+    async def _patch(self, cls: type[Served], obj: object, patch: dict[str, object]) -> None:
         await patch_observed(self._ctx.cluster, self._ctx.informers(cls), obj, patch)
 
-    async def _drop_finalizer(self, cls: type[Served], obj: Any, finalizer: str) -> None:
+    async def _drop_finalizer(self, cls: type[Served], obj: object, finalizer: str) -> None:
         await self._patch(cls, obj, finalizer_removal(obj, finalizer))
 
 

@@ -79,7 +79,7 @@ class JobController:
             self._last_failure[job.metadata.uid] = self._ctx.clock.now()
         active = [p for p in pods if is_active(p)]
         spec = job.spec
-        patch: dict[str, Any] = {"succeeded": succeeded, "failed": failed}
+        patch: dict[str, object] = {"succeeded": succeeded, "failed": failed}
         conditions = [c for c in (status.conditions if status else None) or ()]
         now = self._ctx.clock.now()
         if not _finished(job) and not spec.suspend:
@@ -163,7 +163,7 @@ class JobController:
                 await patch_observed(self._ctx.cluster, self._pods, pod, finalizer_removal(pod, TRACKING_FINALIZER))
 
 
-def _same(current: Any, wanted: Any) -> bool:
+def _same(current: object, wanted: object) -> bool:
     if isinstance(current, datetime):
         return bool(rfc3339(current.timestamp()) == wanted)
     if isinstance(current, list):

@@ -49,7 +49,7 @@ def finalizer_removal(obj: Any, finalizer: str) -> dict[str, Any]:
 
 
 def _ref(ref: meta_v1.OwnerReference) -> dict[str, Any]:
-    out: dict[str, Any] = {"apiVersion": ref.apiVersion, "kind": ref.kind, "name": ref.name, "uid": ref.uid}
+    out: dict[str, object] = {"apiVersion": ref.apiVersion, "kind": ref.kind, "name": ref.name, "uid": ref.uid}
     if ref.controller is not None:
         out["controller"] = ref.controller
     if ref.blockOwnerDeletion is not None:

@@ -25,7 +25,7 @@ def phase(pod: Any) -> str:
     return (pod.status.phase if pod.status else None) or "Pending"
 
 
-def is_terminal(pod: Any) -> bool:
+def is_terminal(pod: object) -> bool:
     return phase(pod) in ("Succeeded", "Failed")
 
 
@@ -38,12 +38,12 @@ def _ready_condition(pod: Any) -> Any | None:
     return next((c for c in (pod.status.conditions if pod.status else None) or () if c.type == "Ready"), None)
 
 
-def is_ready(pod: Any) -> bool:
+def is_ready(pod: object) -> bool:
     condition = _ready_condition(pod)
     return condition is not None and condition.status == "True"
 
 
-def ready_since(pod: Any) -> float | None:
+def ready_since(pod: object) -> float | None:
     condition = _ready_condition(pod)
     if condition is None or condition.status != "True" or condition.lastTransitionTime is None:
         return None
@@ -51,7 +51,7 @@ def ready_since(pod: Any) -> float | None:
     return stamp.timestamp() if isinstance(stamp, datetime) else None
 
 
-def is_available(pod: Any, min_ready_seconds: int | None, now: float) -> bool:
+def is_available(pod: object, min_ready_seconds: int | None, now: float) -> bool:
     """Ready for at least `min_ready_seconds` (upstream's `IsPodAvailable`)."""
     if not is_ready(pod):
         return False

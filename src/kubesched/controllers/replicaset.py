@@ -120,7 +120,7 @@ class ReplicaSetController:
                         claimed.append(adopted)
         return claimed
 
-    async def _patch(self, pod: Any, patch: dict[str, Any]) -> Any | None:
+    async def _patch(self, pod: object, patch: dict[str, object]) -> Any | None:
         return await patch_observed(self._ctx.cluster, self._pods, pod, patch)
 
     async def _manage(self, rs: Any, active: list[Any], pods: list[Any]) -> None:

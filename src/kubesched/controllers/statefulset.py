@@ -49,7 +49,7 @@ class StatefulSetController:
             return
         name = sts.metadata.name
         uid = sts.metadata.uid
-        pods: dict[int, Any] = {}
+        pods: dict[int, object] = {}
         for pod in self._pods.controlled_by(uid):
             ordinal = _ordinal(name, pod)
             if ordinal is not None:

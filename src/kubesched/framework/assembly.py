@@ -84,7 +84,7 @@ _FIELDS = {
 }
 
 
-def build(name: str, args: Any, registry: Registry, handle: FrameworkHandle) -> Plugin:
+def build(name: str, args: object, registry: Registry, handle: FrameworkHandle) -> Plugin:
     """The plugin `name` made by its factory with `args` (its defaults when None), checked to
     conform to what it declares."""
     entry = registry.get(name)

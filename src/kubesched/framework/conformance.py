@@ -49,7 +49,7 @@ def _is_protocol(cls: type[object]) -> bool:
     return bool(getattr(cls, "_is_protocol", False))
 
 
-def _positional(fn: Callable[..., Any], *, bound: bool) -> tuple[int, int, bool]:
+def _positional(fn: Callable[..., object], *, bound: bool) -> tuple[int, int, bool]:
     """(required, maximum, takes *args) positional parameters, `self` excluded."""
     params = list(inspect.signature(fn).parameters.values())
     if not bound and params:
@@ -63,7 +63,7 @@ def _positional(fn: Callable[..., Any], *, bound: bool) -> tuple[int, int, bool]
     return required, len(positional), star
 
 
-def _signature_text(name: str, stub: Callable[..., Any]) -> str:
+def _signature_text(name: str, stub: Callable[..., object]) -> str:
     params = list(inspect.signature(stub).parameters)[1:]
     prefix = "async " if inspect.iscoroutinefunction(stub) else ""
     return f"{prefix}def {name}(self, {', '.join(params)})" if params else f"{prefix}def {name}(self)"

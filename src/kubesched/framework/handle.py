@@ -47,7 +47,7 @@ class EventRecorder(Protocol):
     """Posts events.k8s.io/v1 Events as the profile's scheduler; failing to record is not an error."""
 
     async def record(
-        self, regarding: Any, type_: str, reason: str, action: str, note: str, *, related: Any | None = None
+        self, regarding: object, type_: str, reason: str, action: str, note: str, *, related: object | None = None
     ) -> None: ...
 
 
@@ -161,7 +161,7 @@ class Listers:
         *,
         namespaces: Mapping[str, Mapping[str, str]] | None = None,
         pdbs: Sequence[policy_v1.PodDisruptionBudget] | None = None,
-        pod: Callable[[str, str], Any | None] | None = None,
+        pod: Callable[[str, str], object | None] | None = None,
     ) -> None:
         self._informers = informers
         self._namespaces = namespaces if namespaces is not None else {}
@@ -207,7 +207,7 @@ class _NoMetrics:
 
 class _NoEvents:
     async def record(
-        self, regarding: Any, type_: str, reason: str, action: str, note: str, *, related: Any | None = None
+        self, regarding: object, type_: str, reason: str, action: str, note: str, *, related: object | None = None
     ) -> None:
         return None
 

@@ -28,7 +28,7 @@ TABLE_PREFIX = "num-feasible-nodes-to-find-table"
 
 
 def _status(status: Status | None, stage: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"code": str(status.code if status else Code.SUCCESS)}
+    out: dict[str, object] = {"code": str(status.code if status else Code.SUCCESS)}
     if status is not None and status.reasons:
         out["reasons"] = list(status.reasons)
     if status is not None and status.plugin:
@@ -139,13 +139,13 @@ async def _run(case: Case, clock: VirtualClock, registry: Registry) -> dict[str,
 
 
 def _verdicts(
-    out: dict[str, Any], scheduler: Scheduler, fwk: Framework, pod: PodInfo, nodes: Sequence[NodeInfo]
+    out: dict[str, object], scheduler: Scheduler, fwk: Framework, pod: PodInfo, nodes: Sequence[NodeInfo]
 ) -> list[dict[str, Any]]:
     """Every node's verdict, from a PreFilter of its own (the real attempt follows it); what the
     PreFilter says goes into `out`."""
     probe = CycleState()
     pre_result, pre_status, narrowing = fwk.run_pre_filter(probe, pod, nodes) if nodes else (None, None, [])
-    entries: list[dict[str, Any]] = []
+    entries: list[dict[str, object]] = []
     if nodes:
         out["preFilter"] = _status(pre_status if pre_status is None or pre_status.code != Code.SUCCESS else None)
     rejected = pre_status is not None and pre_status.code != Code.SUCCESS
@@ -223,7 +223,9 @@ def _success(
     out["feasibleNodes"] = result.feasible_nodes
 
 
-def _failure(out: dict[str, Any], message: str, post: str, fit: FitError | None, code: str = "Unschedulable") -> None:
+def _failure(
+    out: dict[str, object], message: str, post: str, fit: FitError | None, code: str = "Unschedulable"
+) -> None:
     out["schedulable"] = False
     out["failureCode"] = code
     out["message"] = message
@@ -309,5 +311,5 @@ def load_pending(path: Path) -> dict[str, str]:
     return pending
 
 
-def encode(data: Any) -> bytes:
+def encode(data: object) -> bytes:
     return msgspec.json.format(msgspec.json.encode(data), indent=2)

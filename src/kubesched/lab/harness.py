@@ -57,7 +57,7 @@ class LabCluster:
     seed: int = 1
     others: list[Scheduler] = field(default_factory=list)  # schedulers of their own, run alongside
 
-    def second_scheduler(self, *, identity: str, **config: Any) -> Scheduler:
+    def second_scheduler(self, *, identity: str, **config: object) -> Scheduler:
         """Another scheduler over the same cluster — a process of its own in a real one — with the
         same registry and `config`'s top-level fields; `run` runs it too."""
         built = default_config(self.registry, **config)

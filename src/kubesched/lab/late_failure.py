@@ -54,9 +54,9 @@ class Cost:
     message: str = ""
 
 
-def _counting(fn: Callable[..., Any], counter: list[int]) -> Callable[..., Any]:
-    def counted(*args: Any) -> Any:
-        def profile(frame: FrameType, event: str, arg: Any) -> None:
+def _counting(fn: Callable[..., object], counter: list[int]) -> Callable[..., Any]:
+    def counted(*args: object) -> Any:
+        def profile(frame: FrameType, event: str, arg: object) -> None:
             if event == "call":
                 counter[0] += 1
 
@@ -70,8 +70,8 @@ def _counting(fn: Callable[..., Any], counter: list[int]) -> Callable[..., Any]:
     return counted
 
 
-def _noting(fn: Callable[..., Any], name: str, writes: list[str]) -> Callable[..., Any]:
-    def noted(*args: Any) -> Any:
+def _noting(fn: Callable[..., object], name: str, writes: list[str]) -> Callable[..., Any]:
+    def noted(*args: object) -> Any:
         writes.append(name)
         return fn(*args)
 

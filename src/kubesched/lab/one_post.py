@@ -55,7 +55,7 @@ async def _perform(cluster: KubeCluster, *, node: str | None, running_within: fl
     name = f"one-post-{uuid.uuid4().hex[:6]}"
     await cluster.create(make_pod(name, {"cpu": "10m"}, schedulerName=NOBODY))
     path = f"/api/v1/namespaces/default/pods/{name}/binding"
-    seen: dict[str, Any] = {"pod": name, "path": path}
+    seen: dict[str, object] = {"pod": name, "path": path}
     try:
         seen["first"] = await _post(cluster, path, _binding(name, first))
         seen["second"] = await _post(cluster, path, _binding(name, second))

@@ -55,7 +55,7 @@ def owned_profile(mode: str) -> dict[str, Any]:
 
 
 def _nodes() -> list[Any]:
-    nodes: list[Any] = []
+    nodes: list[object] = []
     for size, cpu in SIZES.items():
         template = NodeTemplate(capacity={"cpu": cpu, "memory": f"{4 * int(cpu)}Gi", "pods": "110"}, zones=())
         nodes += [template.make(f"{size}-{i}", len(nodes)) for i in range(2)]

@@ -174,7 +174,9 @@ UNRESERVES: dict[str, Line] = {
 
 
 def read_from_source(
-    failures: Sequence[Failure], unreserves: Mapping[str, Line] = UNRESERVES, digests: Mapping[str, Any] | None = None
+    failures: Sequence[Failure],
+    unreserves: Mapping[str, Line] = UNRESERVES,
+    digests: Mapping[str, object] | None = None,
 ) -> tuple[dict[tuple[str, str], tuple[str, bool]], list[str]]:
     """The table as the lines say it — (point, code) -> (where the pod goes, whether Unreserve
     runs) — and the lines it rests on that are not in v1.36.2's source where said (checked against
@@ -220,7 +222,9 @@ class Failing:
 class FailingPreFilter(Failing, PreFilterPlugin):
     name: ClassVar[str] = "FailingPreFilter"
 
-    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: object
+    ) -> tuple[PreFilterResult | None, Status | None]:
         return None, self.status()
 
 
@@ -234,7 +238,7 @@ class FailingFilter(Failing, FilterPlugin):
 class FailingPreScore(Failing, PreScorePlugin):
     name: ClassVar[str] = "FailingPreScore"
 
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Any) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: object) -> Status | None:
         return self.status()
 
 

@@ -183,7 +183,7 @@ class BrokenBind(PreBindPlugin):
 
     name: ClassVar[str] = "BrokenBind"
 
-    def __init__(self, args: Any, handle: Handle) -> None:
+    def __init__(self, args: object, handle: Handle) -> None:
         pass
 
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

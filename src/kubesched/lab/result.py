@@ -10,7 +10,7 @@ from typing import Any
 from kubesched.trace.narrate import Step
 
 
-def site_of(fn: Callable[..., Any]) -> str:
+def site_of(fn: Callable[..., object]) -> str:
     """kubesched's `module:line` of a function, as the trace cites its own code."""
     return f"{fn.__module__}:{fn.__code__.co_firstlineno}"
 

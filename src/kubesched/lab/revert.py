@@ -261,7 +261,7 @@ async def _perform_live(cluster: KubeCluster, tag: str, *, revert_to: str, wait:
         await _until(f"the scheduler neither bound nor refused {tag}-{LATE}", wait, lambda: lab.decided(LATE))
         before = await lab.pods()
         alive = [p for n, p in before.items() if n in RUNNING and _phase(p) == "Running"]
-        seen: dict[str, Any] = {
+        seen: dict[str, object] = {
             "revertedAt": reverted_at,
             "phases": {n: _phase(before[n]) for n in RUNNING},
             "requested": sum(pod_requests(p).get("memory", 0) for p in alive),

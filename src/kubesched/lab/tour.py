@@ -49,7 +49,7 @@ class RefusesOnce(PreBindPlugin):
 
     name: ClassVar[str] = "RefusesOnce"
 
-    def __init__(self, args: Any, handle: Handle) -> None:
+    def __init__(self, args: object, handle: Handle) -> None:
         self.refused: set[str] = set()
 
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
@@ -67,7 +67,7 @@ def _cluster(seed: int, nodes: int, strategy: str, *, refuse_once: bool = False)
     made = [(tainted if i == 0 else NODE).make(f"node-{i}", i) for i in range(nodes)]
     busy = [make_pod("busy", {"cpu": "2", "memory": "8Gi"}, nodeName="node-1")] if nodes > 1 else []
     fit_args = {"scoringStrategy": {"type": strategy, "resources": [{"name": "cpu", "weight": 1}]}}
-    profile: dict[str, Any] = {
+    profile: dict[str, object] = {
         "schedulerName": "default-scheduler",
         "pluginConfig": [{"name": "NodeResourcesFit", "args": fit_args}],
     }

@@ -343,7 +343,7 @@ def _result(ran: int, seen: dict[str, Any], output: str, *, replicas: int, drop:
     return LabResult(ID, TITLE, steps, check)
 
 
-async def _restore(kubeconfig: str, docs: list[dict[str, Any]]) -> None:
+async def _restore(kubeconfig: str, docs: list[dict[str, object]]) -> None:
     admin = connect(kubeconfig)
     try:
         await _apply(admin, docs)

@@ -73,7 +73,7 @@ from kubesched.framework.registry import PluginSpec
 from kubesched.framework.status import SKIP, Code, Status, StatusError
 from kubesched.framework.waiting import WaitingPod
 
-PLUGIN_API = "1.1"  # the version of this surface (all tiers); docs/plugins.md says what a change of it means
+PLUGIN_API = "1.2"  # the version of this surface (all tiers); docs/plugins.md says what a change of it means
 
 __all__ = [
     "ASSIGNED_POD",

@@ -71,7 +71,7 @@ class FrozenClock:
         raise NotImplementedError("FrozenClock runs nothing")
 
 
-def snapshot_of(nodes: Iterable[Any], pods: Iterable[Any] = ()) -> Snapshot:
+def snapshot_of(nodes: Iterable[object], pods: Iterable[object] = ()) -> Snapshot:
     """A snapshot (with its NodeTable) of Node objects and the pods bound to them."""
     cache = Cache()
     for node in nodes:

@@ -34,7 +34,7 @@ holds the scheduler until the victims are removed; the nomination is recorded be
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import msgspec
 from lightkube.models import core_v1 as m
@@ -206,7 +206,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), hint=self._after_victim_deletion)]
 
-    def _after_victim_deletion(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
+    def _after_victim_deletion(self, pod: m.Pod, old: object, new: object) -> QueueingHint:
         """A pod held by this plugin's gate goes back once its preemption is over (its last victim
         gone or going); while victims remain, deletions leave it where it is."""
         return QueueingHint.QUEUE_SKIP if self.evaluator.is_preempting(meta_of(pod).uid or "") else QueueingHint.QUEUE

@@ -340,7 +340,7 @@ class NodeAffinity(PreFilterPlugin, FilterBatchPlugin, PreScorePlugin, ScoreBatc
             msgspec.json.encode(required) if required is not None else None,
         )
 
-    def _constraints(self, pod: Any) -> _HintConstraints:
+    def _constraints(self, pod: object) -> _HintConstraints:
         key = self.hint_key(pod)
         found = self._hint_constraints.get(key)
         if found is None:

@@ -85,7 +85,7 @@ class NodePorts(PreFilterPlugin, FilterBatchPlugin, HintKeys):
             ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)),
         ]
 
-    def hint_key(self, pod: Any) -> Hashable:
+    def hint_key(self, pod: object) -> Hashable:
         """The pod's host ports: all the hint reads of the pod."""
         return frozenset(host_ports(pod))
 

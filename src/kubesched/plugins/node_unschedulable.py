@@ -68,11 +68,11 @@ class NodeUnschedulable(FilterBatchPlugin, HintKeys):
             ),
         ]
 
-    def hint_key(self, pod: Any) -> Hashable:
+    def hint_key(self, pod: object) -> Hashable:
         """The hints do not read the queued pod (beyond its identity, for its own updates)."""
         return ""
 
-    def _is_schedulable_after_node_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: m.Pod, old: object, new: object) -> QueueingHint:
         """Queue for a node added uncordoned, or a node uncordoned."""
         if not _cordoned(new) and (old is None or _cordoned(old)):
             return QueueingHint.QUEUE

@@ -396,7 +396,7 @@ class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, Score
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE if _scale_down_may_help(pod, old, new) else QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_node_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: m.Pod, old: object, new: object) -> QueueingHint:
         """Queue when the pod fits the node on its own (ignored resources not applied, as upstream)
         and the node is new or grew in the pod count or a resource the pod requests."""
         if new is None:
@@ -420,7 +420,7 @@ class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, Score
             cached = self._hint_pods[id(pod)] = (pod, Resource.from_amounts(pod_requests(pod)))
         return cached[1]
 
-    def _hint_node(self, node: Any) -> NodeInfo:
+    def _hint_node(self, node: object) -> NodeInfo:
         """The NodeInfo of an event's node, parsed once per event rather than once per pod asked."""
         cached = self._hint_nodes.get(id(node))
         if cached is None or cached[0] is not node:

@@ -37,7 +37,7 @@ class SchedulingGates(PreEnqueuePlugin, HintKeys):
             )
         ]
 
-    def hint_key(self, pod: Any) -> Hashable:
+    def hint_key(self, pod: object) -> Hashable:
         """The hint does not read the queued pod (beyond its identity, for its own updates)."""
         return ""
 

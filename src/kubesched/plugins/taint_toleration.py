@@ -65,7 +65,7 @@ def _taints(node: Any) -> list[core_v1.Taint]:
     return list((node.spec.taints if node.spec is not None else None) or ())
 
 
-def has_untolerated_hard_taint(node: Any, tolerations: Sequence[core_v1.Toleration] | None) -> bool:
+def has_untolerated_hard_taint(node: object, tolerations: Sequence[core_v1.Toleration] | None) -> bool:
     """Whether the node has a NoSchedule/NoExecute taint none of `tolerations` tolerates (Filter's check)."""
     return find_untolerated_taint(_taints(node), tolerations, effects=_FILTER_EFFECTS) is not None
 
@@ -146,7 +146,7 @@ class TaintToleration(FailureSignatures, PreScorePlugin, ScoreBatchPlugin, Norma
         """The hints read the pod's tolerations (and, for its own updates, its identity)."""
         return msgspec.json.encode(pod.spec.tolerations or [])
 
-    def _is_schedulable_after_node_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: m.Pod, old: object, new: object) -> QueueingHint:
         """Queue when the pod tolerates every hard taint of the node now but did not before (or the
         node is new)."""
         tolerations = pod.spec.tolerations if pod.spec else None

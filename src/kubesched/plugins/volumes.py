@@ -156,19 +156,19 @@ class VolumeBinding(SkippingFilter, PreScorePlugin, ScoreBatchPlugin, ReservePlu
         )
 
 
-def new_volume_restrictions(args: Any, handle: Handle) -> VolumeRestrictions:
+def new_volume_restrictions(args: object, handle: Handle) -> VolumeRestrictions:
     return VolumeRestrictions()
 
 
-def new_node_volume_limits(args: Any, handle: Handle) -> NodeVolumeLimits:
+def new_node_volume_limits(args: object, handle: Handle) -> NodeVolumeLimits:
     return NodeVolumeLimits()
 
 
-def new_volume_binding(args: Any, handle: Handle) -> VolumeBinding:
+def new_volume_binding(args: object, handle: Handle) -> VolumeBinding:
     return VolumeBinding(decode_args(args, VolumeBindingArgs))
 
 
-def new_volume_zone(args: Any, handle: Handle) -> VolumeZone:
+def new_volume_zone(args: object, handle: Handle) -> VolumeZone:
     return VolumeZone()
 
 

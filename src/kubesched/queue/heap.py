@@ -15,7 +15,7 @@ class PodHeap:
     then first pushed first. Entries are lists compared element by element; a removed entry
     keeps its place with its pod cleared."""
 
-    def __init__(self, primary: Callable[[QueuedPodInfo], Any], order: Callable[[QueuedPodInfo], Any]) -> None:
+    def __init__(self, primary: Callable[[QueuedPodInfo], object], order: Callable[[QueuedPodInfo], object]) -> None:
         self._primary = primary
         self._order = order
         self._heap: list[list[Any]] = []

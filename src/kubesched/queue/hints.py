@@ -54,7 +54,7 @@ class QueueProfile:
         return any(r.event.matches(event) for r in self.events.get(plugin, ()))
 
 
-def _ask(registration: ClusterEventWithHint, pod: Any, old: Any, new: Any) -> QueueingHint:
+def _ask(registration: ClusterEventWithHint, pod: object, old: object, new: object) -> QueueingHint:
     if registration.hint is None:
         return QueueingHint.QUEUE
     try:
@@ -63,7 +63,7 @@ def _ask(registration: ClusterEventWithHint, pod: Any, old: Any, new: Any) -> Qu
         return QueueingHint.QUEUE
 
 
-def decide(profile: QueueProfile, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Decision:
+def decide(profile: QueueProfile, qpi: QueuedPodInfo, event: ClusterEvent, old: object, new: object) -> Decision:
     """The decision for one pod and one event: no rejector plugins → after backoff; a wildcard
     event → after backoff (unless it targets another pod); otherwise the hints of the rejector
     plugins' matching registrations: Queue from a Pending plugin → immediately, Queue from

@@ -40,7 +40,7 @@ class InFlight:
     def __len__(self) -> int:
         return len(self._pods)
 
-    def record(self, event: ClusterEvent, old: Any, new: Any) -> None:
+    def record(self, event: ClusterEvent, old: object, new: object) -> None:
         """Keep an event for the pods in flight now (nothing is kept when none is)."""
         if self._pods:
             self._events.append(Recorded(next(self._seq), event, old, new))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from kubesched.framework.events import FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT
 from kubesched.queue.scheduling_queue import (
@@ -119,7 +118,7 @@ def trigger_of(event: str) -> str:
     return "clusterEvent"
 
 
-def transition_of(kind: str, details: Mapping[str, Any]) -> tuple[str, str, str] | None:
+def transition_of(kind: str, details: Mapping[str, object]) -> tuple[str, str, str] | None:
     """The (from, to, trigger) of a `queue.move` or `queue.pop` trace record; None for others."""
     if kind == "queue.pop":
         return (str(details.get("from", ACTIVE)), IN_FLIGHT, "pop")

@@ -79,7 +79,7 @@ class SchedulingQueue:
         *,
         clock: Clock,
         less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
-        sort_key: Callable[[QueuedPodInfo], Any] | None = None,
+        sort_key: Callable[[QueuedPodInfo], object] | None = None,
         profiles: dict[str, QueueProfile],
         initial_backoff: float = DEFAULT_INITIAL_BACKOFF,
         max_backoff: float = DEFAULT_MAX_BACKOFF,
@@ -256,7 +256,7 @@ class SchedulingQueue:
 
     # -- adding -----------------------------------------------------------------------------------
 
-    def add(self, pod: Any) -> None:
+    def add(self, pod: object) -> None:
         """A new unscheduled pod from the informer."""
         qpi = QueuedPodInfo(PodInfo(pod), timestamp=self.clock.now())
         if self._to_active(qpi, event=POD_ADD, source=""):
@@ -310,8 +310,8 @@ class SchedulingQueue:
     def move_all_to_active_or_backoff(
         self,
         event: ClusterEvent,
-        old: Any = None,
-        new: Any = None,
+        old: object = None,
+        new: object = None,
         *,
         pre_check: Callable[[QueuedPodInfo], bool] | None = None,
     ) -> None:
@@ -342,7 +342,7 @@ class SchedulingQueue:
 
     @staticmethod
     def _group_decision(
-        profile: QueueProfile, members: dict[str, QueuedPodInfo], event: ClusterEvent, old: Any, new: Any
+        profile: QueueProfile, members: dict[str, QueuedPodInfo], event: ClusterEvent, old: object, new: object
     ) -> Decision | None:
         """The decision shared by a group of pods with equal hint keys; None when its pods are
         judged one by one (a lone pod, or an event about one of the group's pods)."""
@@ -514,6 +514,6 @@ def _stripped(pod: Any) -> Any:
     return msgspec.structs.replace(pod, metadata=meta, status=None)
 
 
-def _spec_or_meta_changed(old: Any, new: Any) -> bool:
+def _spec_or_meta_changed(old: object, new: object) -> bool:
     """Whether anything but the status and bookkeeping fields differs."""
     return bool(_stripped(old) != _stripped(new))

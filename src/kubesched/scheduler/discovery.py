@@ -30,7 +30,7 @@ class PluginLoadError(ValueError):
     """A plugin that cannot be loaded; the message names where it was to come from."""
 
 
-def _as_spec(obj: Any, where: str) -> PluginSpec:
+def _as_spec(obj: object, where: str) -> PluginSpec:
     if isinstance(obj, PluginSpec):
         return obj
     if callable(obj):
@@ -48,7 +48,7 @@ def load_object(value: str, where: str) -> Any:
     except Exception as e:
         raise PluginLoadError(f"{where}: cannot import {module_name}: {type(e).__name__}: {e}") from None
     try:
-        obj: Any = module
+        obj: object = module
         for part in attr.split("."):
             obj = getattr(obj, part)
     except AttributeError:
@@ -116,7 +116,7 @@ def from_module(value: str) -> Registry:
     finally:
         if added:
             sys.path.remove(cwd)
-    items: Iterable[Any] = obj if isinstance(obj, list | tuple) else (obj,)
+    items: Iterable[object] = obj if isinstance(obj, list | tuple) else (obj,)
     registry = Registry()
     for item in items:
         spec = _as_spec(item, where)

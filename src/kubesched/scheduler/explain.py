@@ -72,7 +72,7 @@ def explanation(
 ) -> dict[str, Any]:
     """Every kept attempt of `pod`, the last one explained."""
     attempts = [r.to_json() for r in records]
-    out: dict[str, Any] = {"pod": pod, "attempts": attempts}
+    out: dict[str, object] = {"pod": pod, "attempts": attempts}
     if not attempts:
         return out
     last = attempts[-1]

@@ -137,7 +137,7 @@ class Failures:
                 patch_type="strategic",
             )
 
-    async def event(self, fwk: Framework, pod: Any, type_: str, reason: str, action: str, note: str) -> None:
+    async def event(self, fwk: Framework, pod: object, type_: str, reason: str, action: str, note: str) -> None:
         """Record an event about `pod` (the API object) as the profile's scheduler."""
         with contextlib.suppress(NotFound):
             await self.recorders[fwk.profile_name].record(pod, type_, reason, action, note)

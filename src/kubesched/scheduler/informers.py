@@ -77,7 +77,7 @@ class Informers:
         # cache and queue heard of it: a view of the whole cluster (`kubesched.ui`) listens here.
         self.observers: list[Callable[[Any, bool], None]] = []
 
-    def _observe(self, obj: Any, deleted: bool) -> None:
+    def _observe(self, obj: object, deleted: bool) -> None:
         for observer in self.observers:
             observer(obj, deleted)
 
@@ -209,7 +209,7 @@ class Informers:
             self._on_node(node, self._nodes.get(name_of(node)))
         self._observe(node, event.type == DELETED)
 
-    def _on_node_delete(self, node: Any) -> None:
+    def _on_node_delete(self, node: object) -> None:
         """A node gone: the pods whose plugins registered Node/Delete may now fit (a lower skew,
         say), so the queue hears of it before the cache forgets the node, as upstream's
         `deleteNodeFromCache` does."""
@@ -278,7 +278,7 @@ class Informers:
                 # (upstream's hasNominatedNodeNameChanged): as if an assigned pod had gone.
                 self._free_nominated_room(old)
 
-    def _free_nominated_room(self, pod: Any) -> None:
+    def _free_nominated_room(self, pod: object) -> None:
         """Requeue the waiting pods of lower or equal priority than `pod`, whose nomination is gone."""
         priority = PodInfo(pod).priority
         self.queue.move_all_to_active_or_backoff(

@@ -35,7 +35,7 @@ def verdict(status: Status | None) -> dict[str, Any]:
     """A status as the records render it: code, plugin, reasons."""
     if status is None:
         return {"code": "Success"}
-    out: dict[str, Any] = {"code": str(status.code), "reasons": list(status.reasons)}
+    out: dict[str, object] = {"code": str(status.code), "reasons": list(status.reasons)}
     if status.plugin:
         out["plugin"] = status.plugin
     return out
@@ -155,7 +155,7 @@ class AttemptRecord:
         for node, index in zip(self.failed, self.failed_status.tolist(), strict=True):
             status = statuses[index]
             groups.setdefault((status.plugin, tuple(status.reasons)), []).append(node)
-        out: list[dict[str, Any]] = [
+        out: list[dict[str, object]] = [
             {"plugin": p, "reasons": list(r), "nodes": sorted(n)} for (p, r), n in groups.items()
         ]
         absent = self.all_nodes - self.candidates
@@ -164,7 +164,7 @@ class AttemptRecord:
         return sorted(out, key=lambda g: -(g.get("count") or len(g["nodes"])))
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "pod": self.pod,
             "attempt": self.attempt,
             "time": self.time,

@@ -192,7 +192,7 @@ class Scheduler:
         info = self.cache.pod_by_key(f"{namespace}/{name}")
         return info.pod if info is not None else None
 
-    def _requeue(self, event: ClusterEvent, old: Any, new: Any) -> None:
+    def _requeue(self, event: ClusterEvent, old: object, new: object) -> None:
         self.queue.move_all_to_active_or_backoff(event, old, new)
 
     def _activate(self, pods: Sequence[PodInfo]) -> None:

@@ -70,7 +70,7 @@ class KindInformer:
     def add_handler(self, handler: InformerHandler) -> None:
         self.handlers.append(handler)
 
-    def changed(self, old: Any | None, new: Any | None) -> None:
+    def changed(self, old: object | None, new: object | None) -> None:
         for handler in self.handlers:
             handler(old, new)
 
@@ -129,7 +129,7 @@ class SharedInformers:
                 self._apply(informer, old, obj)
         return listed.resource_version
 
-    def _on_event(self, informer: KindInformer, event: WatchEvent[Any]) -> None:
+    def _on_event(self, informer: KindInformer, event: WatchEvent[object]) -> None:
         key = _key(event.object)
         old = informer.objects.get(key)
         if event.type == DELETED:
@@ -158,7 +158,7 @@ class SharedInformers:
         informer.objects[key] = obj
         informer.changed(old, obj)
 
-    def _apply(self, informer: KindInformer, old: Any | None, new: Any | None) -> None:
+    def _apply(self, informer: KindInformer, old: object | None, new: object | None) -> None:
         informer.changed(old, new)
         action = ActionType.ADD if old is None else ActionType.DELETE if new is None else ActionType.UPDATE
         self._requeue(ClusterEvent(informer.resource, action), old, new)

@@ -25,7 +25,7 @@ class AdmissionPlugin(Protocol):
     name: ClassVar[str]
     kinds: ClassVar[frozenset[type[Served]] | None]  # the kinds it sees (None: every kind)
 
-    def admit(self, kind: Kind, obj: Any, tables: Tables) -> None:
+    def admit(self, kind: Kind, obj: object, tables: Tables) -> None:
         """Change the new object (the store's own copy, its name and namespace set) or refuse it
         by raising."""
 
@@ -116,7 +116,7 @@ class AdmissionChain:
         self._plugins = [p() for p in PLUGINS if p.name not in disabled]
         self._by_kind: dict[type[Served], list[AdmissionPlugin]] = {}
 
-    def admit(self, kind: Kind, obj: Any, tables: Tables) -> None:
+    def admit(self, kind: Kind, obj: object, tables: Tables) -> None:
         plugins = self._by_kind.get(kind.cls)
         if plugins is None:
             plugins = self._by_kind[kind.cls] = [p for p in self._plugins if p.kinds is None or kind.cls in p.kinds]

@@ -95,5 +95,5 @@ class MemoryCluster:
             propagation_policy=propagation_policy,
         )
 
-    async def bind(self, binding: Any, *, namespace: str | None = None) -> None:
+    async def bind(self, binding: object, *, namespace: str | None = None) -> None:
         self.store.post(core_v1.Pod, "binding", binding, namespace=namespace)

@@ -24,7 +24,7 @@ class EncodedTable(MutableMapping[tuple[str, str], Any]):
     def __getitem__(self, key: tuple[str, str]) -> Any:
         return self._decode(self._rows[key])
 
-    def __setitem__(self, key: tuple[str, str], obj: Any) -> None:
+    def __setitem__(self, key: tuple[str, str], obj: object) -> None:
         self._rows[key] = _encode(obj)
 
     def __delitem__(self, key: tuple[str, str]) -> None:

@@ -41,9 +41,9 @@ def _custom_types() -> typed.Types:
     )
 
 
-def plain(obj: Any) -> dict[str, Any]:
+def plain(obj: object) -> dict[str, Any]:
     """An object as JSON data, without its managedFields."""
-    data: dict[str, Any] = msgspec.to_builtins(obj)
+    data: dict[str, object] = msgspec.to_builtins(obj)
     meta = data.get("metadata")
     if isinstance(meta, dict) and "managedFields" in meta:
         data["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
@@ -54,7 +54,7 @@ class Ownership:
     """Field ownership for one store. `custom_schemas` is the store's own table of custom kinds'
     openAPIV3Schemas (read at each use, so a kind served later is known)."""
 
-    def __init__(self, custom_schemas: Mapping[type[Served], dict[str, Any]]) -> None:
+    def __init__(self, custom_schemas: Mapping[type[Served], dict[str, object]]) -> None:
         self._custom_schemas = custom_schemas
         self._roots: dict[int, tuple[dict[str, Any], typed.Type]] = {}
         self._names: dict[type[Served], str] = {}  # built-in kinds' definition names

@@ -30,10 +30,10 @@ def decode_continue(token: str) -> tuple[int, tuple[str, str]]:
 
 
 def page(
-    table: Mapping[Key, Any],
+    table: Mapping[Key, object],
     *,
     matches: Callable[[Any], bool],
-    convert: Callable[[Any], Any] | None,
+    convert: Callable[[Any], object] | None,
     rv: int,
     limit: int,
     continue_token: str | None,
@@ -45,7 +45,7 @@ def page(
     if continue_token:
         rv, after = decode_continue(continue_token)
         keys = keys[bisect.bisect_right(keys, after) :]
-    items: list[Any] = []
+    items: list[object] = []
     for i, k in enumerate(keys):
         obj = convert(table[k]) if convert else table[k]
         if not matches(obj):

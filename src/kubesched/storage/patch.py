@@ -24,7 +24,7 @@ class PatchError(ValueError):
     """The patch is malformed or does not apply to the object."""
 
 
-def apply_patch(kind: str, target: Any, patch: Any, patch_type: str) -> Any:
+def apply_patch(kind: str, target: object, patch: object, patch_type: str) -> Any:
     """Apply a patch of `patch_type` to `target` (a JSON value of an object of `kind`)."""
     if patch_type == MERGE:
         if not isinstance(patch, Mapping):
@@ -39,7 +39,7 @@ def apply_patch(kind: str, target: Any, patch: Any, patch_type: str) -> Any:
     raise PatchError(f"unsupported patch type {patch_type!r}")
 
 
-def merge_patch(target: Any, patch: Any) -> Any:
+def merge_patch(target: object, patch: object) -> Any:
     """Apply `patch` to `target`: objects merge key by key, null deletes, anything else replaces."""
     if not isinstance(patch, Mapping):
         return patch
@@ -63,7 +63,7 @@ def _pointer(path: str) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
-def _index(container: list[Any], token: str, *, insert: bool) -> int:
+def _index(container: list[object], token: str, *, insert: bool) -> int:
     if insert and token == "-":
         return len(container)
     if not token.isdigit():
@@ -112,7 +112,7 @@ def _remove(doc: Any, tokens: list[str]) -> Any:
     raise PatchError(f"path not found: /{'/'.join(tokens)}")
 
 
-def _add(doc: Any, tokens: list[str], value: Any) -> Any:
+def _add(doc: object, tokens: list[str], value: object) -> Any:
     if not tokens:
         return value
     parent = _parent(doc, tokens)
@@ -126,7 +126,7 @@ def _add(doc: Any, tokens: list[str], value: Any) -> Any:
     return doc
 
 
-def json_patch(target: Any, operations: Any) -> Any:
+def json_patch(target: object, operations: object) -> Any:
     """Apply RFC 6902 operations (add, remove, replace, move, copy, test) to a copy of `target`."""
     if not isinstance(operations, Sequence) or isinstance(operations, str | bytes):
         raise PatchError("a JSON patch must be a JSON array of operations")
@@ -228,7 +228,7 @@ def strategic_merge(target: Any, patch: Mapping[str, Any], *, kind: str, path: s
     return result
 
 
-def _merge_list(current: Any, patch: list[Any], key: str | None, *, kind: str, path: str) -> list[Any]:
+def _merge_list(current: object, patch: list[object], key: str | None, *, kind: str, path: str) -> list[Any]:
     if key is None or not isinstance(current, list):
         return [v for v in patch if not (isinstance(v, Mapping) and v.get("$patch") == "delete")]
     if key == "":

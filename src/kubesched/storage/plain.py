@@ -13,7 +13,7 @@ from kubesched.cluster.kinds import Kind
 from kubesched.storage.typecheck import type_error
 
 
-def from_plain(cls: type[Served], data: Any, what: str) -> Any:
+def from_plain(cls: type[Served], data: object, what: str) -> Any:
     """Plain data as an object of `cls`, or BadRequest saying `what` failed and why."""
     if (problem := type_error(data, cls)) is not None:
         raise BadRequest(f"{what}: {problem}")
@@ -23,7 +23,7 @@ def from_plain(cls: type[Served], data: Any, what: str) -> Any:
         raise BadRequest(f"{what}: {e}") from None
 
 
-def check_apply_config(kind: Kind, name: str, config: Any) -> None:
+def check_apply_config(kind: Kind, name: str, config: object) -> None:
     """What kube-apiserver refuses in an apply configuration before merging it."""
     if not isinstance(config, dict):
         raise BadRequest("error decoding YAML: the apply configuration must be an object")

@@ -41,7 +41,7 @@ class PodSpecCache:
         self._entries: dict[bytes, PreparedSpec] = {}
         self._handed_out: dict[int, tuple[Any, PreparedSpec]] = {}  # id of a spec an entry holds -> both
 
-    def prepare(self, spec: Any) -> PreparedSpec:
+    def prepare(self, spec: object) -> PreparedSpec:
         """The defaulted form of `spec` with its validation errors (the input is not changed)."""
         found = self._handed_out.get(id(spec))
         if found is not None and found[0] is spec:

@@ -67,7 +67,7 @@ def patch_scale(
     cls: type[Served],
     name: str,
     namespace: str | None,
-    patch: Any,
+    patch: object,
     patch_type: str,
     *,
     field_manager: str,

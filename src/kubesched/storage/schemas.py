@@ -288,13 +288,13 @@ class _Builder:
         name = definition_name(model)
         short = short_name(name)
         description, field_docs = _description(model.__doc__)
-        annotations: dict[str, Any] = {}
+        annotations: dict[str, object] = {}
         for base in reversed(model.__mro__):
             annotations.update(getattr(base, "__annotations__", {}))
         module = sys.modules[model.__module__]
         fields: tuple[str, ...] = model.__struct_fields__
         encoded: tuple[str, ...] = model.__struct_encode_fields__
-        defaults: tuple[Any, ...] = model.__struct_defaults__
+        defaults: tuple[object, ...] = model.__struct_defaults__
         first_default = len(fields) - len(defaults)
         properties: dict[str, Json] = {}
         required: list[str] = []
@@ -333,7 +333,7 @@ class _Builder:
             out[MAP_TYPE] = "atomic"
         return out
 
-    def _type(self, annotation: str, module: Any, where: str) -> Json:
+    def _type(self, annotation: str, module: object, where: str) -> Json:
         generic = _split_generic(annotation)
         if generic:
             head, inner = generic

@@ -393,7 +393,7 @@ class MemoryStore:
             return cast(R, self.create(new, namespace=namespace)), True
         return cast(R, self.update(new, subresource=subresource)), False
 
-    def _own(self, kind: Kind, current: Any | None, new: Any, field_manager: str | None, sub: str | None) -> None:
+    def _own(self, kind: Kind, current: object | None, new: object, field_manager: str | None, sub: str | None) -> None:
         self._ownership.written(kind, current, new, manager=field_manager, subresource=sub, now=self.stamp())
 
     def delete(
@@ -447,7 +447,7 @@ class MemoryStore:
             found = self._subresources[kind] = self._strategy(kind).subresources(kind)
         return found
 
-    def post(self, cls: type[Served], subresource: str, body: Any, *, namespace: str | None = None) -> Any:
+    def post(self, cls: type[Served], subresource: str, body: object, *, namespace: str | None = None) -> Any:
         """Post `body` to a subresource that acts (`pods/binding`, `pods/eviction`)."""
         kind = self.kind_of(cls)
         action = lookup(self, kind, subresource)
@@ -581,7 +581,7 @@ class MemoryStore:
 
     @classmethod
     def refuse_invalid(
-        cls, kind: Kind, obj: Any, errors: Sequence[FieldError], *, kind_name: str | None = None
+        cls, kind: Kind, obj: object, errors: Sequence[FieldError], *, kind_name: str | None = None
     ) -> None:
         if errors:
             raise cls._invalid(kind, obj, errors, kind_name=kind_name)

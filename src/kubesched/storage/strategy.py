@@ -86,15 +86,15 @@ class Strategy:
         parts = (STATUS,) if kind.has_status else ()
         return {s.name: s for s in (*parts, *self.served)}
 
-    def copy_for_create(self, obj: Any) -> Any:
+    def copy_for_create(self, obj: object) -> Any:
         """The store's own copy of an object handed to create (the caller's is never kept)."""
         return copy_object(obj)
 
-    def default(self, obj: Any) -> None:
+    def default(self, obj: object) -> None:
         """Fill the defaults of an object being written (the store's own copy), on create and on
         every update, as kube-apiserver defaults every object it decodes."""
 
-    def prepare_for_create(self, obj: Any, now: datetime) -> None:
+    def prepare_for_create(self, obj: object, now: datetime) -> None:
         """Fill the generated fields of a new object (its metadata complete), after `default`."""
 
     def validate(self, obj: Any) -> list[FieldError]:
@@ -105,29 +105,29 @@ class Strategy:
         """What is wrong with `new` replacing `current`."""
         return self.validate(new)
 
-    def created(self, obj: Any) -> None:
+    def created(self, obj: object) -> None:
         """Called once a new object is stored."""
 
-    def removed(self, obj: Any) -> None:
+    def removed(self, obj: object) -> None:
         """Called once an object is gone from the store."""
 
-    def trace(self, tracer: Tracer, type_: str, obj: Any, old: Any | None, *, rv: int) -> None:
+    def trace(self, tracer: Tracer, type_: str, obj: object, old: object | None, *, rv: int) -> None:
         """Emit what a change of an object of this kind means to a reader of the trace."""
 
-    def subresource_update(self, current: Any, new: Any, subresource: str) -> Any | None:
+    def subresource_update(self, current: object, new: object, subresource: str) -> Any | None:
         """The object an update of a subresource other than status makes (None: not this kind's)."""
         return None
 
-    def refuse_delete(self, current: Any) -> ApiError | None:
+    def refuse_delete(self, current: object) -> ApiError | None:
         """Why `current` may not be deleted at all (None: it may)."""
         return None
 
-    def begin_delete(self, current: Any, stamp: datetime) -> Any | None:
+    def begin_delete(self, current: object, stamp: datetime) -> Any | None:
         """The object a delete turns `current` into when the kind's deletion only starts
         (None: the generic rules apply)."""
         return None
 
-    def deletion_grace(self, current: Any, requested: int | None) -> int:
+    def deletion_grace(self, current: object, requested: int | None) -> int:
         """The seconds `current` stays, being deleted, before it goes (0: at once, unless a
         finalizer holds it)."""
         return 0
@@ -228,10 +228,10 @@ class PodStrategy(GenerationStrategy):
 
 
 class NodeStrategy(Strategy):
-    def prepare_for_create(self, obj: Any, now: datetime) -> None:
+    def prepare_for_create(self, obj: object, now: datetime) -> None:
         default_node(obj)
 
-    def validate(self, obj: Any) -> list[FieldError]:
+    def validate(self, obj: object) -> list[FieldError]:
         return node_errors(obj)
 
     def trace(self, tracer: Tracer, type_: str, obj: Any, old: Any | None, *, rv: int) -> None:
@@ -270,7 +270,7 @@ class NamespaceStrategy(Strategy):
         obj.spec = msgspec.structs.replace(spec, finalizers=finalizers)
         obj.status = m.NamespaceStatus(phase="Active")
 
-    def validate(self, obj: Any) -> list[FieldError]:
+    def validate(self, obj: object) -> list[FieldError]:
         return namespace_errors(obj)
 
     def subresource_update(self, current: Any, new: Any, subresource: str) -> Any | None:
@@ -469,17 +469,17 @@ class CustomResourceDefinitionStrategy(GenerationStrategy):
         if not crd_errors(obj, self._served):
             obj.status = established(obj, now)
 
-    def validate(self, obj: Any) -> list[FieldError]:
+    def validate(self, obj: object) -> list[FieldError]:
         return [*super().validate(obj), *crd_errors(obj, self._served)]
 
-    def validate_update(self, current: Any, new: Any) -> list[FieldError]:
+    def validate_update(self, current: object, new: object) -> list[FieldError]:
         return super().validate(new)
 
-    def created(self, obj: Any) -> None:
+    def created(self, obj: object) -> None:
         if (serve := self._serve()) is not None:
             serve(obj)
 
-    def removed(self, obj: Any) -> None:
+    def removed(self, obj: object) -> None:
         if (withdraw := self._withdraw()) is not None:
             withdraw(obj)
 
@@ -487,10 +487,10 @@ class CustomResourceDefinitionStrategy(GenerationStrategy):
 class CustomResourceStrategy(GenerationStrategy):
     """A custom resource, checked against its CRD's openAPIV3Schema."""
 
-    def __init__(self, schema: dict[str, Any]) -> None:
+    def __init__(self, schema: dict[str, object]) -> None:
         self._schema = schema
 
-    def validate(self, obj: Any) -> list[FieldError]:
+    def validate(self, obj: object) -> list[FieldError]:
         errors = super().validate(obj)
         if self._schema:
             errors += schema_errors(self._schema, msgspec.to_builtins(obj))

@@ -24,7 +24,7 @@ _STRINGS, _QUANTITIES, _STRUCT, _LIST = "strings", "quantities", "struct", "list
 Plan = dict[str, tuple[str, Any]]  # json field name -> (what, the struct class for _STRUCT and _LIST)
 
 
-def type_error(data: Any, cls: type[Model]) -> str | None:
+def type_error(data: object, cls: type[Model]) -> str | None:
     """Why `data` cannot be decoded as `cls`, as kube-apiserver says it (None: it can, as far as
     the open maps go). Nulls in maps of strings are made empty strings in place."""
     if not isinstance(data, Mapping):
@@ -56,7 +56,7 @@ def _check(data: Mapping[str, Any], plan: Plan, struct: str, path: str) -> str |
     return None
 
 
-def _map_error(value: Any, what: str, struct: str, field: str) -> str | None:
+def _map_error(value: object, what: str, struct: str, field: str) -> str | None:
     go_type = "map[string]string" if what == _STRINGS else "v1.ResourceList"
     if not isinstance(value, dict):
         return f"json: cannot unmarshal {_json_type(value)} into Go struct field {struct}.{field} of type {go_type}"
@@ -73,7 +73,7 @@ def _map_error(value: Any, what: str, struct: str, field: str) -> str | None:
     return None
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: object) -> str:
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):
@@ -117,7 +117,7 @@ _PLANS: dict[type[Model], Plan] = {}
 _IN_PROGRESS: set[type[Model]] = set()  # models whose plan is being made (recursive schemas)
 
 
-def _held(tp: Any) -> tuple[str, Any] | None:
+def _held(tp: object) -> tuple[str, Any] | None:
     """("map", None) for a bare dict, (_STRUCT, cls) for a struct, (_LIST, cls) for a list of them."""
     origin = typing.get_origin(tp)
     if origin is typing.Union:

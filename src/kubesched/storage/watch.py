@@ -28,7 +28,7 @@ class MemoryWatch:
         matcher: Matcher,
         latency: float,
         on_stop: Callable[[MemoryWatch], None],
-        convert: Callable[[Any], Any] | None = None,
+        convert: Callable[[Any], object] | None = None,
     ):
         self._clock = clock
         self._convert = convert
@@ -41,7 +41,7 @@ class MemoryWatch:
         self._waiter: asyncio.Future[None] | None = None
         self.stopped = False
 
-    def offer(self, type_: str, obj: Any, old: Any | None) -> None:
+    def offer(self, type_: str, obj: object, old: object | None) -> None:
         """Take one committed change (`old` is the previous version for MODIFIED)."""
         if self._convert is not None:
             obj = self._convert(obj)
@@ -59,7 +59,7 @@ class MemoryWatch:
             return
         self.push(WatchEvent(type_, obj))
 
-    def push(self, event: WatchEvent[Any]) -> None:
+    def push(self, event: WatchEvent[object]) -> None:
         """Queue an event for delivery after the latency."""
         if self.stopped:
             return

@@ -69,7 +69,7 @@ def load_digests(path: Path | None = None) -> dict[str, Any]:
     return dict(json.loads(resources.files("kubesched.trace").joinpath(DIGESTS).read_text()))
 
 
-def dumps(digests: Mapping[str, Any]) -> str:
+def dumps(digests: Mapping[str, object]) -> str:
     """The digests as the shipped file holds them: sorted, a span's hashes on one line."""
     text = json.dumps(digests, indent=1, sort_keys=True)
     return re.sub(r"\[\n\s*(\"[0-9a-f]{16}\"(?:,\n\s*\"[0-9a-f]{16}\")*)\n\s*\]", _one_line, text) + "\n"
@@ -192,7 +192,7 @@ def upstream_files(tree: str, digests: Mapping[str, Any] | None = None) -> list[
     return list((digests if digests is not None else load_digests())["trees"][tree])
 
 
-def check_source(sites: Iterable[UpstreamSite], digests: Mapping[str, Any], root: Path) -> list[Problem]:
+def check_source(sites: Iterable[UpstreamSite], digests: Mapping[str, object], root: Path) -> list[Problem]:
     """Every row the tree at `root` refutes, and every digest that is not of that tree."""
     return reread(sites, digests, root)[1]
 

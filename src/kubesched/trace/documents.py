@@ -198,7 +198,7 @@ def record(rows: Iterable[Document], roots: Mapping[str, Path]) -> tuple[dict[st
     return digests, problems
 
 
-def dumps(digests: Mapping[str, Any]) -> str:
+def dumps(digests: Mapping[str, object]) -> str:
     return json.dumps(digests, indent=1, sort_keys=True) + "\n"
 
 

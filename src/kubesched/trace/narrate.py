@@ -19,7 +19,7 @@ def _move(d: Mapping[str, Any], node: str | None) -> str:
 
 
 def _outcome(what: str) -> Callable[[Mapping[str, Any], str | None], str]:
-    def told(d: Mapping[str, Any], node: str | None) -> str:
+    def told(d: Mapping[str, object], node: str | None) -> str:
         if d.get("code", "Success") == "Success":
             return f"{what} on {node}: Success"
         return f"{what} on {node}: {d['code']} from {d.get('plugin') or 'the framework'}: {d.get('message', '')}"

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 PREFIXES = {
     "S/": "pkg/scheduler/",
@@ -354,7 +353,7 @@ OURS_ONLY: dict[str, str] = {
 OURS_ONLY_PREFIXES = ("store.",)  # the embedded API server's store
 
 
-def queue_move_sites(details: Mapping[str, Any]) -> tuple[str, ...]:
+def queue_move_sites(details: Mapping[str, object]) -> tuple[str, ...]:
     """The upstream sites of one queue transition, by the event that caused it and where it went."""
     event = str(details.get("event", ""))
     to = details.get("to")
@@ -385,7 +384,7 @@ def queue_move_sites(details: Mapping[str, Any]) -> tuple[str, ...]:
     return why
 
 
-def citations(kind: str, details: Mapping[str, Any]) -> tuple[str, ...]:
+def citations(kind: str, details: Mapping[str, object]) -> tuple[str, ...]:
     """The upstream `file:line` of each site a trace record corresponds to (empty when none does)."""
     symbols = queue_move_sites(details) if kind == "queue.move" else TRACE_KINDS.get(kind, ())
     return tuple(SITES[s].cite for s in symbols)

@@ -300,7 +300,7 @@ def metrics_at_a_glance(scheduler: Scheduler) -> list[dict[str, Any]]:
     return sorted(out, key=lambda m: (GLANCE.index(m["name"]), sorted(m["labels"].items())))
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Any:
     """A plugin's arguments as a configuration spells them (None fields left out)."""
     data = msgspec.to_builtins(value)
     if isinstance(data, dict):

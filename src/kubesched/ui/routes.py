@@ -102,7 +102,7 @@ def _mirror(request: web.Request) -> Mirror:
     return mirror
 
 
-def _json(document: Any, status: int = 200) -> web.Response:
+def _json(document: object, status: int = 200) -> web.Response:
     return web.Response(body=msgspec.json.encode(document), status=status, content_type="application/json")
 
 
@@ -174,7 +174,7 @@ def _action(handler: ActionHandler) -> Callable[[web.Request], Awaitable[web.Res
                 {"message": "actions are off: the UI may change the cluster only with cluster up --ui-actions"},
                 status=403,
             )
-        body: Any = None
+        body: object = None
         if request.method == "POST" and request.can_read_body:
             if request.content_type != "application/json":
                 return _json(
@@ -203,13 +203,13 @@ async def _create_pod(actions: Actions, request: web.Request, body: Any) -> web.
 
 
 @_action
-async def _delete_pod(actions: Actions, request: web.Request, body: Any) -> web.Response:
+async def _delete_pod(actions: Actions, request: web.Request, body: object) -> web.Response:
     await actions.delete_pod(request.match_info["namespace"], request.match_info["name"])
     return _json({"deleted": f"{request.match_info['namespace']}/{request.match_info['name']}"})
 
 
 @_action
-async def _cordon(actions: Actions, request: web.Request, body: Any) -> web.Response:
+async def _cordon(actions: Actions, request: web.Request, body: object) -> web.Response:
     name = request.match_info["name"]
     node = await actions.cordon(name, cordoned=request.path.endswith("/cordon"))
     return _json({"name": name, "cordoned": bool(node.spec is not None and node.spec.unschedulable)})
@@ -263,14 +263,14 @@ async def _follow(mirror: Mirror, since: int, response: web.StreamResponse) -> N
         quiet += STREAM_INTERVAL
 
 
-def _event(name: str, data: Any) -> bytes:
+def _event(name: str, data: object) -> bytes:
     return b"event: %s\ndata: %s\n\n" % (name.encode(), msgspec.json.encode(data))
 
 
 # -- a comparison -----------------------------------------------------------------------------------
 
 
-def mount_comparison(app: web.Application, report: dict[str, Any]) -> None:
+def mount_comparison(app: web.Application, report: dict[str, object]) -> None:
     """Serve a `kubesched compare` report to the compare page (`/ui/api/compare`); the pages
     themselves come with `mount` or `mount_replay`, or alone with `serve_pages`."""
     app[COMPARISON] = report

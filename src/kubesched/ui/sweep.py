@@ -125,7 +125,7 @@ def _rerun(meta: dict[str, Any], result: PointResult) -> tuple[Recording, dict[s
     return Recording(run.records, name=name), run.metrics
 
 
-def _key(value: Any) -> str:
+def _key(value: object) -> str:
     """`value` as a results file writes it: what was measured compares with what was read back."""
     return json.dumps(value, sort_keys=True, default=str)
 
@@ -143,7 +143,7 @@ def mount_sweep(app: web.Application, table_dir: Path) -> None:
     app.router.add_post("/ui/api/sweep/points/{index}/open", _open)
 
 
-def _json(document: Any, status: int = 200) -> web.Response:
+def _json(document: object, status: int = 200) -> web.Response:
     return web.Response(body=msgspec.json.encode(document), status=status, content_type="application/json")
 
 

@@ -80,7 +80,7 @@ class Follower:
     async def follow(self, *, listed: Callable[[], None] = lambda: None) -> None:
         """List every kind (then call `listed`), then watch them all until cancelled."""
         versions: dict[type[Served], str] = {}
-        crds: list[dict[str, Any]] = []
+        crds: list[dict[str, object]] = []
         for kind in KINDS:
             crds += await self._list_into(kind, versions)
         for cls in custom_classes([c for c in crds if c.get("kind") == "CustomResourceDefinition"]).values():
@@ -119,7 +119,7 @@ class Follower:
         return documents
 
     async def _list(self, kind: type[Served]) -> tuple[list[Any], str]:
-        items: list[Any] = []
+        items: list[object] = []
         token: str | None = None
         while True:
             page = await self.cluster.list(kind, limit=PAGE, continue_token=token)
@@ -178,7 +178,7 @@ class Recorder:
             await asyncio.gather(following, return_exceptions=True)
             self.out.flush()
 
-    def _write(self, type_: str, document: dict[str, Any], initial: bool) -> None:
+    def _write(self, type_: str, document: dict[str, object], initial: bool) -> None:
         if initial:
             self._line({"t": 0.0, "type": type_, "initial": True, "object": document})
             return
@@ -187,7 +187,7 @@ class Recorder:
         if self.changes % 256 == 0:
             self.out.flush()
 
-    def _line(self, body: dict[str, Any]) -> None:
+    def _line(self, body: dict[str, object]) -> None:
         self.out.write(json.dumps(body, separators=(",", ":")) + "\n")
 
 
@@ -215,7 +215,7 @@ def _parse(path: Path, f: TextIO) -> Recording:
     header = _json(path, first) if first is not None else None
     if not isinstance(header, dict) or header.get("kubeschedRecording") != FORMAT:
         raise RecordingError(f"{path}:1: not a kubesched recording (no header line of format {FORMAT})")
-    initial: list[dict[str, Any]] = []
+    initial: list[dict[str, object]] = []
     changes: list[Change] = []
     last = 0.0
     for number, line in lines:

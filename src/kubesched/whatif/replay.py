@@ -221,7 +221,7 @@ class _Replayer:
             if _is_pod(obj) and not (obj.get("spec") or {}).get("nodeName"):
                 self._track(obj)
 
-    def _track(self, obj: dict[str, Any]) -> None:
+    def _track(self, obj: dict[str, object]) -> None:
         if _scheduler_of(obj) in self.profiles:
             self.outcome.pods[_uid(obj)] = PodOutcome(_key(obj), self.now())
         else:

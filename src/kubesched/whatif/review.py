@@ -108,7 +108,7 @@ def review(results: Sequence[Placed], *, max_limit: int, now: datetime.datetime 
     }
 
 
-def dumps(document: dict[str, Any], output: str) -> str:
+def dumps(document: dict[str, object], output: str) -> str:
     """The review in `output` (json: one line, as cluster-capacity prints it; yaml: keys sorted)."""
     if output == "json":
         return json.dumps(document, separators=(",", ":")) + "\n"
@@ -159,7 +159,7 @@ def text(document: dict[str, Any], *, verbose: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def nodes_needed_text(needed: dict[str, Any]) -> str:
+def nodes_needed_text(needed: dict[str, object]) -> str:
     """The line `capacity --nodes-needed` adds to the text."""
     if needed["nodes"] is None:
         return f"\nAdding up to {needed['maxNodes']} node(s) like {needed['like']} does not place every replica.\n"

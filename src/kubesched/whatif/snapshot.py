@@ -151,7 +151,7 @@ def _class_of(item: dict[str, Any], custom: dict[tuple[str, str], type[Served]])
     return found
 
 
-def document_class(item: dict[str, Any], custom: dict[tuple[str, str], type[Served]] | None = None) -> type[Served]:
+def document_class(item: dict[str, object], custom: dict[tuple[str, str], type[Served]] | None = None) -> type[Served]:
     """The resource class of a document: a built-in kind's, or one of `custom` (`custom_classes`);
     SnapshotError for any other kind."""
     return _class_of(item, custom or {})
@@ -196,7 +196,7 @@ def plain(obj: Any) -> dict[str, Any]:
 
 
 async def _all(cluster: Cluster, kind: type[Served], selector: str) -> list[Any]:
-    items: list[Any] = []
+    items: list[object] = []
     token: str | None = None
     while True:
         page = await cluster.list(kind, label_selector=selector, limit=PAGE, continue_token=token)

@@ -132,5 +132,5 @@ class Syncer:
             await self.target.patch(core_v1.Pod, meta["name"], {"metadata": changed}, namespace=namespace)
 
 
-def _decoded(cls: type[Served], body: dict[str, Any]) -> Any:
+def _decoded(cls: type[Served], body: dict[str, object]) -> Any:
     return msgspec.json.decode(json.dumps(body).encode(), type=cls)

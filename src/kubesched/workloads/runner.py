@@ -296,7 +296,7 @@ Inspect = Callable[[MemoryStore], None]
 async def _run(
     selected: Selected,
     *,
-    config: dict[str, Any] | None,
+    config: dict[str, object] | None,
     batch: bool,
     registry: Registry,
     record: bool,

@@ -24,8 +24,8 @@ HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 
 
-def _container(resources: dict[str, Any] | None = None, *, port: bool = True) -> dict[str, Any]:
-    out: dict[str, Any] = {"image": PAUSE, "name": "pause"}
+def _container(resources: dict[str, object] | None = None, *, port: bool = True) -> dict[str, Any]:
+    out: dict[str, object] = {"image": PAUSE, "name": "pause"}
     if port:
         out["ports"] = [{"containerPort": 80}]
     if resources is not None:
@@ -35,12 +35,12 @@ def _container(resources: dict[str, Any] | None = None, *, port: bool = True) ->
 
 def _pod(
     generate_name: str,
-    spec: dict[str, Any],
+    spec: dict[str, object],
     *,
     labels: dict[str, str] | None = None,
     finalizers: list[str] | None = None,
 ) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"generateName": generate_name}
+    metadata: dict[str, object] = {"generateName": generate_name}
     if labels:
         metadata["labels"] = labels
     if finalizers:
@@ -53,7 +53,7 @@ def _fixed(cpu: str) -> dict[str, Any]:
     return {"limits": {"cpu": cpu, "memory": "500Mi"}, "requests": {"cpu": cpu, "memory": "500Mi"}}
 
 
-def _small(**spec: Any) -> dict[str, Any]:
+def _small(**spec: object) -> dict[str, Any]:
     """A spec with the usual pause container (port 80, 100m / 500Mi requested and limited)."""
     return {**spec, "containers": [_container(_fixed("100m"))]}
 
@@ -73,7 +73,7 @@ def _spread(when: str) -> dict[str, Any]:
 
 
 def _preferred(
-    generate_name: str, kind: str, color: str, term_of: Callable[[str, str], dict[str, Any]] | None = None
+    generate_name: str, kind: str, color: str, term_of: Callable[[str, str], dict[str, object]] | None = None
 ) -> dict[str, Any]:
     """A pod labelled `color` preferring (weight 1) nodes whose pods are `color` (`kind`:
     podAffinity or podAntiAffinity), per hostname; the term names the sched namespaces, or is
@@ -92,7 +92,7 @@ def _devops(color: str, topology: str) -> dict[str, Any]:
     }
 
 
-def _bare(generate_name: str, *, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+def _bare(generate_name: str, *, labels: dict[str, str] | None = None, **spec: object) -> dict[str, Any]:
     """A pod with one pause container, no port, nothing requested."""
     return _pod(generate_name, {**spec, "containers": [_container(port=False)]}, labels=labels)
 

@@ -26,7 +26,7 @@ def test_the_surface_is_the_one_released():
 
 def test_the_top_tier_holds_at_most_45_names_and_its_version():
     assert len(kubesched.plugin.__all__) <= 45
-    assert kubesched.plugin.PLUGIN_API == "1.1"
+    assert kubesched.plugin.PLUGIN_API == "1.2"
 
 
 @pytest.mark.parametrize("tier", TIERS)

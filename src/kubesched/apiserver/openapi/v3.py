@@ -18,7 +18,7 @@ def _gv_path(group: str, version: str) -> str:
     return f"apis/{group}/{version}" if group else f"api/{version}"
 
 
-def _v3_schema(schema: Any) -> Any:
+def _v3_schema(schema: object) -> Any:
     """A v2 schema in v3 form: component references, and `allOf` around references with siblings."""
     if isinstance(schema, list):
         return [_v3_schema(item) for item in schema]
@@ -68,7 +68,7 @@ def _v3_operation(op: Json) -> Json:
     return out
 
 
-def _refs(node: Any) -> Iterator[str]:
+def _refs(node: object) -> Iterator[str]:
     if isinstance(node, dict):
         for key, value in node.items():
             if key == "$ref" and isinstance(value, str):

@@ -105,7 +105,7 @@ def _printer(kind: Kind) -> Printer:
     return _DEFAULT
 
 
-def _json_path(data: Any, path: str) -> Any:
+def _json_path(data: object, path: str) -> Any:
     """A simple JSONPath (`.status.phase`) into the object's JSON form; None where it leads nowhere."""
     for part in [p for p in path.strip().lstrip("$").split(".") if p]:
         if not isinstance(data, dict):
@@ -170,7 +170,7 @@ def _row_object(kind: Kind, obj: Any, include_object: str) -> dict[str, Any] | N
 
 def table(
     kind: Kind,
-    objects: Sequence[Any],
+    objects: Sequence[object],
     *,
     now: float,
     wide: bool,
@@ -196,12 +196,12 @@ def table(
     rows = []
     for obj in objects:
         cells, conditions = printer.row(obj, now)
-        row: dict[str, Any] = {"cells": [cell for cell, kept in zip(cells, keep, strict=True) if kept]}
+        row: dict[str, object] = {"cells": [cell for cell, kept in zip(cells, keep, strict=True) if kept]}
         if conditions:
             row["conditions"] = [dict(c) for c in conditions]
         row["object"] = _row_object(kind, obj, include_object)
         rows.append(row)
-    metadata: dict[str, Any] = {"resourceVersion": resource_version}
+    metadata: dict[str, object] = {"resourceVersion": resource_version}
     if continue_token:
         metadata["continue"] = continue_token
     if remaining_item_count is not None:

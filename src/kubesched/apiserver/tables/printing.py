@@ -125,8 +125,8 @@ class Printer:
     row: RowFn
 
 
-def cells(fn: Callable[[Any, float], list[Any]]) -> RowFn:
-    def row(obj: Any, now: float) -> Row:
+def cells(fn: Callable[[Any, float], list[object]]) -> RowFn:
+    def row(obj: object, now: float) -> Row:
         return fn(obj, now), None
 
     return row

@@ -47,7 +47,7 @@ def _storage_class_of(obj: Any, spec: Any | None) -> str:
     return (spec.storageClassName if spec else None) or ""
 
 
-def _storage(resources: Mapping[str, Any] | None) -> str:
+def _storage(resources: Mapping[str, object] | None) -> str:
     value = (resources or {}).get("storage")
     return "0" if value is None else str(value)
 

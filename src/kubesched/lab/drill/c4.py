@@ -35,7 +35,7 @@ class SlowPreBind(PreBindPlugin):
     name: ClassVar[str] = "SlowPreBind"
     seconds = 0.5
 
-    def __init__(self, args: Any, handle: Handle) -> None:
+    def __init__(self, args: object, handle: Handle) -> None:
         self.clock = handle.clock
 
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
@@ -51,7 +51,7 @@ class SlowLink(MemoryCluster):
         super().__init__(store)
         self._clock, self._rng, self._most = clock, rng, most
 
-    async def bind(self, binding: Any, *, namespace: str | None = None) -> None:
+    async def bind(self, binding: object, *, namespace: str | None = None) -> None:
         await self._clock.sleep(self._rng.uniform(0.0, self._most))
         await super().bind(binding, namespace=namespace)
 

@@ -36,7 +36,7 @@ class _Base:
         self._parsed: dict[int, tuple[Any, _PodTerms]] = {}
         self._hint_terms: dict[Hashable, _PodTerms] = {}
 
-    def _terms(self, pod: Any) -> _PodTerms:
+    def _terms(self, pod: object) -> _PodTerms:
         """The pod object's parsed terms (kept while the object lives in the cluster's cache)."""
         found = self._parsed.get(id(pod))
         if found is not None and found[0] is pod:

@@ -43,7 +43,7 @@ class _Index:
             self.terms.append(term)
         return found
 
-    def signature_id(self, entries: tuple[Any, ...]) -> int:
+    def signature_id(self, entries: tuple[object, ...]) -> int:
         found = self.signature_ids.get(entries)
         if found is None:
             found = self.signature_ids[entries] = len(self.signatures)

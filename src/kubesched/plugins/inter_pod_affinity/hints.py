@@ -53,7 +53,7 @@ class _Hints(_Base):
             msgspec.json.encode(negative.requiredDuringSchedulingIgnoredDuringExecution) if negative else None,
         )
 
-    def _queued_terms(self, pod: Any) -> _PodTerms:
+    def _queued_terms(self, pod: object) -> _PodTerms:
         """The queued pod's terms as the hints read them; a ValueError (Queue) if some do not parse."""
         key = self.hint_key(pod)
         terms = self._hint_terms.get(key)

@@ -5,7 +5,7 @@ pods with affinity), else walking the pods; AddPod/RemovePod are in `filtering`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -74,7 +74,9 @@ class _Precompute(_Base):
         )
         return None, None
 
-    def _existing_anti_affinity(self, pod: Any, namespace_labels: Mapping[str, str] | None, index: _Index) -> _Counts:
+    def _existing_anti_affinity(
+        self, pod: object, namespace_labels: Mapping[str, str] | None, index: _Index
+    ) -> _Counts:
         """Per domain, the existing pods' required anti-affinity terms that match the incoming pod."""
         snapshot = self.handle.snapshot
         nodes = snapshot.have_pods_with_required_anti_affinity
@@ -174,7 +176,7 @@ class _Precompute(_Base):
         return touched
 
     def _existing_by_table(
-        self, pod: Any, namespace_labels: Mapping[str, str] | None, table: NodeTable, scores: _Counts
+        self, pod: object, namespace_labels: Mapping[str, str] | None, table: NodeTable, scores: _Counts
     ) -> bool:
         """Add existing pods' affinity terms the incoming pod matches; whether any matched."""
         index = scores.index
@@ -208,7 +210,7 @@ class _Precompute(_Base):
         return touched
 
     def _existing_by_pods(
-        self, pod: Any, namespace_labels: Mapping[str, str] | None, nodes: Sequence[NodeInfo], scores: _Counts
+        self, pod: object, namespace_labels: Mapping[str, str] | None, nodes: Sequence[NodeInfo], scores: _Counts
     ) -> bool:
         hard = self.args.hard_pod_affinity_weight
         touched = False

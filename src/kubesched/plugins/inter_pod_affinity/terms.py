@@ -72,7 +72,7 @@ class _Term:
         return _Term(self.namespaces | picked, selector, self.selector, self.topology_key)
 
 
-def _matches_all(terms: Sequence[_Term], pod: Any) -> bool:
+def _matches_all(terms: Sequence[_Term], pod: object) -> bool:
     return bool(terms) and all(t.matches(pod, None) for t in terms)
 
 

@@ -47,7 +47,7 @@ class QueueingHints(SpreadBase):
         owners = msgspec.json.encode(pod.metadata.ownerReferences or [])
         return namespace, tuple(sorted(labels.items())), owners
 
-    def _hard_constraints(self, pod: Any) -> list[Constraint]:
+    def _hard_constraints(self, pod: object) -> list[Constraint]:
         """The pod's hard constraints for a hint, cached by `hint_key`; ValueError as `constraints`."""
         key = self.hint_key(pod)
         found = self._hint_constraints.get(key)
@@ -87,7 +87,7 @@ class QueueingHints(SpreadBase):
         matches = any(c.selector.matches(labels) for c in constraints)
         return QueueingHint.QUEUE if matches else QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_node(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
+    def _is_schedulable_after_node(self, pod: m.Pod, old: object, new: object) -> QueueingHint:
         """Queue for a node added or deleted that has every hard constraint's key, or updated so that
         it gains or loses one, changes a key's value, or changes its taints while having them all."""
         constraints = self._hard_constraints(pod)

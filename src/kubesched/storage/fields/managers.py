@@ -171,7 +171,7 @@ def encode(managed: Managed) -> list[meta_v1.ManagedFieldsEntry] | None:
 _SERVER_SET = frozenset(p[1].text for p in STRIPPED if len(p) == 2)  # metadata's stripped fields
 
 
-def _comparable(v: Any, top: frozenset[str]) -> Any:
+def _comparable(v: object, top: frozenset[str]) -> Any:
     """`v` without the top-level fields `top` and the metadata no manager owns (neither is walked)."""
     if not isinstance(v, Mapping):
         return v
@@ -182,7 +182,7 @@ def _comparable(v: Any, top: frozenset[str]) -> Any:
     return out
 
 
-def _diff(root: Type, old: Any, new: Any, ignored: FieldSet) -> typed.Comparison:
+def _diff(root: Type, old: object, new: object, ignored: FieldSet) -> typed.Comparison:
     top = frozenset(p[0].text for p in ignored if len(p) == 1 and p[0].kind == paths.FIELD)
     ignored = frozenset(p for p in ignored if len(p) != 1 or p[0].kind != paths.FIELD)
     before = MISSING if isinstance(old, Mapping) and not old else _comparable(old, top)  # a create
@@ -233,8 +233,8 @@ class Applied:
 
 def apply(
     root: Type,
-    live: Mapping[str, Any] | None,
-    config: Mapping[str, Any],
+    live: Mapping[str, object] | None,
+    config: Mapping[str, object],
     managed: Managed,
     manager: Manager,
     *,
@@ -245,7 +245,7 @@ def apply(
 ) -> Applied:
     """Apply `config` to `live` (None: the object does not exist yet) for `manager`. Raises
     ApplyConflict when the configuration changes fields other managers own and `force` is off."""
-    base: dict[str, Any] = dict(live) if live is not None else {}
+    base: dict[str, object] = dict(live) if live is not None else {}
     if not managed and live is not None:  # owned until now by no one: by "before-first-apply"
         first = updater(BEFORE_FIRST_APPLY, api_version, manager.subresource)
         managed = update(root, {}, base, {}, first, ignored=ignored, now=now)
@@ -306,7 +306,7 @@ def _with_last_applied(merged: dict[str, Any], config: Mapping[str, Any]) -> dic
     return {**merged, "metadata": metadata}
 
 
-def _prune(root: Type, merged: dict[str, Any], last: FieldSet, owned_now: list[FieldSet]) -> dict[str, Any]:
+def _prune(root: Type, merged: dict[str, object], last: FieldSet, owned_now: list[FieldSet]) -> dict[str, Any]:
     """`merged` without what the applier owned before and no one owns now (a field, or a struct
     left with nothing anyone owns)."""
     owned: set[Path] = set()

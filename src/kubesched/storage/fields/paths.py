@@ -43,7 +43,7 @@ _PREFIXES = {"f": FIELD, "k": KEY, "v": VALUE, "i": INDEX}
 _SPELLING = {FIELD: "f:", KEY: "k:", VALUE: "v:", INDEX: "i:"}
 
 
-def canonical(value: Any) -> str:
+def canonical(value: object) -> str:
     """A value as the compact JSON that key and value elements carry."""
     return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
@@ -184,7 +184,7 @@ class FieldsError(ValueError):
     """A FieldsV1 document that is not a field set."""
 
 
-def from_fields_v1(data: Any) -> FieldSet:
+def from_fields_v1(data: object) -> FieldSet:
     """The field set of a FieldsV1 document (FieldsError when it is not one)."""
     if not isinstance(data, Mapping):
         raise FieldsError("FieldsV1 must be a JSON object")
@@ -193,7 +193,7 @@ def from_fields_v1(data: Any) -> FieldSet:
     return frozenset(out)
 
 
-def _decode(node: Mapping[str, Any], at: Path, out: set[Path]) -> None:
+def _decode(node: Mapping[str, object], at: Path, out: set[Path]) -> None:
     for spelled, child in node.items():
         if spelled == MEMBER:
             if at:

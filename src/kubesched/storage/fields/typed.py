@@ -74,7 +74,7 @@ class Type:
     def declares(self, name: str) -> bool:
         return self.form == STRUCT and name in self._schema.get("properties", {})
 
-    def element(self, item: Any) -> Element:
+    def element(self, item: object) -> Element:
         """The path element of one item of this list (a key field the item leaves out taken at
         its schema's default)."""
         if self.list_type == "map" and isinstance(item, dict):
@@ -115,7 +115,7 @@ class Type:
         return self._defaults
 
 
-def _bytes_of(v: dict[str, Any]) -> bytes | None:
+def _bytes_of(v: dict[str, object]) -> bytes | None:
     try:
         return msgspec.json.encode(v)
     except (msgspec.EncodeError, TypeError, OverflowError):
@@ -144,7 +144,7 @@ class Types:
             schema = {**schema, "type": "object", "properties": props}
         return self.of(schema)
 
-    def of(self, schema: Mapping[str, Any]) -> Type:
+    def of(self, schema: Mapping[str, object]) -> Type:
         hit = self._cache.get(id(schema))
         if hit is not None and hit[0] is schema:
             return hit[1]
@@ -169,7 +169,7 @@ class Types:
             merged = {**target, **{k: v for k, v in node.items() if k not in ("$ref", "allOf")}}
             node, seen = merged, seen + 1
 
-    def _make(self, s: Json, original: Mapping[str, Any]) -> Type:
+    def _make(self, s: Json, original: Mapping[str, object]) -> Type:
         map_atomic = (s.get("x-kubernetes-map-type") or original.get("x-kubernetes-map-type")) == "atomic"
         kind = s.get("type")
         if kind == "array":
@@ -185,7 +185,7 @@ class Types:
         return Type(UNTYPED, atomic=map_atomic, _schema=s, _types=self)
 
 
-def _shape(t: Type, v: Any) -> str:
+def _shape(t: Type, v: object) -> str:
     """How a value of type `t` is walked: as a leaf, or by its fields, entries or items."""
     if t.leaf:
         return SCALAR
@@ -199,7 +199,7 @@ def _shape(t: Type, v: Any) -> str:
 # -- the fields a value sets --------------------------------------------------------------------
 
 
-def field_set(t: Type, v: Any) -> frozenset[Path]:
+def field_set(t: Type, v: object) -> frozenset[Path]:
     """The fields an apply configuration `v` sets: its leaves, each map entry and list item, and
     empty or null struct fields. Atomic lists and maps count as one leaf."""
     out: set[Path] = set()
@@ -245,13 +245,13 @@ class Comparison:
         return not (self.removed or self.modified or self.added)
 
 
-def compare(t: Type, old: Any, new: Any) -> Comparison:
+def compare(t: Type, old: object, new: object) -> Comparison:
     out = Comparison()
     _compare(t, old, new, (), out)
     return out
 
 
-def _empty(v: Any) -> bool:
+def _empty(v: object) -> bool:
     return v is MISSING or v is None or (isinstance(v, dict | list) and not v)
 
 

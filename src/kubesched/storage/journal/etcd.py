@@ -133,7 +133,7 @@ class EtcdJournal:
             except self._errors:
                 continue  # tried again next time; a lease lost shows as a refused write
 
-    def _txn(self, operations: list[dict[str, Any]]) -> None:
+    def _txn(self, operations: list[dict[str, object]]) -> None:
         """One transaction of `operations`, done only while the lock is this journal's."""
         compare = [{"key": _b64(self._key("lock")), "result": "EQUAL", "target": "VALUE", "value": _b64(self._token)}]
         try:

@@ -85,7 +85,7 @@ def message(name: str) -> _wire.Message:
         raise KeyError(name) from None
 
 
-def encode(name: str, data: Any) -> bytes:
+def encode(name: str, data: object) -> bytes:
     """The message `name` with the content of `data`: its JSON shape, or a model (a msgspec
     Struct) read as `msgspec.to_builtins` would read it."""
     return _wire.encode(message(name), data)

@@ -5,7 +5,6 @@ endian), each a metav1.WatchEvent whose object is such a wrapped object."""
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from kubesched.cluster.legacy import PROTOBUF_SAME_AS
 from kubesched.storage.protobuf import _wire, schema
@@ -30,14 +29,14 @@ def message_name(api_version: str, kind: str) -> str:
 wrap = _wire.wrap  # an object's bytes wrapped, with its apiVersion and kind
 
 
-def type_meta(obj: Any) -> tuple[str, str]:
+def type_meta(obj: object) -> tuple[str, str]:
     """The apiVersion and kind of an object, in its JSON shape or a model ("" for one unset)."""
     if isinstance(obj, dict):
         return obj.get("apiVersion") or "", obj.get("kind") or ""
     return getattr(obj, "apiVersion", None) or "", getattr(obj, "kind", None) or ""
 
 
-def encode_object(data: Any) -> bytes:
+def encode_object(data: object) -> bytes:
     """An object, in its JSON shape or as a model (apiVersion and kind set), wrapped; KeyError
     naming the message of a kind the schema does not have."""
     wrapped = _wire.encode_object(data)

@@ -89,7 +89,7 @@ def _scheduled(pod: Any) -> Any:
     return next((c for c in (pod.status.conditions if pod.status else None) or () if c.type == "PodScheduled"), None)
 
 
-def _waiting(pod: Any) -> str:
+def _waiting(pod: object) -> str:
     """Why an unbound pod is not bound, as its PodScheduled condition says."""
     scheduled = _scheduled(pod)
     if scheduled is None or scheduled.status != "False":
@@ -331,7 +331,7 @@ class EventSeen:
 # ---- reading a condition from the file -------------------------------------------------------
 
 
-def _bounds(body: Mapping[str, Any], where: str, *, default: Bounds | None = None) -> Bounds:
+def _bounds(body: Mapping[str, object], where: str, *, default: Bounds | None = None) -> Bounds:
     values = {
         key: integer(body[key], f"{where}.{key}") if key in body else None for key in ("atLeast", "atMost", "equals")
     }
@@ -344,11 +344,11 @@ def _bounds(body: Mapping[str, Any], where: str, *, default: Bounds | None = Non
     return Bounds(values["atLeast"], values["atMost"], values["equals"])
 
 
-def _optional_text(body: Mapping[str, Any], key: str, where: str) -> str | None:
+def _optional_text(body: Mapping[str, object], key: str, where: str) -> str | None:
     return text(body[key], f"{where}.{key}") if key in body else None
 
 
-def _pod_bound(body: dict[str, Any], where: str) -> Condition:
+def _pod_bound(body: dict[str, object], where: str) -> Condition:
     only(body, {"podBound", "node", "nodeLabels"}, where)
     return PodBound(
         pod_key(body["podBound"], f"{where}.podBound"),
@@ -357,7 +357,7 @@ def _pod_bound(body: dict[str, Any], where: str) -> Condition:
     )
 
 
-def _pod_pending(body: dict[str, Any], where: str) -> Condition:
+def _pod_pending(body: dict[str, object], where: str) -> Condition:
     only(body, {"podPending", "reason", "message", "contains"}, where)
     message = body.get("message")
     if message is not None and not isinstance(message, str):
@@ -370,17 +370,17 @@ def _pod_pending(body: dict[str, Any], where: str) -> Condition:
     )
 
 
-def _pod_running(body: dict[str, Any], where: str) -> Condition:
+def _pod_running(body: dict[str, object], where: str) -> Condition:
     only(body, {"podRunning"}, where)
     return PodRunning(pod_key(body["podRunning"], f"{where}.podRunning"))
 
 
-def _pod_gone(body: dict[str, Any], where: str) -> Condition:
+def _pod_gone(body: dict[str, object], where: str) -> Condition:
     only(body, {"podGone"}, where)
     return PodGone(pod_key(body["podGone"], f"{where}.podGone"))
 
 
-def _pods(body: dict[str, Any], where: str) -> Condition:
+def _pods(body: dict[str, object], where: str) -> Condition:
     only(body, {"pods", "labels", "namespace", "nodeLabels", "atLeast", "atMost", "equals"}, where)
     state = text(body["pods"], f"{where}.pods")
     if state not in POD_STATES:
@@ -394,7 +394,7 @@ def _pods(body: dict[str, Any], where: str) -> Condition:
     )
 
 
-def _preemptions(body: dict[str, Any], where: str) -> Condition:
+def _preemptions(body: dict[str, object], where: str) -> Condition:
     only(body, {"preemptions"}, where)
     where = f"{where}.preemptions"
     options = mapping(body["preemptions"], where)
@@ -405,7 +405,7 @@ def _preemptions(body: dict[str, Any], where: str) -> Condition:
     return Preemptions(_bounds(options, where), min_priority=minimum)
 
 
-def _spread(body: dict[str, Any], where: str) -> Condition:
+def _spread(body: dict[str, object], where: str) -> Condition:
     only(body, {"spread", "topologyKey", "maxSkew", "namespace"}, where)
     for key in ("topologyKey", "maxSkew"):
         if key not in body:
@@ -418,7 +418,7 @@ def _spread(body: dict[str, Any], where: str) -> Condition:
     )
 
 
-def _event(body: dict[str, Any], where: str) -> Condition:
+def _event(body: dict[str, object], where: str) -> Condition:
     only(body, {"event", "object", "contains", "atLeast", "atMost", "equals"}, where)
     return EventSeen(
         text(body["event"], f"{where}.event"),

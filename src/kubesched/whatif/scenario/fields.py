@@ -81,7 +81,7 @@ def labels(value: object, where: str) -> dict[str, str]:
     return out
 
 
-def only(fields: Mapping[str, Any], allowed: set[str] | frozenset[str], where: str) -> None:
+def only(fields: Mapping[str, object], allowed: set[str] | frozenset[str], where: str) -> None:
     """A ScenarioError for the first field not in `allowed`, naming those that are."""
     for key in fields:
         if key not in allowed:

@@ -202,7 +202,7 @@ def stored(
     *,
     snapshot: Path | None = None,
     nodes: Sequence[NodeGroup] = (),
-    objects: Sequence[dict[str, Any]] = (),
+    objects: Sequence[dict[str, object]] = (),
 ) -> None:
     """A cluster before the start, as scenario and sweep files give it: the system
     PriorityClasses, the snapshot, the node groups, the objects; ScenarioError naming the field

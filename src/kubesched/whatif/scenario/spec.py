@@ -294,7 +294,7 @@ def _ref(value: object, where: str, *, extra: Sequence[str] = ()) -> tuple[Ref, 
     return ref, body
 
 
-def _action(name: str, body: Mapping[str, Any], where: str) -> Action:
+def _action(name: str, body: Mapping[str, object], where: str) -> Action:
     value = body[name]
     at = f"{where}.{name}"
     if name == "create":

@@ -224,7 +224,7 @@ def declared(specs: Sequence[str] = (), *, entry_points: bool = True) -> list[Me
     """The metrics installed packages declare (entry points `kubesched.metrics`) and those `specs`
     (`module:attr`, `file.py:attr`) name, each a Metric or a list of them; PluginLoadError naming
     the source of one that is not."""
-    found: list[tuple[Any, str]] = []
+    found: list[tuple[object, str]] = []
     if entry_points:
         for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             where = f'metric "{ep.name}" ({ep.dist.name if ep.dist else "?"})'

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 _SEGMENT = re.compile(r"([^.\[\]]+)((?:\[[^\[\]]+\])*)")
 _SELECTOR = re.compile(r"\[([^\[\]]+)\]")
@@ -72,10 +71,10 @@ def parse(path: str) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-def set_at(document: dict[str, Any], path: str, value: Any) -> None:
+def set_at(document: dict[str, object], path: str, value: object) -> None:
     """Put `value` at `path` in `document` (in place), making what is missing on the way."""
     steps = parse(path)
-    here: Any = document
+    here: object = document
     for i, step in enumerate(steps):
         last = i == len(steps) - 1
         following = None if last else steps[i + 1]
@@ -99,7 +98,7 @@ def set_at(document: dict[str, Any], path: str, value: Any) -> None:
         here = here[slot]
 
 
-def _slot(items: list[Any], step: Index | Match, path: str, where: str) -> int:
+def _slot(items: list[object], step: Index | Match, path: str, where: str) -> int:
     if isinstance(step, Index):
         if step.index < len(items):
             return step.index
@@ -118,7 +117,7 @@ def _shown(steps: tuple[Step, ...]) -> str:
     return "".join(("." if isinstance(s, Key) and j else "") + str(s) for j, s in enumerate(steps))
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if isinstance(value, list):
         return "list"
     if isinstance(value, dict):

@@ -246,7 +246,7 @@ def _front(plt: Any, table: Table, out: Path, metrics: tuple[str, str], found: l
 def _values(table: Table, axis: str) -> list[Any]:
     for a in table.meta["axes"]:
         if a["name"] == axis:
-            values: list[Any] = a["values"]
+            values: list[object] = a["values"]
             return values
     raise SweepError(f"{axis!r} is not an axis of this sweep")
 

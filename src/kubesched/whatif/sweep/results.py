@@ -49,7 +49,7 @@ class Table:
     def rows(self) -> list[dict[str, Any]]:
         out = []
         for r in sorted(self.results, key=lambda r: r.index):
-            row: dict[str, Any] = {"index": r.index, **r.coordinates, "status": r.status}
+            row: dict[str, object] = {"index": r.index, **r.coordinates, "status": r.status}
             row.update({m["name"]: r.metrics.get(m["name"]) for m in self.metrics})
             row["error"] = r.error
             out.append(row)
@@ -133,7 +133,7 @@ def load(path: Path) -> Table:
 
 def _meta(path: Path) -> dict[str, Any]:
     try:
-        data: dict[str, Any] = json.loads((path / META).read_text())
+        data: dict[str, object] = json.loads((path / META).read_text())
     except (OSError, ValueError) as e:
         raise SweepError(f"{path / META}: cannot be read ({e})") from None
     return data
@@ -160,13 +160,13 @@ def _finished(path: Path, *, cut: bool = False) -> dict[int, PointResult]:
     return done
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: object) -> Any:
     if isinstance(value, dict | list):
         return json.dumps(value, sort_keys=True)
     return "" if value is None else value
 
 
-def _parquet(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> Path | None:
+def _parquet(path: Path, columns: list[str], rows: list[dict[str, object]]) -> Path | None:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq

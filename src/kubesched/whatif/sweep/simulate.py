@@ -61,7 +61,7 @@ class PointResult:
     wall: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"index": self.index, "point": self.coordinates, "status": self.status}
+        out: dict[str, object] = {"index": self.index, "point": self.coordinates, "status": self.status}
         if self.error:
             out["error"] = self.error
         out["metrics"] = self.metrics
@@ -246,7 +246,7 @@ def _actors(
         raise PointError(str(e)) from None
     watcher = _Watcher(clock.now)
     scheduler.shared_informers.informer(core_v1.Pod).add_handler(watcher)
-    actors: list[Any] = [scheduler]
+    actors: list[object] = [scheduler]
     if plan.kubelets:
         actors.append(FakeKubelets(cluster, clock, tracer=tracer))
     if controller_names:

@@ -113,13 +113,13 @@ class Sweep:
 
     def point(self, index: int) -> Point:
         """The point at `index` of the product (the last axis varies fastest)."""
-        coordinates: dict[str, Any] = {}
+        coordinates: dict[str, object] = {}
         for axis in reversed(self.axes):
             index, here = divmod(index, len(axis.values))
             coordinates[axis.name] = axis.values[here]
         return Point(self._index_of(coordinates), {a.name: coordinates[a.name] for a in self.axes})
 
-    def _index_of(self, coordinates: Mapping[str, Any]) -> int:
+    def _index_of(self, coordinates: Mapping[str, object]) -> int:
         index = 0
         for axis in self.axes:
             index = index * len(axis.values) + axis.values.index(coordinates[axis.name])
