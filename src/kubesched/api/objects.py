@@ -4,12 +4,14 @@ the API guarantees them."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Protocol, TypeGuard, cast
+from typing import ClassVar, Protocol, TypeGuard, TypeVar, cast
 
 import msgspec
 from lightkube import codecs
 from lightkube.core import resource as res
 from lightkube.models import meta_v1
+
+T = TypeVar("T")
 
 
 class Named(Protocol):
@@ -45,6 +47,14 @@ def meta_of(obj: Named) -> meta_v1.ObjectMeta:
     if found is None:
         raise ValueError(f"a {type(obj).__name__} without metadata")
     return found
+
+
+def present(value: T | None, what: str) -> T:
+    """`value`, a field the models declare optional that the API always sets on what it serves
+    (a pod's spec, a node's status): ValueError naming `what` when it is unset after all."""
+    if value is None:
+        raise ValueError(f"{what} is not set")
+    return value
 
 
 def name_of(obj: Named) -> str:

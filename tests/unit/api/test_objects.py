@@ -7,7 +7,9 @@ from lightkube.generic_resource import create_namespaced_resource
 from lightkube.models import meta_v1
 from lightkube.resources import apps_v1, core_v1
 
-from kubesched.api.objects import decoded, key_of, meta_of, served
+from builders import make_pod
+
+from kubesched.api.objects import decoded, key_of, meta_of, present, served
 
 
 @pytest.mark.parametrize(
@@ -39,3 +41,10 @@ def test_served_tells_a_kind_from_a_model(cls, expected):
 def test_an_object_without_metadata_has_no_identity_to_read():
     with pytest.raises(ValueError, match="a Pod without metadata"):
         meta_of(core_v1.Pod())
+
+
+def test_present_gives_a_set_field_and_names_an_unset_one() -> None:
+    pod = make_pod("p").obj
+    assert present(pod.spec, "the pod's spec") is pod.spec
+    with pytest.raises(ValueError, match="^the pod's status.nodeName is not set$"):
+        present(None, "the pod's status.nodeName")
