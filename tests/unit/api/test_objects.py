@@ -8,7 +8,6 @@ from lightkube.models import meta_v1
 from lightkube.resources import apps_v1, core_v1
 
 from builders import make_pod
-
 from kubesched.api.objects import decoded, key_of, meta_of, present, served
 
 
@@ -46,5 +45,5 @@ def test_an_object_without_metadata_has_no_identity_to_read():
 def test_present_gives_a_set_field_and_names_an_unset_one() -> None:
     pod = make_pod("p").obj
     assert present(pod.spec, "the pod's spec") is pod.spec
-    with pytest.raises(ValueError, match="^the pod's status.nodeName is not set$"):
+    with pytest.raises(ValueError, match=r"^the pod's status\.nodeName is not set$"):
         present(None, "the pod's status.nodeName")
