@@ -6,6 +6,9 @@ import math
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from lightkube.models import core_v1, policy_v1
+
+from kubesched.api.objects import present
 from kubesched.api.selectors import compile_label_selector
 
 
@@ -16,7 +19,7 @@ class Budget(NamedTuple):
     disruptions_allowed: int
 
 
-def _is_healthy(pod: Any) -> bool:
+def _is_healthy(pod: Any) -> bool:  # Any: a served pod (its metadata is set), read unchecked per pod
     if pod.metadata.deletionTimestamp is not None or pod.status is None:
         return False
     return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or [])
@@ -29,6 +32,7 @@ def _scaled(value: int | str, total: int) -> int:
     return int(value)
 
 
+# Any: a served budget and pod (their metadata is set), read unchecked per pod
 def covers(pdb: Any, pod: Any) -> bool:
     """Whether the budget's selector selects the pod (an empty selector selects every pod)."""
     if pdb.metadata.namespace != pod.metadata.namespace:
@@ -36,7 +40,7 @@ def covers(pdb: Any, pod: Any) -> bool:
     return compile_label_selector(pdb.spec.selector if pdb.spec else None).matches(pod.metadata.labels or {})
 
 
-def budget(pdb: Any, pods: Iterable[Any]) -> Budget:
+def budget(pdb: policy_v1.PodDisruptionBudget, pods: Iterable[core_v1.Pod]) -> Budget:
     """The budget's state given all pods of its namespace, counted as the disruption controller
     counts them (expected = the pods the selector matches)."""
     matched = [
@@ -44,7 +48,7 @@ def budget(pdb: Any, pods: Iterable[Any]) -> Budget:
     ]
     expected = len(matched)
     healthy = sum(1 for p in matched if _is_healthy(p))
-    spec = pdb.spec
+    spec = present(pdb.spec, "the budget's spec")
     if spec.maxUnavailable is not None:
         desired = max(0, expected - _scaled(spec.maxUnavailable, expected))
     elif spec.minAvailable is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypeVar
 
 from lightkube.models import core_v1, meta_v1
 
@@ -21,6 +21,8 @@ EXISTS = "Exists"
 DOES_NOT_EXIST = "DoesNotExist"
 GT = "Gt"
 LT = "Lt"
+
+Obj = TypeVar("Obj")  # the objects a compiled field selector matches
 
 _LABEL_SELECTOR_OPERATORS = (DOES_NOT_EXIST, EXISTS, IN, NOT_IN)
 _NODE_SELECTOR_OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT)
@@ -316,12 +318,12 @@ class FieldSelector:
         """Whether an object matches; ``get`` returns its value for a field ("" when unset)."""
         return all((get(r.field) == r.value) == (r.operator == "=") for r in self._requirements)
 
-    def compile(self, getters: Mapping[str, Callable[[Any], str]]) -> Callable[[Any], bool]:
+    def compile(self, getters: Mapping[str, Callable[[Obj], str]]) -> Callable[[Obj], bool]:
         """`matches` for objects whose field values `getters` read (one per field the terms name),
         made once: a watch asks it of every event."""
         terms = tuple((getters[r.field], r.value, r.operator == "=") for r in self._requirements)
 
-        def match(obj: Any) -> bool:
+        def match(obj: Obj) -> bool:
             for get, value, equal in terms:  # noqa: SIM110 - a loop: no generator made per event
                 if (get(obj) == value) is not equal:
                     return False

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -17,7 +16,7 @@ class YamlError(ValueError):
     """A file that cannot be read or is not YAML; the message starts with the file's name."""
 
 
-def parse(text: str, source: str) -> Any:
+def parse(text: str, source: str) -> object:
     """The one document in `text` (None when empty); `source` names it in errors."""
     try:
         return yaml.load(text, Loader=_LOADER)
@@ -25,7 +24,7 @@ def parse(text: str, source: str) -> Any:
         raise _error(e, source) from None
 
 
-def parse_all(text: str, source: str) -> list[Any]:
+def parse_all(text: str, source: str) -> list[object]:
     """Every document in `text` (`---` between them), empty ones left out."""
     try:
         return [d for d in yaml.load_all(text, Loader=_LOADER) if d is not None]
@@ -45,12 +44,12 @@ def dumps(document: object) -> str:
     return yaml.dump(document, Dumper=_DUMPER, sort_keys=True, default_flow_style=False, allow_unicode=True)
 
 
-def load(path: str | Path) -> Any:
+def load(path: str | Path) -> object:
     """The one document in the file at `path`."""
     return parse(_read(path), str(path))
 
 
-def load_all(path: str | Path) -> list[Any]:
+def load_all(path: str | Path) -> list[object]:
     """Every document in the file at `path`."""
     return parse_all(_read(path), str(path))
 

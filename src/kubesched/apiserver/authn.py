@@ -13,8 +13,8 @@ import hmac
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from kubesched.apiserver.jsontypes import JsonObject
 from kubesched.cluster.errors import Unauthorized
 
 MASTERS = "system:masters"
@@ -30,8 +30,8 @@ class User:
     groups: tuple[str, ...]
     uid: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, object] = {"username": self.name, "groups": list(self.groups)}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"username": self.name, "groups": list(self.groups)}
         if self.uid:
             out["uid"] = self.uid
         return out

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 import typing
 from collections.abc import Mapping
-from typing import Any
+from typing import TypeGuard
 
 import msgspec
 import yaml
 
-from kubesched.api.objects import Model
+from kubesched.api.objects import Model, Served
+from kubesched.apiserver.jsontypes import JsonObject
 from kubesched.cluster.errors import BadRequest, UnsupportedMediaType
 from kubesched.cluster.kinds import Kind
 from kubesched.storage.protobuf import envelope
@@ -27,7 +28,7 @@ def media_type(content_type: str) -> str:
     return content_type.split(";", 1)[0].strip().lower()
 
 
-def parse_body(raw: bytes, content_type: str) -> Any:
+def parse_body(raw: bytes, content_type: str) -> object:
     """A JSON, YAML or protobuf body as plain data; anything else is 415, malformed input 400."""
     kind = media_type(content_type)
     if kind in JSON_TYPES or kind.endswith("+json"):
@@ -46,7 +47,7 @@ def parse_body(raw: bytes, content_type: str) -> Any:
     )
 
 
-def decode_protobuf(raw: bytes) -> Any:
+def decode_protobuf(raw: bytes) -> JsonObject:
     """A protobuf body (kube-apiserver's envelope) as plain data in its JSON shape; 400 when it is
     not one, or is of a kind without a protobuf form (custom resources)."""
     try:
@@ -62,7 +63,7 @@ def decode_protobuf(raw: bytes) -> Any:
 encode_protobuf = envelope.encode_known
 
 
-def decode_json(raw: bytes) -> Any:
+def decode_json(raw: bytes) -> object:
     """A JSON body as plain data; malformed or too deeply nested input is 400."""
     try:
         data = msgspec.json.decode(raw)
@@ -79,7 +80,7 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _replace_lone_surrogates(data: object) -> Any:
+def _replace_lone_surrogates(data: object) -> object:
     if isinstance(data, str):
         return _SURROGATE.sub("\ufffd", data)
     if isinstance(data, list):
@@ -89,7 +90,7 @@ def _replace_lone_surrogates(data: object) -> Any:
     return data
 
 
-def to_object(kind: Kind, data: Any, *, strict: bool) -> tuple[Any, list[str]]:
+def to_object(kind: Kind, data: object, *, strict: bool) -> tuple[Served, list[str]]:
     """Convert plain data to `kind`'s struct. Returns the object and the unknown fields found;
     with `strict` those are a 400 error as with `fieldValidation=Strict`."""
     if not isinstance(data, Mapping):
@@ -120,7 +121,7 @@ def _fields(cls: type[Model]) -> dict[str, Shape]:
     fields = _FIELDS.get(cls)
     if fields is None:
         hints = typing.get_type_hints(cls)
-        fields = _FIELDS[cls] = {name: _shape(hints.get(name, Any)) for name in cls.__struct_fields__}
+        fields = _FIELDS[cls] = {name: _shape(hints.get(name)) for name in cls.__struct_fields__}
     return fields
 
 
@@ -129,13 +130,17 @@ def _shape(tp: object) -> Shape:
     if held is None:
         return None
     what, inner = held
-    if what == "struct":
-        return ("struct", inner)
-    inner_held = _struct_of(inner)
-    return (what, inner_held[1]) if inner_held is not None and inner_held[0] == "struct" else None
+    if what != "struct":
+        inner_held = _struct_of(inner)
+        inner = inner_held[1] if inner_held is not None and inner_held[0] == "struct" else None
+    return (what, inner) if _is_struct(inner) else None
 
 
-def _struct_of(tp: object) -> tuple[str, Any] | None:
+def _is_struct(tp: object) -> TypeGuard[type[msgspec.Struct]]:
+    return isinstance(tp, type) and issubclass(tp, msgspec.Struct)
+
+
+def _struct_of(tp: object) -> tuple[str, object] | None:
     """("struct", cls), ("list", inner), ("map", inner) or None for what `tp` holds."""
     origin = typing.get_origin(tp)
     if origin is typing.Union:
@@ -143,7 +148,7 @@ def _struct_of(tp: object) -> tuple[str, Any] | None:
             if arg is not type(None):
                 return _struct_of(arg)
         return None
-    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+    if _is_struct(tp):
         return ("struct", tp)
     args = typing.get_args(tp)
     if origin is list and args:

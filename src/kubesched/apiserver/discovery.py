@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from kubesched.apiserver import reviews
+from kubesched.apiserver.jsontypes import JsonObject
 from kubesched.apiserver.routing import BUILT_IN, Routes
 from kubesched.cluster.kinds import VERBS, Kind
 
@@ -25,7 +25,7 @@ _SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "binding": ["create"
 _SUBRESOURCE_KINDS = {"binding": ("", "", "Binding"), "eviction": ("policy", "v1", "Eviction")}
 
 
-def api_versions(server_address: str) -> dict[str, Any]:
+def api_versions(server_address: str) -> JsonObject:
     return {
         "kind": "APIVersions",
         "versions": ["v1"],
@@ -47,26 +47,31 @@ def version_priority(version: str) -> tuple[int, int, int]:
     return (rank, -int(major), -int(minor or 0))
 
 
-def api_groups(routes: Routes = BUILT_IN) -> dict[str, Any]:
+def _groups(routes: Routes) -> list[JsonObject]:
+    """The named groups, each with its versions, preferred first."""
     versions: dict[str, list[str]] = {}
     for group, version in {g for g in [*routes.group_versions, *_REVIEWS] if g[0]}:
         versions.setdefault(group, []).append(version)
-    groups = []
+    groups: list[JsonObject] = []
     for group in sorted(versions):
         listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in sorted(versions[group], key=version_priority)]
         groups.append({"name": group, "versions": listed, "preferredVersion": listed[0]})
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+    return groups
 
 
-def api_group(group: str, routes: Routes = BUILT_IN) -> dict[str, Any] | None:
-    for g in api_groups(routes)["groups"]:
+def api_groups(routes: Routes = BUILT_IN) -> JsonObject:
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": _groups(routes)}
+
+
+def api_group(group: str, routes: Routes = BUILT_IN) -> JsonObject | None:
+    for g in _groups(routes):
         if g["name"] == group:
             return {"kind": "APIGroup", "apiVersion": "v1", **g}
     return None
 
 
-def _resource(kind: Kind) -> dict[str, Any]:
-    entry: dict[str, object] = {
+def _resource(kind: Kind) -> JsonObject:
+    entry: JsonObject = {
         "name": kind.plural,
         "singularName": kind.singular,
         "namespaced": kind.namespaced,
@@ -80,8 +85,8 @@ def _resource(kind: Kind) -> dict[str, Any]:
     return entry
 
 
-def _subresource(kind: Kind, sub: str) -> dict[str, Any]:
-    entry: dict[str, object] = {
+def _subresource(kind: Kind, sub: str) -> JsonObject:
+    entry: JsonObject = {
         "name": f"{kind.plural}/{sub}",
         "singularName": "",
         "namespaced": kind.namespaced,
@@ -96,16 +101,16 @@ def _subresource(kind: Kind, sub: str) -> dict[str, Any]:
     return entry
 
 
-def resource_list(group: str, version: str, routes: Routes = BUILT_IN) -> dict[str, Any] | None:
+def resource_list(group: str, version: str, routes: Routes = BUILT_IN) -> JsonObject | None:
     kinds = routes.group_versions.get((group, version))
     extra = _REVIEWS.get((group, version), [])
     if kinds is None and not extra:
         return None
-    resources: list[dict[str, Any]] = []
+    resources: list[JsonObject] = []
     for kind in sorted(kinds or (), key=lambda k: k.plural):
         resources.append(_resource(kind))
         resources += [_subresource(kind, sub) for sub in kind.subresources]
-    resources = sorted([*resources, *extra], key=lambda r: r["name"]) if extra else resources
+    resources = sorted([*resources, *extra], key=lambda r: str(r["name"])) if extra else resources
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",

@@ -7,18 +7,19 @@ import contextlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import yaml
+
+from kubesched.apiserver.jsontypes import JsonObject
 
 CONTEXT = "kubesched"
 
 
 def kubeconfig(
     server: str, *, token: str | None = None, ca_pem: bytes | None = None, namespace: str = "default"
-) -> dict[str, Any]:
-    user: dict[str, object] = {"token": token} if token else {}
-    cluster: dict[str, object] = {"server": server}
+) -> JsonObject:
+    user: JsonObject = {"token": token} if token else {}
+    cluster: JsonObject = {"server": server}
     if ca_pem is not None:
         cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
     return {

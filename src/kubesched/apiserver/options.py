@@ -4,6 +4,7 @@ and checked as kube-apiserver reads and checks them."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
@@ -33,6 +34,7 @@ def flag(value: str | None) -> bool:
 DRY_RUN_ALL = "All"  # the one dryRun value kube-apiserver accepts
 
 
+# Any: the dryRun a body carries as sent, read as a list (a body with anything else there fails)
 def dry_run(request: web.Request, options: str, given: Any = ()) -> bool:
     """Whether the request asks for dryRun=All (in its query or, for a delete, its options body);
     any other value is refused as kube-apiserver's option validation refuses it."""
@@ -74,7 +76,7 @@ def code_point(c: str) -> str:
     return f"{code} '{c}'" if c.isprintable() else code
 
 
-def int_param(query: Any, key: str) -> int | None:
+def int_param(query: Mapping[str, str], key: str) -> int | None:
     raw = query.get(key)
     if raw in (None, ""):
         return None

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
+from lightkube.models import rbac_v1 as rbac_m
 from lightkube.resources import rbac_authorization_v1 as rbac_v1
 
 from kubesched.apiserver.authn import AUTHENTICATED, MASTERS, UNAUTHENTICATED, User
+from kubesched.apiserver.jsontypes import JsonObject
 from kubesched.cluster.errors import Forbidden, NotFound
 from kubesched.storage import MemoryStore
 
@@ -44,7 +45,7 @@ def _matches(values: Iterable[str] | None, value: str) -> bool:
     return "*" in listed or value in listed
 
 
-def _rule_allows(rule: Any, attrs: Attributes) -> bool:
+def _rule_allows(rule: rbac_m.PolicyRule, attrs: Attributes) -> bool:
     if not _matches(rule.verbs, attrs.verb):
         return False
     if not attrs.resource_request:
@@ -62,7 +63,7 @@ def _rule_allows(rule: Any, attrs: Attributes) -> bool:
     return not names or attrs.name in names
 
 
-def _binds(subjects: Iterable[Any] | None, user: User, namespace: str) -> bool:
+def _binds(subjects: Iterable[rbac_m.Subject] | None, user: User, namespace: str) -> bool:
     for s in subjects or ():
         if s.kind == "User" and s.name == user.name:
             return True
@@ -77,7 +78,7 @@ class RbacAuthorizer:
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
 
-    def _role_rules(self, kind: str, name: str, namespace: str) -> list[Any]:
+    def _role_rules(self, kind: str, name: str, namespace: str) -> list[rbac_m.PolicyRule]:
         role: object
         try:
             if kind == "ClusterRole":
@@ -88,7 +89,7 @@ class RbacAuthorizer:
             return []
         return list(role.rules or ())
 
-    def granted(self, user: User, namespace: str) -> Iterator[Any]:
+    def granted(self, user: User, namespace: str) -> Iterator[rbac_m.PolicyRule]:
         """Every rule granted to `user` cluster-wide and, with `namespace`, in that namespace."""
         for binding in self.store.list(rbac_v1.ClusterRoleBinding).items:
             if _binds(binding.subjects, user, ""):
@@ -103,7 +104,7 @@ class RbacAuthorizer:
             return True
         return any(_rule_allows(rule, attrs) for rule in self.granted(user, attrs.namespace))
 
-    def rules(self, user: User, namespace: str) -> list[Any] | None:
+    def rules(self, user: User, namespace: str) -> list[rbac_m.PolicyRule] | None:
         """The rules review's answer: `user`'s rules (None for `system:masters`: everything)."""
         return None if MASTERS in user.groups else list(self.granted(user, namespace))
 
@@ -112,7 +113,7 @@ class AlwaysAllow:
     def allows(self, user: User, attrs: Attributes) -> bool:
         return True
 
-    def rules(self, user: User, namespace: str) -> list[Any] | None:
+    def rules(self, user: User, namespace: str) -> list[rbac_m.PolicyRule] | None:
         return None
 
 
@@ -128,7 +129,7 @@ def forbidden(user: User, attrs: Attributes) -> Forbidden:
     return Forbidden(f"{subject} is forbidden: {reason}", kind=attrs.resource, group=attrs.api_group, name=attrs.name)
 
 
-def _cluster_role(name: str, rules: list[dict[str, object]]) -> dict[str, Any]:
+def _cluster_role(name: str, rules: list[JsonObject]) -> JsonObject:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
@@ -137,7 +138,7 @@ def _cluster_role(name: str, rules: list[dict[str, object]]) -> dict[str, Any]:
     }
 
 
-def _binding(name: str, *groups: str) -> dict[str, Any]:
+def _binding(name: str, *groups: str) -> JsonObject:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
@@ -148,7 +149,7 @@ def _binding(name: str, *groups: str) -> dict[str, Any]:
 
 
 _PUBLIC = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
-BOOTSTRAP: tuple[dict[str, Any], ...] = (
+BOOTSTRAP: tuple[JsonObject, ...] = (
     _cluster_role(
         "cluster-admin",
         [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}, {"nonResourceURLs": ["*"], "verbs": ["*"]}],

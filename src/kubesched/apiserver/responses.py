@@ -4,12 +4,12 @@ asked for it and the kind has one, in protobuf."""
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Any
 
 from aiohttp import web
 
 from kubesched.apiserver import negotiation
 from kubesched.apiserver.codec import encode_protobuf
+from kubesched.apiserver.jsontypes import JsonObject
 from kubesched.cluster.codec import encode
 from kubesched.cluster.errors import ApiError
 
@@ -31,5 +31,5 @@ def status_response(error: ApiError) -> web.Response:
     return respond(error.status(), error.code)
 
 
-def success(code: int) -> dict[str, Any]:
+def success(code: int) -> JsonObject:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}

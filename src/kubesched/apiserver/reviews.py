@@ -13,18 +13,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from lightkube.models import rbac_v1
+
 from kubesched.api.errors import FieldError
 from kubesched.apiserver.authn import User
+from kubesched.apiserver.jsontypes import JsonObject
 from kubesched.apiserver.rbac import Attributes
 from kubesched.cluster.errors import BadRequest, Invalid
 
-Json = dict[str, Any]
+# Any: a review's spec as posted, read as its schema has it (a malformed field fails where it is read)
+Spec = dict[str, Any]
 
 AUTHORIZATION = "authorization.k8s.io"
 AUTHENTICATION = "authentication.k8s.io"
 VERSION = "v1"
 
-_ALL_RULES: Json = {
+_ALL_RULES: JsonObject = {
     "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
     "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
     "incomplete": False,
@@ -36,7 +40,7 @@ class Policy(Protocol):
 
     def allows(self, user: User, attrs: Attributes) -> bool: ...
 
-    def rules(self, user: User, namespace: str) -> list[Any] | None: ...
+    def rules(self, user: User, namespace: str) -> list[rbac_v1.PolicyRule] | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,14 +49,14 @@ class Review:
     plural: str
     kind: str
     namespaced: bool
-    status: Callable[[Json, User, Policy], Json]  # (spec, the requesting user, the policy) -> status
+    status: Callable[[Spec, User, Policy], JsonObject]  # (spec, the requesting user, the policy) -> status
 
     @property
     def api_version(self) -> str:
         return f"{self.group}/{VERSION}"
 
 
-def _attributes(spec: Json) -> Attributes:
+def _attributes(spec: Spec) -> Attributes:
     """The attributes an access review asks about, once it names exactly one kind of them."""
     resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
     if resource is not None and non_resource is not None:
@@ -84,18 +88,18 @@ def _attributes(spec: Json) -> Attributes:
     )
 
 
-def _access_status(spec: Json, user: User, policy: Policy) -> Json:
+def _access_status(spec: Spec, user: User, policy: Policy) -> JsonObject:
     return {"allowed": policy.allows(user, _attributes(spec))}
 
 
-def _subject_access_status(spec: Json, user: User, policy: Policy) -> Json:
+def _subject_access_status(spec: Spec, user: User, policy: Policy) -> JsonObject:
     if not (spec.get("user") or spec.get("groups")):
         raise _Refused(FieldError("spec.user", "", "at least one of user or group must be specified"))
     subject = User(str(spec.get("user", "")), tuple(spec.get("groups") or ()), str(spec.get("uid", "")))
     return {"allowed": policy.allows(subject, _attributes(spec))}
 
 
-def _rules_status(spec: Json, user: User, policy: Policy) -> Json:
+def _rules_status(spec: Spec, user: User, policy: Policy) -> JsonObject:
     rules = policy.rules(user, str(spec.get("namespace", "")))
     if rules is None:
         return dict(_ALL_RULES)
@@ -104,7 +108,7 @@ def _rules_status(spec: Json, user: User, policy: Policy) -> Json:
         if rule.nonResourceURLs:
             non_resource_rules.append({"verbs": list(rule.verbs), "nonResourceURLs": list(rule.nonResourceURLs)})
         else:
-            entry: Json = {"verbs": list(rule.verbs), "apiGroups": list(rule.apiGroups or ())}
+            entry: JsonObject = {"verbs": list(rule.verbs), "apiGroups": list(rule.apiGroups or ())}
             entry["resources"] = list(rule.resources or ())
             if rule.resourceNames:
                 entry["resourceNames"] = list(rule.resourceNames)
@@ -112,7 +116,7 @@ def _rules_status(spec: Json, user: User, policy: Policy) -> Json:
     return {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": False}
 
 
-def _whoami_status(spec: Json, user: User, policy: Policy) -> Json:
+def _whoami_status(spec: Spec, user: User, policy: Policy) -> JsonObject:
     return {"userInfo": user.to_json()}
 
 
@@ -150,7 +154,7 @@ def route(path: str) -> tuple[Review, str | None] | None:
     return review, namespace
 
 
-def answer(review: Review, body: object, *, namespace: str | None, user: User, policy: Policy) -> Json:
+def answer(review: Review, body: object, *, namespace: str | None, user: User, policy: Policy) -> JsonObject:
     """The review as posted, with its status (BadRequest or 422 for a malformed one)."""
     if not isinstance(body, dict):
         raise BadRequest(f"{review.kind} in version {VERSION!r} cannot be handled: the body must be an object")
@@ -173,16 +177,16 @@ def answer(review: Review, body: object, *, namespace: str | None, user: User, p
     metadata = dict(body.get("metadata") or {})
     if namespace is not None:
         metadata["namespace"] = namespace
-    out: Json = {"kind": review.kind, "apiVersion": review.api_version, "metadata": metadata}
+    out: JsonObject = {"kind": review.kind, "apiVersion": review.api_version, "metadata": metadata}
     if review.kind != "SelfSubjectReview":
         out["spec"] = spec
     out["status"] = status
     return out
 
 
-def discovery_resources() -> dict[tuple[str, str], list[Json]]:
+def discovery_resources() -> dict[tuple[str, str], list[JsonObject]]:
     """The reviews' entries in their group-versions' resource lists."""
-    out: dict[tuple[str, str], list[Json]] = {}
+    out: dict[tuple[str, str], list[JsonObject]] = {}
     for review in REVIEWS.values():
         out.setdefault((review.group, VERSION), []).append(
             {

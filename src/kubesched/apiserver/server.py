@@ -18,6 +18,7 @@ from aiohttp import web
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import FieldError
+from kubesched.api.objects import Served, meta_of, present
 from kubesched.apiserver import discovery, negotiation, openapi, options, rbac, reviews, tables
 from kubesched.apiserver.authn import DEFAULT_TOKEN_SECONDS, MIN_TOKEN_SECONDS, Authenticator, User
 from kubesched.apiserver.codec import (
@@ -270,7 +271,7 @@ class ApiServer:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def _render(self, request: web.Request, kind: Kind, obj: Any) -> web.Response:
+    def _render(self, request: web.Request, kind: Kind, obj: Served) -> web.Response:
         if negotiation.wants_table(request.headers.get("Accept")):
             include = tables.parse_include_object(request.query.get("includeObject"))
             return respond(
@@ -280,7 +281,7 @@ class ApiServer:
                     now=self.store.clock.now(),
                     wide=True,
                     include_object=include,
-                    resource_version=obj.metadata.resourceVersion or "",
+                    resource_version=meta_of(obj).resourceVersion or "",
                 )
             )
         return respond(obj)
@@ -292,7 +293,7 @@ class ApiServer:
     async def _get_async(self, request: web.Request, target: Target) -> web.Response:
         return self._get(request, target)
 
-    def _selected(self, request: web.Request, target: Target) -> ListResult[Any]:
+    def _selected(self, request: web.Request, target: Target) -> ListResult[Served]:
         """The collection's objects the request's selectors and paging pick."""
         q = request.query
         return self.store.list(
@@ -334,7 +335,7 @@ class ApiServer:
 
     # -- writing -----------------------------------------------------------------------------
 
-    async def _body(self, request: web.Request, kind: Kind) -> tuple[Any, list[str]]:
+    async def _body(self, request: web.Request, kind: Kind) -> tuple[Served, list[str]]:
         data = parse_body(await request.read(), request.headers.get("Content-Type", ""))
         strict = request.query.get("fieldValidation", "") == "Strict"
         return to_object(kind, data, strict=strict)
@@ -411,6 +412,7 @@ class ApiServer:
             )
         return self._warn(respond(applied, 201 if created else 200), request, unknown)
 
+    # Any: DeleteOptions as sent, with the query's set: their fields go to the store unchecked
     def _delete_options(self, request: web.Request, raw: bytes) -> dict[str, Any]:
         deletion: dict[str, object] = {}
         if raw.strip():
@@ -436,7 +438,7 @@ class ApiServer:
         deletion = self._delete_options(request, await request.read())
         pre = deletion.get("preconditions") or {}
         with options.writing(self.store, deletion["dryRun"]):
-            result: Any = self.store.delete(
+            result = self.store.delete(
                 target.kind.cls,
                 target.name or "",
                 namespace=target.namespace,
@@ -446,7 +448,7 @@ class ApiServer:
                 propagation_policy=deletion["propagationPolicy"],
             )
         if deletion["dryRun"]:  # what stays is what a real delete would leave being deleted
-            still_there = result.metadata.deletionTimestamp is not None
+            still_there = meta_of(result).deletionTimestamp is not None
         else:
             still_there = self._exists(target.kind, target.name or "", target.namespace)
         return respond(result, 202 if still_there else 200)
@@ -463,12 +465,13 @@ class ApiServer:
         kind = target.kind
         deleted = []
         for obj in self._selected(request, target).items:
+            meta = meta_of(obj)
             with contextlib.suppress(NotFound), options.writing(self.store, deletion["dryRun"]):
                 deleted.append(
                     self.store.delete(
                         kind.cls,
-                        obj.metadata.name,
-                        namespace=obj.metadata.namespace,
+                        present(meta.name, "a listed object's name"),
+                        namespace=meta.namespace,
                         grace_period_seconds=deletion.get("gracePeriodSeconds"),
                         propagation_policy=deletion["propagationPolicy"],
                     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import cast
 
 from aiohttp import web
 
@@ -90,7 +90,8 @@ async def stream_watch(
         if as_protobuf and (wrapped := _object_protobuf(obj)) is not None:
             return envelope.watch_frame(event.type, wrapped)
         if as_table and event.type != BOOKMARK:
-            table = tables.table(kind, [obj], now=store.clock.now(), wide=True, include_object=include)
+            served = cast(Served, obj)  # a watch of kind.cls sends objects of kind.cls (a BOOKMARK's is not tabled)
+            table = tables.table(kind, [served], now=store.clock.now(), wide=True, include_object=include)
             return _line(event.type, encode(table))
         return _line(event.type, _object_json(obj))
 
@@ -118,7 +119,7 @@ async def _pump(
     store: MemoryStore,
     watch: MemoryWatch,
     response: web.StreamResponse,
-    render: Callable[[WatchEvent[Any]], bytes],
+    render: Callable[[WatchEvent[object]], bytes],
     *,
     cls: type[Served],
     deadline: float,

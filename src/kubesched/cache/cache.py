@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
+from lightkube.models import core_v1
 
-from kubesched.cache.node_tree import NodeTree
+from kubesched.cache.node_tree import NodeTree, zone_key
 from kubesched.cache.nodeinfo import ImageState, NodeInfo, next_generation
 from kubesched.cache.podinfo import PodInfo
 from kubesched.cache.snapshot import Snapshot
@@ -72,6 +73,7 @@ class Cache:
         state = self._pods.get(uid)
         return state is not None and state.assumed
 
+    # Any: a served pod (metadata and spec set), read without checks on the cache's per-pod path
     def add_pod(self, pod: Any) -> None:
         """A bound pod from the watch: confirms an assumed pod, or adds one we did not know."""
         state = self._pods.get(pod.metadata.uid)
@@ -99,6 +101,7 @@ class Cache:
             raise CacheError(f"pod {info.key} moved from {state.info.node_name} to {info.node_name}")
         self._replace(state.info, info)
 
+    # Any: a served pod (metadata set), read without checks on the cache's per-pod path
     def remove_pod(self, pod: Any) -> None:
         uid = pod.metadata.uid
         state = self._pods.get(uid)
@@ -148,6 +151,7 @@ class Cache:
 
     # -- nodes ----------------------------------------------------------------------------------
 
+    # Any: a served Node (metadata set), read without checks on the cache's per-node path
     def add_node(self, node: Any) -> NodeInfo:
         name = node.metadata.name
         info = self.nodes.get(name)
@@ -156,23 +160,25 @@ class Cache:
         else:
             self._drop_images(info)
             info.set_node(node)
-        self._tree.add(node)
+        self._tree.add(name, zone_key(node))
         self._add_images(node, info)
         self._touch(name)
         return info
 
-    def update_node(self, old: Any, new: Any) -> NodeInfo:
+    # Any: a served Node (metadata set), read without checks on the cache's per-node path
+    def update_node(self, old: object, new: Any) -> NodeInfo:
         name = new.metadata.name
         info = self.nodes.get(name)
         if info is None or info.node is None:
             return self.add_node(new)
-        self._tree.update(old, new)
+        self._tree.update(name, zone_key(old), zone_key(new))
         self._drop_images(info)
         info.set_node(new)
         self._add_images(new, info)
         self._touch(name)
         return info
 
+    # Any: a served Node (metadata set), read without checks on the cache's per-node path
     def remove_node(self, node: Any) -> None:
         name = node.metadata.name
         info = self.nodes.get(name)
@@ -184,10 +190,10 @@ class Cache:
             info.generation = next_generation()
         else:
             del self.nodes[name]
-        self._tree.remove(node)
+        self._tree.remove(name, zone_key(node))
         self._touch(name)
 
-    def _add_images(self, node: Any, info: NodeInfo) -> None:
+    def _add_images(self, node: core_v1.Node, info: NodeInfo) -> None:
         for image in (node.status.images if node.status else None) or []:
             for name in image.names or []:
                 state = self._images.get(name)

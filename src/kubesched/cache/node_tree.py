@@ -8,6 +8,7 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
 
 
+# Any: a served Node (metadata set), read without checks on the cache's per-node path
 def zone_key(node: Any) -> str:
     """The node's zone key: region and zone, or "" for a node with neither label."""
     labels = node.metadata.labels or {}
@@ -24,8 +25,8 @@ class NodeTree:
         self._members: set[str] = set()
         self.count = 0
 
-    def add(self, node: Any) -> None:
-        zone, name = zone_key(node), node.metadata.name
+    def add(self, name: str, zone: str) -> None:
+        """Add the node `name` in `zone` (its `zone_key`)."""
         names = self._tree.get(zone)
         if names is None:
             self._zones.append(zone)
@@ -35,8 +36,7 @@ class NodeTree:
             self._members.add(name)
             self.count += 1
 
-    def remove(self, node: Any) -> None:
-        zone, name = zone_key(node), node.metadata.name
+    def remove(self, name: str, zone: str) -> None:
         names = self._tree.get(zone)
         if names is None or name not in self._members:
             return
@@ -47,10 +47,10 @@ class NodeTree:
             del self._tree[zone]
             self._zones.remove(zone)
 
-    def update(self, old: Any, new: Any) -> None:
-        if zone_key(old) != zone_key(new):
-            self.remove(old)
-            self.add(new)
+    def update(self, name: str, old_zone: str, new_zone: str) -> None:
+        if old_zone != new_zone:
+            self.remove(name, old_zone)
+            self.add(name, new_zone)
 
     def names(self) -> list[str]:
         """All node names: the first node of each zone, then the second of each, and so on."""

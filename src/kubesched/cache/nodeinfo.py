@@ -6,6 +6,8 @@ import itertools
 from collections import Counter
 from typing import Any
 
+from lightkube.models import core_v1
+
 from kubesched.api.errors import FieldError
 from kubesched.api.quantity import int_value, milli_value
 from kubesched.cache.podinfo import HostPort, PodInfo
@@ -34,7 +36,7 @@ class ImageState:
         return len(self.nodes)
 
 
-def parse_allocatable(node: Any) -> Resource:
+def parse_allocatable(node: core_v1.Node) -> Resource:
     """The node's `status.allocatable` as a Resource (an unparsable quantity counts as 0)."""
     resource = Resource()
     for name, qty in ((node.status.allocatable if node.status else None) or {}).items():
@@ -69,6 +71,7 @@ class NodeInfo:
         "used_ports",
     )
 
+    # Any: a served Node (metadata set), as the plugin API's signature has it
     def __init__(self, node: Any | None = None, name: str = "") -> None:
         self.node = node
         self.name = node.metadata.name if node is not None else name
@@ -83,6 +86,7 @@ class NodeInfo:
         self.image_states: dict[str, ImageState] = {}
         self.generation = next_generation()
 
+    # Any: a served Node (metadata set), as the plugin API's signature has it
     def set_node(self, node: Any) -> None:
         self.node = node
         self.name = node.metadata.name

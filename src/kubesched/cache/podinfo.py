@@ -14,6 +14,7 @@ from kubesched.cache.resource import Resource
 HostPort = tuple[str, str, int]  # (hostIP, protocol, hostPort)
 
 
+# Any: a served pod (spec set), as the plugin API's signature has it
 def host_ports(pod: Any) -> list[HostPort]:
     """Host ports of the app containers and of restartable (sidecar) init containers."""
     ports: list[HostPort] = []
@@ -46,6 +47,7 @@ class PodInfo:
         "uid",
     )
 
+    # Any: a served pod (metadata and spec set), as the plugin API's signature has it
     def __init__(self, pod: Any) -> None:
         meta = pod.metadata
         self.pod = pod

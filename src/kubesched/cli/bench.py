@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from rich.console import Console
 from rich.table import Table
@@ -90,12 +90,13 @@ class Job:
     """One run's inputs, picklable for a --repeat child process."""
 
     selected: Selected
-    config: dict[str, Any] | None
+    config: dict[str, object] | None
     batch: bool
     plugins: tuple[str, ...]
     record: bool
 
 
+# Any: a run's JSON (`RunResult.to_json`), read by its keys
 def _once(job: Job, sinks: Sequence[Sink] = ()) -> dict[str, Any]:
     tune_gc()  # as every kubesched command (a --repeat run is a fresh process)
     registry = options.registry(job.plugins)
@@ -107,7 +108,32 @@ def _spread(values: list[float]) -> dict[str, float]:
     return {"median": round(statistics.median(values), 1), "min": round(min(values), 1), "max": round(max(values), 1)}
 
 
-def report(selected: Selected, runs: list[dict[str, Any]]) -> dict[str, Any]:
+class Report(TypedDict):
+    """What `kubesched bench --output json` prints."""
+
+    workload: str
+    params: dict[str, int]
+    labels: list[str]
+    threshold: float | None
+    note: str | None
+    runs: list[dict[str, Any]]  # Any: each run's JSON (`RunResult.to_json`), read by its keys
+    average: dict[str, float]
+    overallPodsPerSecond: dict[str, float]
+    samples: dict[str, float]
+    peakRssMiB: dict[str, float]
+    aboveThreshold: bool | None
+
+
+class _Listed(TypedDict):
+    workload: str
+    params: dict[str, int]
+    labels: list[str]
+    threshold: float | None
+    note: str | None
+
+
+# Any: each run's JSON (`RunResult.to_json`), read by its keys
+def report(selected: Selected, runs: list[dict[str, Any]]) -> Report:
     """The JSON `kubesched bench --output json` prints: the workload, each run, the medians."""
     averages = [r["throughput"]["average"] for r in runs]
     threshold = selected.workload.threshold
@@ -177,7 +203,7 @@ def bench_command(console: Console, args: argparse.Namespace) -> int:
     return 0
 
 
-def _config(path: str | None) -> dict[str, Any] | None:
+def _config(path: str | None) -> dict[str, object] | None:
     if not path:
         return None
     try:
@@ -189,6 +215,7 @@ def _config(path: str | None) -> dict[str, Any] | None:
     return loaded
 
 
+# Any: the run's JSON, as `_once`
 def _profiled(job: Job, target: Path) -> dict[str, Any]:
     profiler = cProfile.Profile()
     profiler.enable()
@@ -210,7 +237,7 @@ def _profiled(job: Job, target: Path) -> dict[str, Any]:
     return out
 
 
-def print_report(console: Console, body: dict[str, Any]) -> None:
+def print_report(console: Console, body: Report) -> None:
     average, overall = body["average"], body["overallPodsPerSecond"]
     runs = body["runs"]
     last = runs[-1]["throughput"]
@@ -240,7 +267,7 @@ def print_report(console: Console, body: dict[str, Any]) -> None:
 
 
 def print_list(console: Console, output: str) -> None:
-    rows: list[dict[str, Any]] = [
+    rows: list[_Listed] = [
         {
             "workload": f"{case.name}/{w.name}",
             "params": w.params,

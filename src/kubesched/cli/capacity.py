@@ -8,7 +8,6 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -139,7 +138,7 @@ def _template(path: str, index: int, document: object) -> Template:
     return Template(pod, count)
 
 
-def node_manifest(path: str | None) -> dict[str, Any] | None:
+def node_manifest(path: str | None) -> dict[str, object] | None:
     """`--node-template`: a Node manifest nodes are added like (None without the option)."""
     if not path:
         return None
@@ -240,7 +239,7 @@ def _nodes_needed(
     excluded: list[str],
     config: SchedulerConfig,
     registry: Registry,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """`status.nodesNeeded`: how many nodes like which one would place every replica count."""
     if any(t.replicas is None for t in wanted):
         raise options.UsageError("--nodes-needed: every --podspec needs a replica count (a workload's replicas)")
@@ -253,7 +252,8 @@ def _nodes_needed(
         max_nodes=options.at_least("--max-nodes", args.max_nodes, 1),
         exclude_nodes=tuple(excluded),
     )
-    like = (node or common_node(space.snapshot) or {}).get("metadata", {}).get("name")
+    metadata = (node or common_node(space.snapshot) or {}).get("metadata", {})
+    like = metadata.get("name") if isinstance(metadata, dict) else None
     if like is None:
         raise options.UsageError("--nodes-needed: the cluster has no node to copy; give --node-template")
     return {"nodes": nodes_needed(space, wanted), "like": like, "maxNodes": space.max_nodes}

@@ -117,7 +117,7 @@ class EmbeddedCluster:
                 token=spec.token,
             )
         self._runner: web.AppRunner | None = None
-        self._tasks: list[asyncio.Task[Any]] = []
+        self._tasks: list[asyncio.Task[object]] = []
         self.controllers = controllers() if spec.controllers else []
 
     def _populate(self) -> None:
@@ -272,8 +272,9 @@ class ClusterThread:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
 
+    # Any: what `fn` gives (awaited when it is awaitable), of whatever type the caller's `fn` has
     def call(self, fn: Callable[[EmbeddedCluster], object]) -> Any:
-        async def run() -> Any:
+        async def run() -> object:
             assert self.cluster is not None
             result = fn(self.cluster)
             return await result if isinstance(result, Awaitable) else result

@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from rich.console import Console
 
@@ -18,7 +17,7 @@ from kubesched.lab.drill import print_c1, print_c2, print_c3, print_c4, run_c1, 
 from kubesched.trace import ListSink
 from kubesched.ui import Recording
 
-DRILL_JSON: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {  # c1 and c2: `drill_main` runs them
+DRILL_JSON: dict[str, Callable[[argparse.Namespace], dict[str, object]]] = {  # c1 and c2: `drill_main` runs them
     "c3": lambda args: {"ignore": run_c3().to_json(), "honor": run_c3(taints_policy="Honor").to_json()},
     "c4": lambda args: {"race": run_c4().to_json(), "crash": run_c4(crash=True).to_json()},
 }

@@ -59,6 +59,7 @@ def explain_command(console: Console, args: argparse.Namespace) -> int:
     return 0
 
 
+# Any: a pod's explanation (`explain_pod`), read by its keys as the fetched one is
 def _simulated(args: argparse.Namespace, key: str) -> dict[str, Any]:
     result = simulation(args, horizon=30.0, explain=[key])
     return result.explained.get(key) or {"pod": key, "attempts": []}

@@ -24,6 +24,7 @@ HUGE = ("huge", "6")  # (name, cpu): more CPU than a default fake node has
 GATED = ("gated", "250m")  # (name, cpu): held by the scheduling gate GATE
 
 
+# Any: the queue document (`queue_document`), as the scheduler's /debug/queue answers it
 def fetch(url: str) -> dict[str, Any]:
     """URL/debug/queue, checked to be a queue document."""
     document = get_json(url, "/debug/queue")
@@ -47,6 +48,7 @@ def simulation(args: argparse.Namespace, *, horizon: float, explain: Sequence[st
     )
 
 
+# Any: the queue document (`queue_document`)
 def simulate(args: argparse.Namespace) -> dict[str, Any]:
     """Run the default simulation and return its queue at the horizon."""
     if args.horizon <= 0:
@@ -88,6 +90,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+# Any: the queue document (`queue_document`), read by its keys
 def print_queue(console: Console, document: dict[str, Any]) -> None:
     table = Table(box=box.SIMPLE_HEAD)
     for column in ("POD", "QUEUE", "ATTEMPTS"):

@@ -10,7 +10,6 @@ import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -155,12 +154,9 @@ def replay_command(console: Console, args: argparse.Namespace) -> int:
             )
         runs.append(run)
     differing = differences(runs)
-    side_by_side = {
-        "workload": args.file,
-        "seed": args.seed,
-        "configs": [_cluster_report(run, config) for run, (_, config) in zip(runs[1:], configs, strict=True)],
-    }
-    _report(console, args, recording, runs, differing, traces, side_by_side["configs"])
+    reported = [_cluster_report(run, config) for run, (_, config) in zip(runs[1:], configs, strict=True)]
+    side_by_side = {"workload": args.file, "seed": args.seed, "configs": reported}
+    _report(console, args, recording, runs, differing, traces, reported)
     if args.ui:
         return serve_ui(console, bind, comparison=side_by_side)
     return 0
@@ -173,7 +169,7 @@ def _report(
     runs: list[Outcome],
     differing: list[Difference],
     traces: list[str],
-    configs: list[dict[str, Any]],
+    configs: list[dict[str, object]],
 ) -> None:
     """The runs and the pods placed differently, as JSON or a table, and where their traces went."""
     if args.output == "json":
@@ -193,7 +189,7 @@ def _report(
             console.print(line, highlight=False, soft_wrap=True)
 
 
-def _cluster_report(run: Outcome, config: SchedulerConfig) -> dict[str, Any]:
+def _cluster_report(run: Outcome, config: SchedulerConfig) -> dict[str, object]:
     """A replayed run's cluster at its end, as `kubesched compare` reports a configuration's."""
     assert run.store is not None
     return report_of(run.store, run.label, config.profiles[0].scheduler_name, run.attempts).to_json()
@@ -207,7 +203,7 @@ def _ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1000:.1f}ms"
 
 
-def _print(console: Console, file: str, changes: int, runs: list[Outcome], differing: list[Any]) -> None:
+def _print(console: Console, file: str, changes: int, runs: list[Outcome], differing: list[Difference]) -> None:
     console.print(f"replay of {file}: {changes} changes, {len(runs[0].pods)} pods to place", highlight=False)
     width = max(12, *(len(r.label) for r in runs))
     console.print(

@@ -14,6 +14,7 @@ class FetchError(Exception):
     """The URL gave no usable answer; the message says why."""
 
 
+# Any: a scheduler endpoint's JSON, read as that endpoint documents it
 def get_json(url: str, path: str) -> Any:
     """GET URL + path and decode it; a 404's JSON `message` is the error's."""
     try:

@@ -13,7 +13,6 @@ import socket
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich.console import Console
 
@@ -106,7 +105,7 @@ async def serve(
     stop: asyncio.Event,
     *,
     console: Console | None = None,
-    ready: Any = None,
+    ready: Callable[[str], object] | None = None,
 ) -> int:
     """Run until `stop` is set (0), the lease is lost (LEASE_LOST) or the scheduler cannot go on
     (FAILED), the reason printed as one line on stderr. `ready(server_url)` is called once the

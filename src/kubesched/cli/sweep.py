@@ -9,7 +9,6 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -24,7 +23,7 @@ from kubesched.whatif.sweep import plan as plans
 from kubesched.whatif.sweep import report as reports
 from kubesched.whatif.sweep.executors import EXECUTORS, LOCAL, ExecutorError, cores, executor
 from kubesched.whatif.sweep.metrics import BUILTIN, WALL, Metric, declared
-from kubesched.whatif.sweep.results import ResultsDir, load
+from kubesched.whatif.sweep.results import ResultsDir, Table, load
 from kubesched.whatif.sweep.simulate import OK, PointResult
 from kubesched.whatif.sweep.spec import LATIN_HYPERCUBE, RANDOM, SAMPLINGS, Point, Sweep, SweepError
 from kubesched.whatif.sweep.spec import load as load_sweep
@@ -330,7 +329,7 @@ def _cell(group: reports.Group, metric: str) -> str:
 
 def _print_report(
     console: Console,
-    table: Any,
+    table: Table,
     found: list[reports.Group],
     best: list[tuple[str, reports.Group]],
     front: list[reports.Group],

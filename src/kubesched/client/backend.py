@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import random
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from lightkube.core.resource import NamespacedResource
+from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import REQUIRED, FieldError
@@ -17,7 +19,7 @@ from kubesched.client.codec import decode, decode_dict, decode_list, is_status
 from kubesched.client.config import DEFAULT_BURST, DEFAULT_QPS, ClientConfig
 from kubesched.client.errors import NotServed, error_from_status
 from kubesched.client.http1 import Response
-from kubesched.client.transport import Transport
+from kubesched.client.transport import JSON, Transport
 from kubesched.client.watch import KubeWatch
 from kubesched.cluster.backoff import Backoff
 from kubesched.cluster.codec import encode
@@ -99,7 +101,7 @@ class KubeCluster:
         self.min_watch_timeout = min_watch_timeout
         self.watch_backoff = watch_backoff
         self._rng = random.Random(seed)
-        self._watches: weakref.WeakSet[KubeWatch] = weakref.WeakSet()
+        self._watches: weakref.WeakSet[KubeWatch[Served]] = weakref.WeakSet()
 
     @classmethod
     def from_kubeconfig(
@@ -149,14 +151,14 @@ class KubeCluster:
 
     async def list(
         self,
-        kind: type[Served],
+        kind: type[R],
         *,
         namespace: str | None = None,
         label_selector: str = "",
         field_selector: str = "",
         limit: int = 0,
         continue_token: str | None = None,
-    ) -> ListResult[Any]:
+    ) -> ListResult[Any]:  # Any: items of `kind`, which its callers read as they know them
         params = _selectors(label_selector, field_selector)
         if limit:
             params["limit"] = str(limit)
@@ -164,7 +166,7 @@ class KubeCluster:
             params["continue"] = continue_token
         return await self._list(kind, namespace, params)
 
-    async def _list(self, kind: type[Served], namespace: str | None, params: dict[str, str]) -> ListResult[Any]:
+    async def _list(self, kind: type[R], namespace: str | None, params: dict[str, str]) -> ListResult[R]:
         api = api_of(kind)
         _, body = await self._request(api, "GET", api.path(namespace), params=params)
         page = decode_list(body, kind)
@@ -174,13 +176,13 @@ class KubeCluster:
 
     def watch(
         self,
-        kind: type[Served],
+        kind: type[R],
         *,
         namespace: str | None = None,
         label_selector: str = "",
         field_selector: str = "",
         resource_version: str | None = None,
-    ) -> KubeWatch:
+    ) -> KubeWatch[R]:
         """A watch from `resource_version`; without one it starts with ADDED for every object (see
         `KubeWatch`). Errors, `Gone` included, are raised by the iteration."""
         api = api_of(kind)
@@ -195,7 +197,7 @@ class KubeCluster:
             except NotFound as e:
                 raise await self._unserved(api, e) from None
 
-        async def list_() -> ListResult[Any]:
+        async def list_() -> ListResult[R]:
             # resourceVersion 0 (any): a kube-apiserver answers from its watch cache, as it does
             # client-go's reflectors, instead of reading everything from etcd
             return await self._list(
@@ -222,7 +224,10 @@ class KubeCluster:
             _, body = await self.transport.request("GET", api.prefix)
         except NotFound:
             return False
-        return any(r.get("name") == api.plural for r in decode_dict(body).get("resources") or [])
+        resources = decode_dict(body).get("resources")
+        return isinstance(resources, list) and any(
+            isinstance(r, dict) and r.get("name") == api.plural for r in resources
+        )
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -249,7 +254,7 @@ class KubeCluster:
         self,
         kind: type[R],
         name: str,
-        patch: Any,
+        patch: object,
         *,
         namespace: str | None = None,
         subresource: str | None = None,
@@ -281,11 +286,11 @@ class KubeCluster:
         _, body = await self._request(api, "DELETE", self._named(api, name, namespace), params=params)
         return None if is_status(body) else _decode(kind, body)
 
-    async def bind(self, binding: Any, *, namespace: str | None = None) -> None:
+    async def bind(self, binding: object, *, namespace: str | None = None) -> None:
         """POST the Binding to its pod's `binding` subresource (the collection's `bindings` when
         it names no pod). A `Status` failure, even in a 2xx reply, raises its error."""
         pods = api_of(core_v1.Pod)
-        meta = binding.metadata
+        meta: meta_v1.ObjectMeta | None = getattr(binding, "metadata", None)
         ns = namespace or (meta.namespace if meta else None) or "default"
         name = meta.name if meta else None
         path = pods.path(ns, name, "binding") if name else f"{pods.prefix}/namespaces/{ns}/bindings"
@@ -302,9 +307,18 @@ class KubeCluster:
             raise NotFound(f'{api.qualified} "" not found', kind=api.plural, group=api.group)
         return api.path((namespace or "default") if api.namespaced else None, name, subresource)
 
-    async def _request(self, api: Api, method: str, path: str, **kw: Any) -> tuple[int, bytes]:
+    async def _request(
+        self,
+        api: Api,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        content_type: str = JSON,
+    ) -> tuple[int, bytes]:
         try:
-            return await self.transport.request(method, path, **kw)
+            return await self.transport.request(method, path, params=params, body=body, content_type=content_type)
         except NotFound as e:
             raise await self._unserved(api, e) from None
 
@@ -318,7 +332,7 @@ class KubeCluster:
 
 
 def _decode(cls: type[R], body: bytes) -> R:
-    return cast(R, decode(body, cls))
+    return decode(body, cls)
 
 
 def _selectors(label_selector: str, field_selector: str) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 import msgspec
@@ -12,6 +13,7 @@ from kubesched.cluster.codec import decoder
 from kubesched.cluster.errors import InternalError
 
 T = TypeVar("T")
+M = TypeVar("M", bound=Model)
 
 
 class ListMeta(msgspec.Struct):
@@ -41,29 +43,31 @@ class RawEvent(msgspec.Struct):
 
 
 decode_type = msgspec.json.Decoder(TypeMeta).decode
-decode_dict = msgspec.json.Decoder(dict[str, Any]).decode
+# Any: msgspec's type for a JSON object of any values (`object` it would take for a custom type)
+decode_dict: Callable[[bytes], dict[str, object]] = msgspec.json.Decoder(dict[str, Any]).decode
 decode_event_lines = msgspec.json.Decoder(RawEvent).decode_lines
 _raw_list = msgspec.json.Decoder(ListBody[msgspec.Raw])
 
 
-def decode(data: bytes | msgspec.Raw, cls: type[Model]) -> Any:
+def decode(data: bytes | msgspec.Raw, cls: type[M]) -> M:
     """One object of `cls`. A reply that does not fit is the server's error (500), not the caller's."""
     try:
         try:
-            return decoder(cls).decode(data)
+            found: M = decoder(cls).decode(data)
         except msgspec.ValidationError:
             return _lenient(data, cls)
     except msgspec.DecodeError as e:
         raise _malformed(cls, e) from None
+    return found
 
 
-def decode_list(data: bytes, cls: type[Model]) -> ListBody[Any]:
+def decode_list(data: bytes, cls: type[M]) -> ListBody[M]:
     """A list reply with items of `cls`; items are decoded one by one only when one needs leniency."""
     try:
-        page: ListBody[Any] = decoder(ListBody[cls]).decode(data)  # type: ignore[valid-type]
+        page: ListBody[M] = decoder(ListBody[cls]).decode(data)  # type: ignore[valid-type]
     except msgspec.ValidationError:
-        page = _raw_list.decode(data)
-        page.items = [decode(item, cls) for item in page.items or []]
+        raw = _raw_list.decode(data)
+        page = ListBody(metadata=raw.metadata, items=[decode(item, cls) for item in raw.items or []])
     except msgspec.DecodeError as e:
         raise _malformed(cls, e) from None
     return page
@@ -76,7 +80,7 @@ def is_status(body: bytes) -> bool:
 
 _NULL = re.compile(r"Expected `(\w+)`, got `null` - at `\$(.*)`")
 _STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
-_STAND_INS: dict[str, Any] = {
+_STAND_INS: dict[str, object] = {
     "datetime": "1970-01-01T00:00:00Z",
     "str": "",
     "int": 0,
@@ -88,7 +92,7 @@ _STAND_INS: dict[str, Any] = {
 _MAX_NULLS = 64
 
 
-def _lenient(data: bytes | msgspec.Raw, cls: type[Model]) -> Any:
+def _lenient(data: bytes | msgspec.Raw, cls: type[M]) -> M:
     """Decode an object holding `null` where lightkube's model requires a value (the API server writes
     zero values so: an Event converted from core/v1 has `"eventTime": null`). Those fields are None
     in the result, as on the objects the memory backend holds."""

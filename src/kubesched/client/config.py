@@ -9,7 +9,6 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import yaml
@@ -134,17 +133,29 @@ class ClientConfig:
         return context
 
 
-def _exec_config(single: SingleConfig, document: dict[str, Any]) -> ExecConfig:
+def _exec_config(single: SingleConfig, document: dict[str, object]) -> ExecConfig:
     """The user's `exec` stanza as written in the kubeconfig `document` (lightkube keeps only some
     of its fields), with the cluster's `client.authentication.k8s.io/exec` extension for plugins
     that ask for it. A relative command is relative to the kubeconfig's directory."""
     base = single.fname.parent if single.fname is not None else None
 
-    def entry(section: str, name: str | None) -> dict[str, Any]:
-        return next((e.get(section[:-1]) or {} for e in document.get(section) or [] if e.get("name") == name), {})
+    def entry(section: str, name: str | None) -> dict[str, object]:
+        return next(
+            (_mapping(e.get(section[:-1])) for e in _mappings(document.get(section)) if e.get("name") == name), {}
+        )
 
     user, cluster = single.context.user or "", entry("clusters", single.context.cluster)
     extension = next(
-        (e.get("extension") for e in cluster.get("extensions") or [] if e.get("name") == EXEC_EXTENSION), None
+        (e.get("extension") for e in _mappings(cluster.get("extensions")) if e.get("name") == EXEC_EXTENSION), None
     )
-    return ExecConfig.from_stanza(entry("users", user).get("exec") or {}, user, base, extension)
+    return ExecConfig.from_stanza(_mapping(entry("users", user).get("exec")), user, base, extension)
+
+
+def _mapping(value: object) -> dict[str, object]:
+    """A mapping of the document (an empty one for what is unset, or not a mapping)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _mappings(value: object) -> list[dict[str, object]]:
+    """The mappings of a list in the document (none for what is unset, or not a list)."""
+    return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 import msgspec
 
+from kubesched.client.codec import decode_dict
 from kubesched.cluster.errors import (
     RESOURCE_VERSION_TOO_LARGE,
     AlreadyExists,
@@ -84,7 +85,6 @@ _CAUSE_KINDS = {  # a cause's reason back to the field error kind `Invalid` rend
     "FieldValueForbidden": "Forbidden",
     "FieldValueTooLong": "Too long",
 }
-_decode_status = msgspec.json.Decoder(dict[str, Any]).decode
 
 
 class _Cause(ValueError):
@@ -97,12 +97,18 @@ class _Cause(ValueError):
         super().__init__(f"{self.field}: {message}" if self.field else message)
 
 
-def error_from_status(code: int, status: dict[str, Any]) -> ApiError:
+def _int(value: object, default: int) -> int:
+    """A number as the server wrote it (a string or not); `default` when there is none."""
+    return int(value) if value and isinstance(value, int | float | str) else default
+
+
+def error_from_status(code: int, status: Mapping[str, object]) -> ApiError:
     """The typed error for a `Status` reply with HTTP `code` (the body's code wins when present)."""
-    code = int(status.get("code") or code)
+    code = _int(status.get("code"), code)
     reason = str(status.get("reason") or "")
     message = str(status.get("message") or f"the server responded with HTTP {code}")
-    details = status.get("details") or {}
+    found = status.get("details")
+    details: Mapping[str, object] = found if isinstance(found, dict) else {}
     cls = _BY_REASON.get(reason)
     if cls is None or cls.code != code:
         cls = _BY_CODE.get(code) or (InternalError if code >= 500 else BadRequest)
@@ -111,14 +117,15 @@ def error_from_status(code: int, status: dict[str, Any]) -> ApiError:
         "name": str(details.get("name") or ""),
         "group": str(details.get("group") or ""),
     }
-    causes = [c for c in details.get("causes") or [] if isinstance(c, dict)]
+    listed = details.get("causes")
+    causes = [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
     error: ApiError
     if cls is Invalid:
         error = Invalid(names["kind"], names["name"], [_Cause(c) for c in causes], group=names["group"])
         error.message = message
         error.args = (message,)
     elif cls is Timeout:
-        retry_after = int(details.get("retryAfterSeconds") or 0)
+        retry_after = _int(details.get("retryAfterSeconds"), 0)
         if any(c.get("reason") == RESOURCE_VERSION_TOO_LARGE for c in causes):
             error = TooLargeResourceVersion(0, 0)
             error.message, error.args = message, (message,)
@@ -136,7 +143,7 @@ def error_from_status(code: int, status: dict[str, Any]) -> ApiError:
 def error_from_reply(code: int, body: bytes) -> ApiError:
     """The typed error for an HTTP error reply, with or without a `Status` body."""
     try:
-        status = _decode_status(body)
+        status = decode_dict(body)
     except msgspec.DecodeError:
         status = {}
     if status.get("kind") != "Status":

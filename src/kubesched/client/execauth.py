@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from lightkube.core.exceptions import ConfigError
 
@@ -48,18 +47,18 @@ class ExecConfig:
     install_hint: str = ""
     interactive_mode: str = "IfAvailable"
     provide_cluster_info: bool = False
-    cluster_config: Any = field(default=None, compare=False, hash=False)
+    cluster_config: object = field(default=None, compare=False, hash=False)
 
     @classmethod
     def from_stanza(
-        cls, raw: Mapping[str, Any], user: str, base: Path | None, cluster_config: Any = None
+        cls, raw: Mapping[str, object], user: str, base: Path | None, cluster_config: object = None
     ) -> ExecConfig:
         """From the stanza as written; a relative command with a slash in it is relative to the
         kubeconfig's directory `base`."""
         api_version = raw.get("apiVersion") or ""
-        if api_version not in API_VERSIONS:
+        if not isinstance(api_version, str) or api_version not in API_VERSIONS:
             raise ConfigError(f"exec plugin: invalid apiVersion {api_version!r}")
-        command = raw.get("command") or ""
+        command = _text(raw.get("command"))
         if not command:
             raise ConfigError(f"command must be specified for {user} to use exec authentication plugin")
         if "/" in command and not os.path.isabs(command) and base is not None:
@@ -69,15 +68,16 @@ class ExecConfig:
             if api_version == API_VERSIONS[0]:
                 raise ConfigError(f"interactiveMode must be specified for {user} to use exec authentication plugin")
             mode = "IfAvailable"
-        if mode not in INTERACTIVE_MODES:
+        if not isinstance(mode, str) or mode not in INTERACTIVE_MODES:
             raise ConfigError(f"invalid interactiveMode for {user}: {mode!r} (one of {', '.join(INTERACTIVE_MODES)})")
-        env = tuple((str(e.get("name", "")), str(e.get("value", ""))) for e in raw.get("env") or [])
+        entries = [e for e in _listed(raw.get("env")) if isinstance(e, dict)]
+        env = tuple((str(e.get("name", "")), str(e.get("value", ""))) for e in entries)
         return cls(
             api_version=api_version,
             command=command,
-            args=tuple(str(a) for a in raw.get("args") or []),
+            args=tuple(str(a) for a in _listed(raw.get("args"))),
             env=env,
-            install_hint=raw.get("installHint") or "",
+            install_hint=_text(raw.get("installHint")),
             interactive_mode=mode,
             provide_cluster_info=bool(raw.get("provideClusterInfo")),
             cluster_config=cluster_config,
@@ -192,7 +192,17 @@ class ExecCredentials:
         )
 
 
-def cluster_info(server: str, ca_data: bytes | None, insecure: bool, extension: object) -> dict[str, Any]:
+def _text(value: object) -> str:
+    """A string of the stanza ("" when unset: the kubeconfig's schema has made the set ones strings)."""
+    return value if isinstance(value, str) else ""
+
+
+def _listed(value: object) -> list[object]:
+    """A list of the stanza (empty when unset: the kubeconfig's schema has made the set ones lists)."""
+    return value if isinstance(value, list) else []
+
+
+def cluster_info(server: str, ca_data: bytes | None, insecure: bool, extension: object) -> dict[str, object]:
     """The `spec.cluster` handed to a plugin that asks for it (`provideClusterInfo`)."""
     info: dict[str, object] = {"server": server}
     if ca_data:

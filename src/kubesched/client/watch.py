@@ -7,11 +7,11 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Generic, TypeVar, cast
 
 import msgspec
 
-from kubesched.api.objects import Served
+from kubesched.api.objects import Served, meta_of
 from kubesched.client.codec import decode, decode_event_lines
 from kubesched.client.errors import ServiceUnavailable, error_from_reply
 from kubesched.client.http1 import Response
@@ -22,8 +22,10 @@ from kubesched.cluster.protocol import ADDED, BOOKMARK, ERROR, Bookmark, ListRes
 
 log = logging.getLogger(__name__)
 
+R = TypeVar("R", bound=Served, covariant=True)
+
 Opener = Callable[[str], Awaitable[Response]]
-Lister = Callable[[], Awaitable[ListResult[Any]]]
+Lister = Callable[[], Awaitable[ListResult[R]]]
 SHORT_WATCH = 1.0  # a watch closed this soon without an event is a failure (client-go's "very short watch")
 
 
@@ -32,7 +34,7 @@ def transient(error: ApiError) -> bool:
     return isinstance(error, ServiceUnavailable | InternalError | TooManyRequests)
 
 
-class KubeWatch:
+class KubeWatch(Generic[R]):
     """One logical watch over as many HTTP watch requests as it takes.
 
     Without a resourceVersion (or "0") it lists first and delivers each object as ADDED, then
@@ -46,8 +48,8 @@ class KubeWatch:
         self,
         *,
         open_: Opener,
-        list_: Lister,
-        kind: type[Served],
+        list_: Lister[R],
+        kind: type[R],
         resource_version: str | None,
         backoff: Backoff,
         what: str,
@@ -58,7 +60,7 @@ class KubeWatch:
         self._rv = resource_version if resource_version not in ("", "0") else None
         self._backoff = backoff
         self._what = what
-        self._ready: deque[WatchEvent[Any]] = deque()
+        self._ready: deque[WatchEvent[R]] = deque()
         self._response: Response | None = None
         self._buffer = bytearray()
         self._opened = 0.0
@@ -78,10 +80,10 @@ class KubeWatch:
         self._close()
         self._wake.set()
 
-    def __aiter__(self) -> KubeWatch:
+    def __aiter__(self) -> KubeWatch[R]:
         return self
 
-    async def __anext__(self) -> WatchEvent[Any]:
+    async def __anext__(self) -> WatchEvent[R]:
         while not self._ready:
             if self._error is not None:
                 error, self._error = self._error, None
@@ -152,9 +154,10 @@ class KubeWatch:
                     return
                 self._retry_later(str(error))
                 return
-            obj = decode(line.object, Bookmark if line.type == BOOKMARK else self._kind)
+            # a BOOKMARK's object is a Bookmark, which WatchEvent lets stand for the kind's
+            obj = cast(R, decode(line.object, Bookmark)) if line.type == BOOKMARK else decode(line.object, self._kind)
             self._ready.append(WatchEvent(line.type, obj))
-            self._rv = obj.metadata.resourceVersion or self._rv
+            self._rv = meta_of(obj).resourceVersion or self._rv
         self._received += len(lines)
         self._backoff.reset()
 

@@ -35,7 +35,7 @@ class Clock(Protocol):
         """Suspend the calling task for `delay` seconds."""
         ...
 
-    def run(self, main: Coroutine[Any, Any, T]) -> T:
+    def run(self, main: Coroutine[Any, Any, T]) -> T:  # Any: a coroutine's yield and send types
         """Run `main` to completion on this clock's loop and return its result."""
         ...
 

@@ -27,5 +27,5 @@ class RealClock:
     async def sleep(self, delay: float) -> None:
         await asyncio.sleep(delay)
 
-    def run(self, main: Coroutine[Any, Any, T]) -> T:
+    def run(self, main: Coroutine[Any, Any, T]) -> T:  # Any: a coroutine's yield and send types
         return asyncio.run(main)

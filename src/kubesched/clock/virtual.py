@@ -13,9 +13,9 @@ import asyncio
 import heapq
 import itertools
 import selectors
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextvars import Context
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from kubesched.clock.base import TimerHandle
 
@@ -130,7 +130,7 @@ class VirtualClock:
     async def sleep(self, delay: float) -> None:
         await asyncio.sleep(delay)
 
-    def run(self, main: Coroutine[Any, Any, T]) -> T:
+    def run(self, main: Awaitable[T]) -> T:
         return self.loop.run_until_complete(main)
 
     def run_alongside(self, main: Awaitable[T], runners: Iterable[Callable[[], Awaitable[object]]]) -> T:

@@ -11,10 +11,11 @@ R = TypeVar("R")
 
 encode = msgspec.json.Encoder().encode
 
-_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+# Any: each decoder decodes into the type it was made for, a struct type or a generic alias of one
+_DECODERS: dict[object, msgspec.json.Decoder[Any]] = {}
 
 
-def decoder(cls: object) -> msgspec.json.Decoder[Any]:
+def decoder(cls: object) -> msgspec.json.Decoder[Any]:  # Any: of the type `cls` names
     """The decoder for `cls` (a struct type or a generic alias of one), made once."""
     found = _DECODERS.get(cls)
     if found is None:

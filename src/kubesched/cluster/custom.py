@@ -16,7 +16,7 @@ required fields, enums, numeric and length bounds, `x-kubernetes-int-or-string`,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import msgspec
 from lightkube.core import resource as res
@@ -27,6 +27,15 @@ from kubesched.api.errors import REQUIRED, FieldError
 from kubesched.api.objects import Served
 
 _CLASSES: dict[tuple[str, str, str, object, object], type[Served]] = {}
+# Any: msgspec keeps a field of this type as plain JSON (`object` it would take for a custom type)
+_PLAIN: type[object] = dict[str, Any]
+
+
+class _Typed(Protocol):
+    """What a custom kind's `__post_init__` fills in."""
+
+    apiVersion: str | None
+    kind: str | None
 
 
 def custom_resource(
@@ -40,15 +49,15 @@ def custom_resource(
     status: type[object] | None = None,
 ) -> type[Served]:
     """The resource class of one custom kind (made once per group, version, kind and field types)."""
-    spec_type: Any = spec if spec is not None else dict[str, Any]
-    status_type: Any = status if status is not None else dict[str, Any]
+    spec_type = spec if spec is not None else _PLAIN
+    status_type = status if status is not None else _PLAIN
     key = (group, version, kind, spec_type, status_type)
     found = _CLASSES.get(key)
     if found is not None:
         return found
     api_version = f"{group}/{version}" if group else version
 
-    def __post_init__(self: Any) -> None:
+    def __post_init__(self: _Typed) -> None:
         if self.apiVersion is None:
             self.apiVersion = api_version
         if self.kind is None:
@@ -130,7 +139,8 @@ def _invalid(path: str, value: object, detail: str) -> FieldError:
     return FieldError(path, value, detail)
 
 
-def schema_errors(schema: Mapping[str, Any], obj: Mapping[str, Any]) -> list[FieldError]:
+# Any: an openAPIV3Schema as decoded JSON, each keyword of the type the schema language gives it
+def schema_errors(schema: Mapping[str, Any], obj: Mapping[str, object]) -> list[FieldError]:
     """The fields of `obj` (its JSON form) that `schema` refuses; `metadata` is the API's, not checked here."""
     errors: list[FieldError] = []
     props = schema.get("properties") or {}
@@ -146,7 +156,8 @@ def schema_errors(schema: Mapping[str, Any], obj: Mapping[str, Any]) -> list[Fie
     return errors
 
 
-def _check(schema: Mapping[str, Any], value: Any, path: str, errors: list[FieldError]) -> None:
+# Any: as in `schema_errors`
+def _check(schema: Mapping[str, Any], value: object, path: str, errors: list[FieldError]) -> None:
     if value is None:
         if not schema.get("nullable"):
             kind = schema.get("type")
@@ -195,5 +206,5 @@ def _check(schema: Mapping[str, Any], value: Any, path: str, errors: list[FieldE
                 _check(sub, item, f"{path}.{name}", errors)
 
 
-def _quoted(value: Any) -> str:
+def _quoted(value: object) -> str:
     return f'"{value}"' if isinstance(value, str) else str(value)

@@ -22,8 +22,9 @@ class ApiError(Exception):
     def causes(self) -> list[dict[str, str]]:
         return []
 
+    # Any: the wire Status, a JSON document whose readers know its fields
     def status(self) -> dict[str, Any]:
-        details: dict[str, Any] = {}
+        details: dict[str, object] = {}
         if self.name:
             details["name"] = self.name
         if self.group:
@@ -32,7 +33,7 @@ class ApiError(Exception):
             details["kind"] = self.kind
         if causes := self.causes():
             details["causes"] = causes
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "kind": "Status",
             "apiVersion": "v1",
             "metadata": {},
@@ -115,7 +116,7 @@ class Timeout(ApiError):
     def causes(self) -> list[dict[str, str]]:
         return self._causes
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> dict[str, Any]:  # Any: as ApiError.status
         out = super().status()
         if self.retry_after:
             out.setdefault("details", {})["retryAfterSeconds"] = self.retry_after

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import itertools
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 from lightkube.models import core_v1 as m
@@ -15,6 +15,7 @@ from lightkube.models import events_v1 as em
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1, events_v1
 
+from kubesched.api.objects import Named, meta_of, name_of, present
 from kubesched.clock import Clock
 from kubesched.clock.base import utc
 from kubesched.cluster.errors import ApiError, NotFound
@@ -24,8 +25,18 @@ NORMAL = "Normal"
 WARNING = "Warning"
 
 
-def object_reference(obj: Any) -> m.ObjectReference:
-    meta = obj.metadata
+class Referent(Named, Protocol):
+    """What an Event can be about: an object as the API serves it, with its apiVersion and kind."""
+
+    @property
+    def apiVersion(self) -> str | None: ...
+
+    @property
+    def kind(self) -> str | None: ...
+
+
+def object_reference(obj: Referent) -> m.ObjectReference:
+    meta = meta_of(obj)
     return m.ObjectReference(
         apiVersion=obj.apiVersion,
         kind=obj.kind,
@@ -46,10 +57,10 @@ class EventRecorder:
         self._source = m.EventSource(component=component, host=host)
         self._seq = itertools.count()
 
-    async def record(self, obj: Any, type_: str, reason: str, message: str, *, host: str | None = None) -> None:
+    async def record(self, obj: Referent, type_: str, reason: str, message: str, *, host: str | None = None) -> None:
         """Post one Event about `obj`; a failure to record is not the caller's failure."""
         now = self._clock.now()
-        meta = obj.metadata
+        meta = meta_of(obj)
         stamp = utc(int(now))
         event = core_v1.Event(
             metadata=meta_v1.ObjectMeta(
@@ -74,13 +85,15 @@ class EventRecorder:
 REFRESH_SECONDS = 6 * 60.0  # client-go's events recorder patches its open series this often
 FINISH_SECONDS = 6 * 60.0  # and forgets a series (or a single event) not seen for this long
 
-EventKey = tuple[str, str, str, Any, Any]  # action, reason, reporting controller, regarding, related
+# action, reason, reporting controller, regarding, related
+EventKey = tuple[str | None, str | None, str | None, tuple[object, ...], tuple[object, ...] | None]
 
 
-def _key(event: Any) -> EventKey:
+def _key(event: events_v1.Event) -> EventKey:
     """What makes two events the same for series: not the note, as client-go's `getKey`."""
     related = msgspec.structs.astuple(event.related) if event.related is not None else None
-    return (event.action, event.reason, event.reportingController, msgspec.structs.astuple(event.regarding), related)
+    regarding = msgspec.structs.astuple(present(event.regarding, "the event's regarding object"))
+    return (event.action, event.reason, event.reportingController, regarding, related)
 
 
 _encode_event = msgspec.msgpack.Encoder().encode
@@ -94,7 +107,7 @@ class _Seen:
 
     def __init__(self, last: float, first: bytes) -> None:
         self.last = last
-        self.first: Any = first
+        self.first: bytes | events_v1.Event = first
 
 
 class EventBroadcaster:
@@ -110,13 +123,13 @@ class EventBroadcaster:
         self._cluster = cluster
         self._clock = clock
         self._cache: dict[EventKey, _Seen] = {}
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[events_v1.Event, em.EventSeries | None]] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
 
     def recorder(self, *, controller: str, instance: str) -> EventsV1Recorder:
         return EventsV1Recorder(self, self._clock, controller=controller, instance=instance)
 
-    def post(self, event: object) -> None:
+    def post(self, event: events_v1.Event) -> None:
         """Queue `event`, or count it in the series of one like it."""
         key, now = _key(event), self._clock.now()
         seen = self._cache.get(key)
@@ -132,9 +145,10 @@ class EventBroadcaster:
             first.series = em.EventSeries(count=2, lastObservedTime=observed)
             self._send(first)
         else:
-            first.series = em.EventSeries(count=first.series.count + 1, lastObservedTime=observed)
+            count = present(first.series, "a series' first event's series").count
+            first.series = em.EventSeries(count=count + 1, lastObservedTime=observed)
 
-    def _send(self, event: Any) -> None:
+    def _send(self, event: events_v1.Event) -> None:
         self._queue.put_nowait((event, event.series))
         if not self._tasks:
             self._tasks = [asyncio.ensure_future(self._work()), asyncio.ensure_future(self._maintain())]
@@ -147,13 +161,14 @@ class EventBroadcaster:
             finally:
                 self._queue.task_done()
 
-    async def _write(self, event: Any, series: Any) -> None:
-        meta = event.metadata
+    async def _write(self, event: events_v1.Event, series: em.EventSeries | None) -> None:
+        meta = meta_of(event)
         with contextlib.suppress(ApiError):
             if series is not None:
-                patch = {"series": {"count": series.count, "lastObservedTime": _micro(series.lastObservedTime)}}
+                observed = _micro(present(series.lastObservedTime, "a series' lastObservedTime"))
+                patch = {"series": {"count": series.count, "lastObservedTime": observed}}
                 try:
-                    await self._cluster.patch(events_v1.Event, meta.name, patch, namespace=meta.namespace)
+                    await self._cluster.patch(events_v1.Event, name_of(event), patch, namespace=meta.namespace)
                     return
                 except NotFound:  # expired or deleted: create it again, series and all
                     pass
@@ -210,7 +225,14 @@ class EventsV1Recorder:
         self._seq = itertools.count()
 
     async def record(
-        self, regarding: Any, type_: str, reason: str, action: str, note: str, *, related: Any | None = None
+        self,
+        regarding: Any,  # Any: the framework's EventRecorder takes any object; a served one is passed
+        type_: str,
+        reason: str,
+        action: str,
+        note: str,
+        *,
+        related: Any | None = None,  # Any: as `regarding`
     ) -> None:
         now = self._clock.now()
         meta = regarding.metadata

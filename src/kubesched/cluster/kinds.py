@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from lightkube.core.resource import NamespacedResource
 from lightkube.resources import (
@@ -24,7 +24,7 @@ from lightkube.resources import (
 from kubesched.api.objects import Served
 from kubesched.cluster.legacy import PodDisruptionBudgetV1beta1
 
-FieldGetter = Callable[[Any], str]
+FieldGetter = Callable[[Any], str]  # Any: each kind's getters read the fields of that kind's objects
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
@@ -33,6 +33,17 @@ def _meta_fields() -> dict[str, FieldGetter]:
         "metadata.name": lambda o: o.metadata.name or "",
         "metadata.namespace": lambda o: o.metadata.namespace or "",
     }
+
+
+class PrinterColumn(TypedDict, total=False):
+    """One of a custom kind's additionalPrinterColumns, as its CRD writes it."""
+
+    name: str
+    type: str
+    format: str
+    description: str
+    priority: int
+    jsonPath: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,7 +61,7 @@ class Kind:
     categories: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()
     singular_name: str = ""
-    columns: tuple[dict[str, Any], ...] = ()  # a custom kind's additionalPrinterColumns
+    columns: tuple[PrinterColumn, ...] = ()  # a custom kind's additionalPrinterColumns
 
     @property
     def qualified(self) -> str:
@@ -192,7 +203,7 @@ def custom_kind(
     categories: tuple[str, ...] = (),
     subresources: tuple[str, ...] = (),
     singular: str = "",
-    columns: tuple[dict[str, object], ...] = (),
+    columns: tuple[PrinterColumn, ...] = (),
 ) -> Kind:
     """The `Kind` of a custom resource class (see `cluster.custom`), as its CRD describes it."""
     return Kind(

@@ -6,14 +6,18 @@ each side's meaning is carried across by a selector on a label no pod has."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 import msgspec
 from lightkube.core import resource as res
 from lightkube.models import meta_v1
+from lightkube.models import policy_v1 as policy
 from lightkube.resources import policy_v1
 
 from kubesched.cluster.codec import decoder, encode
+
+P = TypeVar("P", bound=policy.PodDisruptionBudget)
 
 V1BETA1_SELECTOR_LABEL = "pdb.kubernetes.io/deprecated-v1beta1-empty-selector-match"
 _V1BETA1 = "policy/v1beta1"
@@ -37,31 +41,32 @@ class PodDisruptionBudgetV1beta1(policy_v1.PodDisruptionBudget):
         plural="poddisruptionbudgets",
         verbs=list(policy_v1.PodDisruptionBudget._api_info.verbs),
     )
-    Status: ClassVar[Any] = None
+    Status: ClassVar[Any] = None  # Any: no status subresource class, where the v1 class names one
 
     def __post_init__(self) -> None:
         self.apiVersion = _V1BETA1
         self.kind = "PodDisruptionBudget"
 
 
-_to_v1 = decoder(policy_v1.PodDisruptionBudget).decode
-_to_v1beta1 = decoder(PodDisruptionBudgetV1beta1).decode
+_to_v1: Callable[[bytes], policy_v1.PodDisruptionBudget] = decoder(policy_v1.PodDisruptionBudget).decode
+_to_v1beta1: Callable[[bytes], PodDisruptionBudgetV1beta1] = decoder(PodDisruptionBudgetV1beta1).decode
 
 
-def _swapped(obj: Any, swaps: tuple[tuple[meta_v1.LabelSelector, meta_v1.LabelSelector], ...]) -> Any:
-    selector = obj.spec.selector if obj.spec is not None else None
+def _swapped(obj: P, swaps: tuple[tuple[meta_v1.LabelSelector, meta_v1.LabelSelector], ...]) -> P:
+    spec = obj.spec
+    if spec is None:
+        return obj
     for found, replacement in swaps:
-        if selector == found:
-            spec = msgspec.structs.replace(obj.spec, selector=replacement)
-            return msgspec.structs.replace(obj, spec=spec)
+        if spec.selector == found:
+            return msgspec.structs.replace(obj, spec=msgspec.structs.replace(spec, selector=replacement))
     return obj
 
 
-def pdb_to_v1(obj: object) -> Any:
+def pdb_to_v1(obj: object) -> policy_v1.PodDisruptionBudget:
     return _swapped(_to_v1(encode(obj)), ((_EMPTY, MATCH_NONE_IN_V1), (MATCH_ALL_IN_V1BETA1, _EMPTY)))
 
 
-def pdb_from_v1(obj: Any) -> Any:
+def pdb_from_v1(obj: object) -> PodDisruptionBudgetV1beta1:
     return _swapped(_to_v1beta1(encode(obj)), ((_EMPTY, MATCH_ALL_IN_V1BETA1), (MATCH_NONE_IN_V1, _EMPTY)))
 
 

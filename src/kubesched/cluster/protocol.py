@@ -96,7 +96,7 @@ class Cluster(Protocol):
         self,
         kind: type[R],
         name: str,
-        patch: Any,
+        patch: Any,  # Any: a patch document of `patch_type`, as the backend encodes it
         *,
         namespace: str | None = None,
         subresource: str | None = None,

@@ -7,12 +7,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import msgspec
 
 from kubesched.api import yamlfile
-from kubesched.api.objects import Model
+from kubesched.api.objects import Model, present
 from kubesched.config.defaults import default_plugins
 from kubesched.config.duration import parse_duration
 from kubesched.config.types import (
@@ -29,6 +29,8 @@ from kubesched.framework.args import ArgsError, ValidatingArgs, decode_args
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import EXTENSION_POINTS
 
+M = TypeVar("M", bound=Model)
+
 
 class ConfigError(ValueError):
     """A configuration that cannot be used; the message names the offending field."""
@@ -42,7 +44,7 @@ class ProfileConfig:
     scheduler_name: str
     percentage_of_nodes_to_score: int | None
     sets: dict[str, PluginSet]
-    args: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -59,7 +61,7 @@ def _path(location: str) -> str:
     return location.removeprefix("$").removeprefix(".") or "(root)"
 
 
-def _convert(data: object, kind: type[Model], where: str) -> Any:
+def _convert(data: object, kind: type[M], where: str) -> M:
     try:
         return msgspec.convert(data, kind, strict=False)
     except msgspec.ValidationError as e:
@@ -198,7 +200,7 @@ def merge_plugin_set(default: PluginSet, custom: PluginSet | None) -> PluginSet:
     return PluginSet(enabled=enabled, disabled=disabled)
 
 
-def _profile(index: int, raw: Any, registry: Registry) -> ProfileConfig:
+def _profile(index: int, raw: Profile, registry: Registry) -> ProfileConfig:
     where = f"profiles[{index}]"
     defaults = default_plugins()
     sets: dict[str, PluginSet] = {}
@@ -215,7 +217,7 @@ def _profile(index: int, raw: Any, registry: Registry) -> ProfileConfig:
                 raise ConfigError(
                     f"{where}.plugins.{point}.enabled[{plugin.name}].weight: Invalid value: must not be negative"
                 )
-    args: dict[str, Any] = {}
+    args: dict[str, object] = {}
     for i, entry in enumerate(raw.pluginConfig):
         registration = registry.get(entry.name)
         if registration is None:
@@ -240,14 +242,15 @@ def _profile(index: int, raw: Any, registry: Registry) -> ProfileConfig:
             except ValueError as e:
                 raise ConfigError(str(e) if str(e).startswith(path) else f"{path}: {e}") from None
         args[entry.name] = decoded
-    return ProfileConfig(raw.schedulerName, raw.percentageOfNodesToScore, sets, args)
+    name = present(raw.schedulerName, f"{where}.schedulerName")  # set by load_data
+    return ProfileConfig(name, raw.percentageOfNodesToScore, sets, args)
 
 
 def _same_queue_sort(profiles: list[ProfileConfig]) -> None:
     """Upstream's check compares the profiles' explicit queueSort sets and their args (a queue sort
     enabled through multiPoint is not compared; the queue sorts by the first profile's)."""
 
-    def queue_sort(p: ProfileConfig) -> tuple[tuple[str, ...], Any]:
+    def queue_sort(p: ProfileConfig) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         names = tuple(x.name for x in p.sets["queueSort"].enabled)
         return names, tuple(sorted((n, repr(p.args.get(n))) for n in names))
 

@@ -44,7 +44,7 @@ class Plugins(_Strict):
 
 class PluginConfig(_Strict):
     name: str
-    args: dict[str, Any] | None = None
+    args: dict[str, Any] | None = None  # Any: as the file spells them (msgspec's schemas know Any, not object)
 
 
 class Profile(_Strict):
@@ -85,4 +85,4 @@ class Configuration(_Strict):
     leaderElection: LeaderElection = msgspec.field(default_factory=LeaderElection)
     clientConnection: ClientConnection = msgspec.field(default_factory=ClientConnection)
     profiles: list[Profile] = []
-    extenders: list[dict[str, Any]] = []
+    extenders: list[dict[str, Any]] = []  # Any: as the file spells them (msgspec's schemas know Any, not object)

@@ -25,6 +25,7 @@ def _dim(site: str) -> str:
     return f"[dim]({escape(site)})[/dim]"
 
 
+# Any: an attempt as `kubesched explain` documents it (the attempt record's JSON), read by its keys
 def print_attempt(
     console: Console, key: str, attempt: dict[str, Any], *, kept: int, node: str | None = None, every: bool = False
 ) -> None:
@@ -82,6 +83,7 @@ def print_attempt(
         )
 
 
+# Any: the attempt's Filter groups, read by their keys
 def _print_filter(console: Console, groups: list[dict[str, Any]], *, every: bool) -> None:
     """The nodes Filter ruled out, grouped by plugin and reasons (eight names a group unless `every`)."""
     table = Table(
@@ -99,6 +101,7 @@ def _print_filter(console: Console, groups: list[dict[str, Any]], *, every: bool
     console.print("  One node in full: --node NAME; every node of each group: --all-nodes", style="dim")
 
 
+# Any: an attempt's JSON, as `print_attempt`
 def _print_node(console: Console, attempt: dict[str, Any], node: str) -> None:
     """One node's part in the attempt: the Filter verdict that ruled it out, or its scores."""
     for group in attempt["filter"]:
@@ -133,11 +136,13 @@ def _print_node(console: Console, attempt: dict[str, Any], node: str) -> None:
     )
 
 
+# Any: an attempt's scored nodes, read by their keys
 def _rank(scores: list[dict[str, Any]], node: str) -> int:
     totals = {s["node"]: s["total"] for s in scores}
     return 1 + sum(1 for total in totals.values() if total > totals[node])
 
 
+# Any: an attempt's preemption, read by its keys
 def _print_preemption(console: Console, p: dict[str, Any]) -> None:
     console.print(
         f"Preemption {_cite('PostFilterPlugin')}: candidates from the dry run {_cite('DryRunPreemption')}",
@@ -160,6 +165,7 @@ def _print_preemption(console: Console, p: dict[str, Any]) -> None:
     console.print(f"  nominated: status.nominatedNodeName = {p['nominatedNode']}", highlight=False)
 
 
+# Any: an attempt's JSON, as `print_attempt`
 def _print_scores(console: Console, attempt: dict[str, Any]) -> None:
     scores = sorted(attempt["scores"], key=lambda s: -s["total"])[:TOP]
     table = Table(

@@ -21,7 +21,7 @@ def serve(
     bind: tuple[str, int],
     *,
     recording: ui.Recording | None = None,
-    comparison: dict[str, Any] | None = None,
+    comparison: dict[str, Any] | None = None,  # Any: a compare report, read by its keys
     sweep: tuple[Path, results.Table] | None = None,
 ) -> int:
     """Serve the pages over `recording`, `comparison` and/or `sweep` (a results directory and

@@ -6,19 +6,22 @@ replaced within maxUnavailable; the status `kubectl rollout status` reads."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from datetime import datetime
 
 import msgspec
+from lightkube.models import apps_v1 as apps
 from lightkube.models import core_v1 as m
 from lightkube.resources import apps_v1, core_v1
 
-from kubesched.api.objects import key_of
+from kubesched.api.objects import key_of, meta_of, present
 from kubesched.api.selectors import RequiredNodeAffinity
 from kubesched.api.tolerations import find_untolerated_taint
 from kubesched.controllers.base import ControllerContext, enqueue_controller, enqueue_on_change, work, write_status
 from kubesched.controllers.deployment import _scaled, template_hash
 from kubesched.controllers.informers import Key
-from kubesched.controllers.pods import PodControl, from_template, is_active, is_available, is_ready
+from kubesched.controllers.owners import uid_of
+from kubesched.controllers.pods import PodControl, from_template, is_active, is_available, is_ready, node_of
+from kubesched.controllers.replicaset import labels_of
 from kubesched.controllers.workqueue import WorkQueue
 
 REVISION_HASH = "controller-revision-hash"
@@ -34,7 +37,7 @@ DAEMON_TOLERATIONS = (
 NETWORK_UNAVAILABLE = ("node.kubernetes.io/network-unavailable", "NoSchedule")
 
 
-def daemon_spec(template_spec: Any, node: str) -> Any:
+def daemon_spec(template_spec: m.PodSpec, node: str) -> m.PodSpec:
     """The template's pod spec for `node`: a required affinity to that node by name (replacing
     any required node affinity), and the daemon tolerations added."""
     term = m.NodeSelectorTerm(
@@ -55,13 +58,15 @@ def daemon_spec(template_spec: Any, node: str) -> Any:
     )
 
 
-def should_run(template_spec: Any, node: Any) -> tuple[bool, bool]:
+def should_run(template_spec: m.PodSpec, node: m.Node) -> tuple[bool, bool]:
     """Whether a daemon pod should be placed on `node`, and whether one there may stay
     (upstream's `NodeShouldRunDaemonPod`: the node selector and required affinity, the taints
     the pod does not tolerate — NoSchedule for placing, NoExecute for both)."""
-    tolerations = daemon_spec(template_spec, node.metadata.name).tolerations
+    meta = meta_of(node)
+    name = present(meta.name, "the node's name")
+    tolerations = daemon_spec(template_spec, name).tolerations
     affinity = RequiredNodeAffinity(core_v1.Pod(spec=template_spec))
-    if not affinity.matches(node.metadata.name, node.metadata.labels):
+    if not affinity.matches(name, meta.labels):
         return False, False
     taints = node.spec.taints if node.spec else None
     if find_untolerated_taint(taints, tolerations, effects=("NoExecute",)) is not None:
@@ -70,11 +75,12 @@ def should_run(template_spec: Any, node: Any) -> tuple[bool, bool]:
     return placing, True
 
 
-def _target(pod: Any) -> str | None:
+def _target(pod: m.Pod) -> str | None:
     """The node a daemon pod is for: where it runs, or the node its affinity names."""
-    if pod.spec.nodeName:
-        return str(pod.spec.nodeName)
-    affinity = pod.spec.affinity.nodeAffinity if pod.spec.affinity else None
+    spec = present(pod.spec, "the pod's spec")
+    if spec.nodeName:
+        return str(spec.nodeName)
+    affinity = spec.affinity.nodeAffinity if spec.affinity else None
     required = affinity.requiredDuringSchedulingIgnoredDuringExecution if affinity else None
     for term in (required.nodeSelectorTerms if required else None) or ():
         for field in term.matchFields or ():
@@ -95,10 +101,10 @@ class DaemonSetController:
         self._pods.add_handler(enqueue_controller(self._queue, "DaemonSet"))
         self._nodes.add_handler(self._on_node)
 
-    def _on_node(self, type_: str, node: Any, old: Any | None) -> None:
+    def _on_node(self, type_: str, node: core_v1.Node, old: core_v1.Node | None) -> None:
         if old is not None and type_ != "DELETED":
-            same = (old.metadata.labels, old.spec.taints if old.spec else None) == (
-                node.metadata.labels,
+            same = (labels_of(old), old.spec.taints if old.spec else None) == (
+                labels_of(node),
                 node.spec.taints if node.spec else None,
             )
             if same:
@@ -113,18 +119,18 @@ class DaemonSetController:
         ds = self._sets.get(key)
         if ds is None:
             return
-        uid = ds.metadata.uid
-        pods = self._pods.controlled_by(uid)
-        revision = template_hash(ds.spec.template)
-        by_node: dict[str, list[Any]] = defaultdict(list)
+        spec = _spec(ds)
+        pods = self._pods.controlled_by(uid_of(ds))
+        revision = template_hash(spec.template)
+        by_node: dict[str, list[core_v1.Pod]] = defaultdict(list)
         for pod in pods:
-            if is_active(pod) and (node := _target(pod)) is not None:
-                by_node[node].append(pod)
-        nodes = {n.metadata.name: n for n in self._nodes.items()}
+            if is_active(pod) and (target := _target(pod)) is not None:
+                by_node[target].append(pod)
+        nodes = {present(meta_of(n).name, "a node's name"): n for n in self._nodes.items()}
         desired = misscheduled = 0
-        if ds.metadata.deletionTimestamp is None:
+        if meta_of(ds).deletionTimestamp is None:
             for name, node in sorted(nodes.items()):
-                place, stay = should_run(ds.spec.template.spec, node)
+                place, stay = should_run(_template_spec(ds), node)
                 here = by_node.get(name, [])
                 desired += place
                 if place and not here:
@@ -134,7 +140,7 @@ class DaemonSetController:
                     for pod in here:
                         await self._control.delete(pod, ds)
                 elif len(here) > 1:
-                    for pod in sorted(here, key=lambda p: p.metadata.creationTimestamp)[1:]:
+                    for pod in sorted(here, key=_created)[1:]:
                         await self._control.delete(pod, ds)
             for name, here in by_node.items():
                 if name not in nodes:
@@ -143,15 +149,23 @@ class DaemonSetController:
             await self._roll(ds, by_node, nodes, revision)
         await self._write_status(ds, revision, desired, misscheduled)
 
-    async def _create(self, ds: Any, node: str, revision: str) -> None:
-        template = ds.spec.template
-        pod = from_template(template, ds, labels={REVISION_HASH: revision}, spec=daemon_spec(template.spec, node))
+    async def _create(self, ds: apps_v1.DaemonSet, node: str, revision: str) -> None:
+        template = _spec(ds).template
+        spec = daemon_spec(_template_spec(ds), node)
+        pod = from_template(template, ds, labels={REVISION_HASH: revision}, spec=spec)
         await self._control.create(pod, ds)
 
-    async def _roll(self, ds: Any, by_node: dict[str, list[Any]], nodes: dict[str, Any], revision: str) -> None:
+    async def _roll(
+        self,
+        ds: apps_v1.DaemonSet,
+        by_node: dict[str, list[core_v1.Pod]],
+        nodes: dict[str, core_v1.Node],
+        revision: str,
+    ) -> None:
         """RollingUpdate: old-template pods deleted while the unavailable stay within
         maxUnavailable (their nodes get the new template's pod on the next sync)."""
-        update = ds.spec.updateStrategy
+        spec = _spec(ds)
+        update = spec.updateStrategy
         if update is None or update.type != "RollingUpdate":
             return
         now = self._ctx.clock.now()
@@ -160,37 +174,50 @@ class DaemonSetController:
             _scaled(update.rollingUpdate.maxUnavailable if update.rollingUpdate else 1, wanted, round_up=True) or 1
         )
         unavailable = sum(
-            1 for n in nodes if not any(is_available(p, ds.spec.minReadySeconds, now) for p in by_node.get(n, ()))
+            1 for n in nodes if not any(is_available(p, spec.minReadySeconds, now) for p in by_node.get(n, ()))
         )
         for name in sorted(by_node):
-            old = [p for p in by_node[name] if (p.metadata.labels or {}).get(REVISION_HASH) != revision]
+            old = [p for p in by_node[name] if (labels_of(p) or {}).get(REVISION_HASH) != revision]
             if not old:
                 continue
-            available = any(is_available(p, ds.spec.minReadySeconds, now) for p in by_node[name])
+            available = any(is_available(p, spec.minReadySeconds, now) for p in by_node[name])
             if available and unavailable >= max_unavailable:
                 continue
             for pod in old:
                 await self._control.delete(pod, ds)
             unavailable += available
 
-    async def _write_status(self, ds: Any, revision: str, desired: int, misscheduled: int) -> None:
+    async def _write_status(self, ds: apps_v1.DaemonSet, revision: str, desired: int, misscheduled: int) -> None:
         now = self._ctx.clock.now()
-        uid = ds.metadata.uid
-        active = [p for p in self._pods.owned_by(uid) if is_active(p)]
-        scheduled = {_target(p) for p in active if p.spec.nodeName}
+        min_ready = _spec(ds).minReadySeconds
+        active = [p for p in self._pods.owned_by(uid_of(ds)) if is_active(p)]
+        scheduled = {_target(p) for p in active if node_of(p)}
+        available = sum(1 for p in active if is_available(p, min_ready, now))
         status = {
             "desiredNumberScheduled": desired,
             "currentNumberScheduled": len(scheduled),
             "numberMisscheduled": misscheduled,
             "numberReady": sum(1 for p in active if is_ready(p)),
-            "numberAvailable": sum(1 for p in active if is_available(p, ds.spec.minReadySeconds, now)),
+            "numberAvailable": available,
             "updatedNumberScheduled": sum(
-                1 for p in active if p.spec.nodeName and (p.metadata.labels or {}).get(REVISION_HASH) == revision
+                1 for p in active if node_of(p) and (labels_of(p) or {}).get(REVISION_HASH) == revision
             ),
-            "observedGeneration": ds.metadata.generation,
+            "observedGeneration": meta_of(ds).generation,
+            "numberUnavailable": max(0, desired - available),
         }
-        status["numberUnavailable"] = max(0, desired - status["numberAvailable"])
         current = ds.status
         if current is not None and all((getattr(current, k) or 0) == v for k, v in status.items()):
             return
         await write_status(self._ctx.cluster, self._sets, ds, status)
+
+
+def _spec(ds: apps.DaemonSet) -> apps.DaemonSetSpec:
+    return present(ds.spec, "the daemon set's spec")
+
+
+def _template_spec(ds: apps.DaemonSet) -> m.PodSpec:
+    return present(_spec(ds).template.spec, "the daemon set's pod template spec")
+
+
+def _created(pod: m.Pod) -> datetime:
+    return present(meta_of(pod).creationTimestamp, "a pod's creationTimestamp")

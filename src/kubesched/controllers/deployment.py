@@ -6,24 +6,25 @@ reads."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 import msgspec
 from lightkube.models import apps_v1 as apps
+from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import apps_v1, core_v1
 
-from kubesched.api.objects import key_of
+from kubesched.api.objects import Named, key_of, meta_of, name_of, namespace_of, present
 from kubesched.clock.base import epoch_seconds, rfc3339
 from kubesched.cluster import AlreadyExists, NotFound
 from kubesched.cluster.codec import encode
 from kubesched.cluster.events import NORMAL
 from kubesched.controllers.base import ControllerContext, enqueue_on_change, patch_observed, work, write_status
 from kubesched.controllers.informers import Key
-from kubesched.controllers.owners import adoption_patch, controller_of, controller_reference
+from kubesched.controllers.owners import adoption_patch, controller_of, controller_reference, uid_of
 from kubesched.controllers.pods import is_active
-from kubesched.controllers.replicaset import selector_of
+from kubesched.controllers.replicaset import labels_of, selector_of
 from kubesched.controllers.workqueue import WorkQueue
 
 POD_TEMPLATE_HASH = "pod-template-hash"
@@ -44,7 +45,7 @@ def template_hash(template: object, collision_count: int | None = None) -> str:
     return "".join(_SAFE[ord(c) % len(_SAFE)] for c in str(h))
 
 
-def _without_hash(template: Any) -> Any:
+def _without_hash(template: m.PodTemplateSpec) -> m.PodTemplateSpec:
     meta = template.metadata or meta_v1.ObjectMeta()
     labels = {k: v for k, v in (meta.labels or {}).items() if k != POD_TEMPLATE_HASH}
     return msgspec.structs.replace(template, metadata=msgspec.structs.replace(meta, labels=labels or None))
@@ -63,12 +64,13 @@ def _scaled(value: int | str | None, total: int, *, round_up: bool) -> int:
     return int(text)
 
 
-def surge_and_unavailable(d: Any) -> tuple[int, int]:
+def surge_and_unavailable(d: apps.Deployment) -> tuple[int, int]:
     """maxSurge (rounded up) and maxUnavailable (rounded down) for the deployment's replicas;
     both zero becomes unavailable 1 (upstream's `ResolveFenceposts`)."""
-    replicas = d.spec.replicas or 0
-    rolling = d.spec.strategy.rollingUpdate if d.spec.strategy else None
-    if d.spec.strategy is None or d.spec.strategy.type != "RollingUpdate" or rolling is None:
+    spec = _spec(d)
+    replicas = spec.replicas or 0
+    rolling = spec.strategy.rollingUpdate if spec.strategy else None
+    if spec.strategy is None or spec.strategy.type != "RollingUpdate" or rolling is None:
         return 0, 0
     surge = _scaled(rolling.maxSurge, replicas, round_up=True)
     unavailable = _scaled(rolling.maxUnavailable, replicas, round_up=False)
@@ -77,19 +79,35 @@ def surge_and_unavailable(d: Any) -> tuple[int, int]:
     return surge, min(unavailable, replicas)
 
 
-def _revision(rs: Any) -> int:
+def _spec(d: apps.Deployment) -> apps.DeploymentSpec:
+    return present(d.spec, "the deployment's spec")
+
+
+def _revision(rs: Named) -> int:
     try:
-        return int((rs.metadata.annotations or {}).get(REVISION, "0"))
+        return int((meta_of(rs).annotations or {}).get(REVISION, "0"))
     except ValueError:
         return 0
 
 
-def _spec_replicas(rs: Any) -> int:
-    return rs.spec.replicas or 0
+def _spec_replicas(rs: apps.ReplicaSet) -> int:
+    return present(rs.spec, "the replica set's spec").replicas or 0
 
 
-def _status(rs: Any, field: str) -> int:
-    return (getattr(rs.status, field) or 0) if rs.status else 0
+def _set_template(rs: apps.ReplicaSet) -> m.PodTemplateSpec | None:
+    return present(rs.spec, "the replica set's spec").template
+
+
+def _status(rs: apps.ReplicaSet, field: str) -> int:
+    if rs.status is None:
+        return 0
+    count: int | None = getattr(rs.status, field)
+    return count or 0
+
+
+def _created(rs: Named) -> tuple[float, str | None]:
+    meta = meta_of(rs)
+    return epoch_seconds(meta.creationTimestamp), meta.name
 
 
 class DeploymentController:
@@ -104,17 +122,17 @@ class DeploymentController:
         self._sets.add_handler(self._on_set)
         self._pods.add_handler(self._on_pod)
 
-    def _on_set(self, type_: str, rs: Any, old: Any | None) -> None:
+    def _on_set(self, type_: str, rs: apps_v1.ReplicaSet, old: apps_v1.ReplicaSet | None) -> None:
         ref = controller_of(rs)
         if ref is not None and ref.kind == "Deployment":
-            self._queue.add((rs.metadata.namespace or "", ref.name))
+            self._queue.add((namespace_of(rs), ref.name))
         elif ref is None and type_ != "DELETED":
-            for d in self._deployments.items(rs.metadata.namespace or ""):
+            for d in self._deployments.items(namespace_of(rs)):
                 selector = selector_of(d)
-                if selector is not None and selector.matches(rs.metadata.labels):
+                if selector is not None and selector.matches(labels_of(rs)):
                     self._queue.add(key_of(d))
 
-    def _on_pod(self, type_: str, pod: Any, old: Any | None) -> None:
+    def _on_pod(self, type_: str, pod: core_v1.Pod, old: core_v1.Pod | None) -> None:
         """A Recreate rollout waits for the old pods to be gone: their deletion resyncs it."""
         if type_ != "DELETED":
             return
@@ -122,7 +140,7 @@ class DeploymentController:
         rs = self._sets.by_uid(ref.uid) if ref is not None else None
         owner = controller_of(rs) if rs is not None else None
         if owner is not None and owner.kind == "Deployment":
-            self._queue.add((pod.metadata.namespace or "", owner.name))
+            self._queue.add((namespace_of(pod), owner.name))
 
     async def run(self) -> None:
         await work(self._queue, self.sync, name="deployment")
@@ -131,76 +149,76 @@ class DeploymentController:
 
     async def sync(self, key: Key) -> None:
         d = self._deployments.get(key)
-        if d is None or d.metadata.deletionTimestamp is not None:
+        if d is None or meta_of(d).deletionTimestamp is not None:
             return
+        spec = _spec(d)
         sets = await self._claim(d)
-        if d.spec.paused:
+        if spec.paused:
             await self._write_status(d, sets, self._new_set(d, sets))
             return
         new = await self._ensure_new_set(d, sets)
-        olds = [rs for rs in self._claimed(d) if rs.metadata.uid != new.metadata.uid]
-        if d.spec.strategy is not None and d.spec.strategy.type == "Recreate":
+        olds = [rs for rs in self._claimed(d) if uid_of(rs) != uid_of(new)]
+        if spec.strategy is not None and spec.strategy.type == "Recreate":
             await self._recreate(d, new, olds)
         else:
             await self._roll(d, new, olds)
         sets = self._claimed(d)  # as the steps left them
-        await self._cleanup(d, [rs for rs in sets if rs.metadata.uid != new.metadata.uid])
+        await self._cleanup(d, [rs for rs in sets if uid_of(rs) != uid_of(new)])
         await self._write_status(d, sets, self._sets.get(key_of(new)))
 
-    def _claimed(self, d: Any) -> list[Any]:
-        return sorted(
-            self._sets.controlled_by(d.metadata.uid),
-            key=lambda rs: (epoch_seconds(rs.metadata.creationTimestamp), rs.metadata.name),
-        )
+    def _claimed(self, d: apps_v1.Deployment) -> list[apps_v1.ReplicaSet]:
+        return sorted(self._sets.controlled_by(uid_of(d)), key=_created)
 
-    async def _claim(self, d: Any) -> list[Any]:
+    async def _claim(self, d: apps_v1.Deployment) -> list[apps_v1.ReplicaSet]:
         selector = selector_of(d)
         if selector is not None:
-            for rs in self._sets.orphans(d.metadata.namespace or ""):
-                if rs.metadata.deletionTimestamp is None and selector.matches(rs.metadata.labels):
+            for rs in self._sets.orphans(namespace_of(d)):
+                if meta_of(rs).deletionTimestamp is None and selector.matches(labels_of(rs)):
                     await patch_observed(self._ctx.cluster, self._sets, rs, adoption_patch(rs, d))
         return self._claimed(d)
 
-    def _new_set(self, d: Any, sets: list[Any]) -> Any | None:
-        wanted = _without_hash(d.spec.template)
-        matching = [rs for rs in sets if rs.spec.template is not None and _without_hash(rs.spec.template) == wanted]
+    def _new_set(self, d: apps_v1.Deployment, sets: list[apps_v1.ReplicaSet]) -> apps_v1.ReplicaSet | None:
+        wanted = _without_hash(_spec(d).template)
+        matching = [rs for rs in sets if (t := _set_template(rs)) is not None and _without_hash(t) == wanted]
         return matching[0] if matching else None
 
-    async def _ensure_new_set(self, d: Any, sets: list[Any]) -> Any:
+    async def _ensure_new_set(self, d: apps_v1.Deployment, sets: list[apps_v1.ReplicaSet]) -> apps_v1.ReplicaSet:
         """The ReplicaSet of the current template, created (at revision max+1) when missing; its
         revision and replica annotations kept current."""
+        spec = _spec(d)
         surge, _ = surge_and_unavailable(d)
         revision = max((_revision(rs) for rs in sets), default=0)
         new = self._new_set(d, sets)
         annotations = {
-            DESIRED_REPLICAS: str(d.spec.replicas or 0),
-            MAX_REPLICAS: str((d.spec.replicas or 0) + surge),
+            DESIRED_REPLICAS: str(spec.replicas or 0),
+            MAX_REPLICAS: str((spec.replicas or 0) + surge),
         }
         if new is not None:
             if _revision(new) < revision:
                 annotations[REVISION] = str(revision + 1)
-            current = new.metadata.annotations or {}
+            current = meta_of(new).annotations or {}
             if any(current.get(k) != v for k, v in annotations.items()):
                 new = await self._patch_set(new, {"metadata": {"annotations": annotations}})
             await self._set_revision(d, _revision(new))
             return new
         collisions = (d.status.collisionCount if d.status else None) or 0
-        hashed = template_hash(d.spec.template, collisions)
-        template = d.spec.template
+        hashed = template_hash(spec.template, collisions)
+        template = spec.template
         template_meta = template.metadata or meta_v1.ObjectMeta()
         labels = {**(template_meta.labels or {}), POD_TEMPLATE_HASH: hashed}
-        selector = d.spec.selector or meta_v1.LabelSelector()
+        selector = spec.selector or meta_v1.LabelSelector()
+        meta = meta_of(d)
         rs = apps_v1.ReplicaSet(
             metadata=meta_v1.ObjectMeta(
-                name=f"{d.metadata.name}-{hashed}",
-                namespace=d.metadata.namespace,
+                name=f"{meta.name}-{hashed}",
+                namespace=meta.namespace,
                 labels=labels,
-                annotations={**(d.metadata.annotations or {}), **annotations, REVISION: str(revision + 1)},
+                annotations={**(meta.annotations or {}), **annotations, REVISION: str(revision + 1)},
                 ownerReferences=[controller_reference(d)],
             ),
             spec=apps.ReplicaSetSpec(
                 replicas=0,
-                minReadySeconds=d.spec.minReadySeconds,
+                minReadySeconds=spec.minReadySeconds,
                 selector=msgspec.structs.replace(
                     selector, matchLabels={**(selector.matchLabels or {}), POD_TEMPLATE_HASH: hashed}
                 ),
@@ -210,57 +228,57 @@ class DeploymentController:
             ),
         )
         try:
-            created: Any = await self._ctx.cluster.create(rs)
+            created = await self._ctx.cluster.create(rs)
         except AlreadyExists:
             # a set of that name with another template: count the collision, the next sync hashes anew
             await self._patch_deployment_status(d, {"collisionCount": collisions + 1})
             raise
         self._sets.observe(created)
         await self._set_condition(
-            d, "Progressing", "True", "NewReplicaSetCreated", f'Created new replica set "{created.metadata.name}"'
+            d, "Progressing", "True", "NewReplicaSetCreated", f'Created new replica set "{meta_of(created).name}"'
         )
         await self._set_revision(d, revision + 1)
         return created
 
-    async def _set_revision(self, d: Any, revision: int) -> None:
-        if (d.metadata.annotations or {}).get(REVISION) != str(revision):
+    async def _set_revision(self, d: apps_v1.Deployment, revision: int) -> None:
+        meta = meta_of(d)
+        if (meta.annotations or {}).get(REVISION) != str(revision):
             patched = await self._ctx.cluster.patch(
                 apps_v1.Deployment,
-                d.metadata.name,
+                name_of(d),
                 {"metadata": {"annotations": {REVISION: str(revision)}}},
-                namespace=d.metadata.namespace,
+                namespace=meta.namespace,
             )
             self._deployments.observe(patched)
 
-    async def _patch_set(self, rs: Any, patch: dict[str, Any]) -> Any:
-        patched = await self._ctx.cluster.patch(
-            apps_v1.ReplicaSet, rs.metadata.name, patch, namespace=rs.metadata.namespace
-        )
+    async def _patch_set(self, rs: apps_v1.ReplicaSet, patch: dict[str, object]) -> apps_v1.ReplicaSet:
+        patched = await self._ctx.cluster.patch(apps_v1.ReplicaSet, name_of(rs), patch, namespace=meta_of(rs).namespace)
         self._sets.observe(patched)
         return patched
 
-    async def _scale(self, d: Any, rs: Any, replicas: int) -> Any:
+    async def _scale(self, d: apps_v1.Deployment, rs: apps_v1.ReplicaSet, replicas: int) -> apps_v1.ReplicaSet:
         before = _spec_replicas(rs)
         if before == replicas:
             return rs
         surge, _ = surge_and_unavailable(d)
-        annotations = {DESIRED_REPLICAS: str(d.spec.replicas or 0), MAX_REPLICAS: str((d.spec.replicas or 0) + surge)}
+        wanted = _spec(d).replicas or 0
+        annotations = {DESIRED_REPLICAS: str(wanted), MAX_REPLICAS: str(wanted + surge)}
         scaled = await self._patch_set(rs, {"metadata": {"annotations": annotations}, "spec": {"replicas": replicas}})
         direction = "up" if replicas > before else "down"
         await self._recorder.record(
             d,
             NORMAL,
             "ScalingReplicaSet",
-            f"Scaled {direction} replica set {rs.metadata.name} from {before} to {replicas}",
+            f"Scaled {direction} replica set {meta_of(rs).name} from {before} to {replicas}",
         )
         return scaled
 
     # -- strategies --------------------------------------------------------------------------
 
-    async def _roll(self, d: Any, new: Any, olds: list[Any]) -> None:
+    async def _roll(self, d: apps_v1.Deployment, new: apps_v1.ReplicaSet, olds: list[apps_v1.ReplicaSet]) -> None:
         """One step of a rolling update: scale the new set up within maxSurge; else scale the
         old sets down within maxUnavailable (unhealthy replicas first)."""
-        replicas = d.spec.replicas or 0
+        replicas = _spec(d).replicas or 0
         surge, unavailable = surge_and_unavailable(d)
         everyone = [new, *olds]
         new_replicas = _spec_replicas(new)
@@ -301,44 +319,48 @@ class DeploymentController:
                 await self._scale(d, rs, _spec_replicas(rs) - cut)
                 remaining -= cut
 
-    async def _recreate(self, d: Any, new: Any, olds: list[Any]) -> None:
+    async def _recreate(self, d: apps_v1.Deployment, new: apps_v1.ReplicaSet, olds: list[apps_v1.ReplicaSet]) -> None:
         """Every old set to zero; the new one scaled up once no old pod is left."""
         for rs in olds:
             await self._scale(d, rs, 0)
-        uids = {rs.metadata.uid for rs in olds}
-        if any(is_active(p) or p.metadata.deletionTimestamp for uid in uids for p in self._pods.owned_by(uid)):
+        uids = {uid_of(rs) for rs in olds}
+        if any(is_active(p) or meta_of(p).deletionTimestamp for uid in uids for p in self._pods.owned_by(uid)):
             return
-        await self._scale(d, new, d.spec.replicas or 0)
+        await self._scale(d, new, _spec(d).replicas or 0)
 
-    async def _cleanup(self, d: Any, olds: list[Any]) -> None:
+    async def _cleanup(self, d: apps_v1.Deployment, olds: list[apps_v1.ReplicaSet]) -> None:
         """Old sets scaled to zero beyond revisionHistoryLimit, oldest first, deleted."""
-        limit = d.spec.revisionHistoryLimit if d.spec.revisionHistoryLimit is not None else 10
+        spec = _spec(d)
+        limit = spec.revisionHistoryLimit if spec.revisionHistoryLimit is not None else 10
         idle = [
             rs
             for rs in olds
-            if _spec_replicas(rs) == 0 and _status(rs, "replicas") == 0 and rs.metadata.deletionTimestamp is None
+            if _spec_replicas(rs) == 0 and _status(rs, "replicas") == 0 and meta_of(rs).deletionTimestamp is None
         ]
         for rs in sorted(idle, key=_revision)[: max(0, len(idle) - limit)]:
             try:
-                await self._ctx.cluster.delete(apps_v1.ReplicaSet, rs.metadata.name, namespace=rs.metadata.namespace)
+                await self._ctx.cluster.delete(apps_v1.ReplicaSet, name_of(rs), namespace=meta_of(rs).namespace)
             except NotFound:
                 continue
 
     # -- status ------------------------------------------------------------------------------
 
-    async def _write_status(self, d: Any, sets: list[Any], new: Any | None) -> None:
-        replicas = d.spec.replicas or 0
+    async def _write_status(
+        self, d: apps_v1.Deployment, sets: list[apps_v1.ReplicaSet], new: apps_v1.ReplicaSet | None
+    ) -> None:
+        spec = _spec(d)
+        replicas = spec.replicas or 0
         _, unavailable = surge_and_unavailable(d)
         available = sum(_status(rs, "availableReplicas") for rs in sets)
         total = sum(_spec_replicas(rs) for rs in sets)
-        status: dict[str, Any] = {
-            "observedGeneration": d.metadata.generation,
+        counts = {
             "replicas": sum(_status(rs, "replicas") for rs in sets),
             "updatedReplicas": _status(new, "replicas") if new is not None else 0,
             "readyReplicas": sum(_status(rs, "readyReplicas") for rs in sets),
             "availableReplicas": available,
             "unavailableReplicas": max(0, total - available),
         }
+        status: dict[str, object] = {"observedGeneration": meta_of(d).generation, **counts}
         conditions = _conditions(d)
         now = self._ctx.clock.now()
         if available >= replicas - unavailable:
@@ -354,10 +376,10 @@ class DeploymentController:
                 "MinimumReplicasUnavailable",
                 "Deployment does not have minimum availability.",
             )
-        if new is not None and not d.spec.paused:
-            name = new.metadata.name
+        if new is not None and not spec.paused:
+            name = str(meta_of(new).name)
             complete = (
-                status["updatedReplicas"] == replicas and status["replicas"] == replicas and available == replicas
+                counts["updatedReplicas"] == replicas and counts["replicas"] == replicas and available == replicas
             )
             if complete:
                 _put(
@@ -368,7 +390,7 @@ class DeploymentController:
                     "NewReplicaSetAvailable",
                     f'ReplicaSet "{name}" has successfully progressed.',
                 )
-            elif _progressed(d.status, status):
+            elif _progressed(d.status, counts):
                 message = f'ReplicaSet "{name}" is progressing.'
                 _put(conditions, now, "Progressing", "True", "ReplicaSetUpdated", message, touch=True)
             else:
@@ -378,12 +400,14 @@ class DeploymentController:
             status["collisionCount"] = d.status.collisionCount
         await self._patch_deployment_status(d, status)
 
-    def _check_deadline(self, d: Any, conditions: list[dict[str, Any]], now: float, name: str) -> None:
-        deadline = d.spec.progressDeadlineSeconds
+    def _check_deadline(
+        self, d: apps_v1.Deployment, conditions: list[dict[str, object]], now: float, name: str
+    ) -> None:
+        deadline = _spec(d).progressDeadlineSeconds
         progressing = next((c for c in conditions if c["type"] == "Progressing"), None)
         if deadline is None or progressing is None or progressing["reason"] == "ProgressDeadlineExceeded":
             return
-        since = datetime.fromisoformat(progressing["lastUpdateTime"].replace("Z", "+00:00")).timestamp()
+        since = datetime.fromisoformat(str(progressing["lastUpdateTime"]).replace("Z", "+00:00")).timestamp()
         if since + deadline <= now:
             _put(
                 conditions,
@@ -396,19 +420,19 @@ class DeploymentController:
         else:
             self._queue.add_after(key_of(d), since + deadline - now)
 
-    async def _set_condition(self, d: object, type_: str, status: str, reason: str, message: str) -> None:
+    async def _set_condition(self, d: apps_v1.Deployment, type_: str, status: str, reason: str, message: str) -> None:
         conditions = _conditions(d)
         _put(conditions, self._ctx.clock.now(), type_, status, reason, message)
         await self._patch_deployment_status(d, {"conditions": conditions})
 
-    async def _patch_deployment_status(self, d: Any, status: dict[str, Any]) -> None:
-        current = msgspec.to_builtins(d.status) if d.status is not None else {}
+    async def _patch_deployment_status(self, d: apps_v1.Deployment, status: Mapping[str, object]) -> None:
+        current: dict[str, object] = msgspec.to_builtins(d.status) if d.status is not None else {}
         if all(current.get(k) == v for k, v in status.items()):
             return
         await write_status(self._ctx.cluster, self._deployments, d, status)
 
 
-def _conditions(d: Any) -> list[dict[str, Any]]:
+def _conditions(d: apps.Deployment) -> list[dict[str, object]]:
     return [msgspec.to_builtins(c) for c in (d.status.conditions if d.status else None) or ()]
 
 
@@ -448,7 +472,7 @@ def _put(
     )
 
 
-def _progressed(before: Any, after: dict[str, Any]) -> bool:
+def _progressed(before: apps.DeploymentStatus | None, after: Mapping[str, int]) -> bool:
     """Whether the rollout moved since the last status (upstream's `DeploymentProgressing`)."""
     if before is None:
         return True

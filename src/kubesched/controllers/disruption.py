@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TypedDict, TypeVar
 
 from lightkube.resources import core_v1, policy_v1
 
@@ -18,14 +18,26 @@ from kubesched.cluster import DELETED, ApiError, Cluster, WatchEvent
 from kubesched.cluster.protocol import BOOKMARK
 from kubesched.trace import Tracer
 
+S = TypeVar("S", bound=Served)
+
+
+class _Status(TypedDict):
+    """The fields of a budget's status this controller keeps."""
+
+    observedGeneration: int | None
+    expectedPods: int
+    currentHealthy: int
+    desiredHealthy: int
+    disruptionsAllowed: int
+
 
 class DisruptionController:
     def __init__(self, cluster: Cluster, clock: Clock, *, tracer: Tracer | None = None) -> None:
         self._cluster = cluster
         self._clock = clock
         self._trace = tracer or Tracer(clock.now)
-        self._pods: dict[str, dict[str, Any]] = {}  # namespace -> uid -> pod
-        self._budgets: dict[str, dict[str, Any]] = {}  # namespace -> name -> PDB
+        self._pods: dict[str, dict[str, core_v1.Pod]] = {}  # namespace -> uid -> pod
+        self._budgets: dict[str, dict[str, policy_v1.PodDisruptionBudget]] = {}  # namespace -> name -> PDB
         self._dirty: set[tuple[str, str]] = set()
         self._wakeup = asyncio.Event()
 
@@ -37,7 +49,7 @@ class DisruptionController:
             self._sync(),
         )
 
-    async def _watch(self, kind: type[Served], handle: Any) -> None:
+    async def _watch(self, kind: type[S], handle: Callable[[WatchEvent[S]], None]) -> None:
         async for event in self._cluster.watch(kind):
             if event.type != BOOKMARK:
                 handle(event)
@@ -83,10 +95,11 @@ class DisruptionController:
                 if pdb is not None:
                     await self._write(pdb, self._pods.get(ns, {}).values())
 
-    async def _write(self, pdb: Any, pods: Iterable[Any]) -> None:
+    async def _write(self, pdb: policy_v1.PodDisruptionBudget, pods: Iterable[core_v1.Pod]) -> None:
         state = budget(pdb, pods)
-        status = {
-            "observedGeneration": pdb.metadata.generation,
+        meta = meta_of(pdb)
+        status: _Status = {
+            "observedGeneration": meta.generation,
             "expectedPods": state.expected,
             "currentHealthy": state.current_healthy,
             "desiredHealthy": state.desired_healthy,
@@ -95,12 +108,12 @@ class DisruptionController:
         current = pdb.status
         if current is not None and all(getattr(current, k) == v for k, v in status.items()):
             return
-        self._trace.emit("disruption.status", pdb=f"{pdb.metadata.namespace}/{pdb.metadata.name}", **status)
+        self._trace.emit("disruption.status", pdb=f"{meta.namespace}/{meta.name}", **status)
         with contextlib.suppress(ApiError):  # deleted meanwhile: nothing to keep current
             await self._cluster.patch(
                 policy_v1.PodDisruptionBudget,
-                pdb.metadata.name,
+                name_of(pdb),
                 {"status": status},
-                namespace=pdb.metadata.namespace,
+                namespace=meta.namespace,
                 subresource="status",
             )

@@ -6,13 +6,13 @@ the Complete or Failed condition and the Events upstream records."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
+from lightkube.models import batch_v1 as batch
 from lightkube.resources import batch_v1, core_v1
 
-from kubesched.api.objects import key_of
+from kubesched.api.objects import key_of, meta_of, present
 from kubesched.clock.base import epoch_seconds, rfc3339
 from kubesched.cluster.events import NORMAL, WARNING
 from kubesched.controllers.base import (
@@ -24,8 +24,8 @@ from kubesched.controllers.base import (
     write_status,
 )
 from kubesched.controllers.informers import Key
-from kubesched.controllers.owners import finalizer_removal
-from kubesched.controllers.pods import PodControl, from_template, is_active, is_ready, phase
+from kubesched.controllers.owners import finalizer_removal, uid_of
+from kubesched.controllers.pods import PodControl, from_template, is_active, is_ready, node_of, phase
 from kubesched.controllers.replicaset import BURST_REPLICAS
 from kubesched.controllers.workqueue import WorkQueue
 
@@ -34,7 +34,7 @@ POD_FAILURE_BACKOFF_SECONDS = 10.0
 MAX_POD_FAILURE_BACKOFF_SECONDS = 360.0
 
 
-def _finished(job: Any) -> bool:
+def _finished(job: batch.Job) -> bool:
     return any(
         c.type in ("Complete", "Failed") and c.status == "True"
         for c in (job.status.conditions if job.status else None) or ()
@@ -56,8 +56,8 @@ class JobController:
     async def run(self) -> None:
         await work(self._queue, self.sync, name="job")
 
-    def _owned(self, job: Any) -> list[Any]:
-        return self._pods.controlled_by(job.metadata.uid)
+    def _owned(self, job: batch_v1.Job) -> list[core_v1.Pod]:
+        return self._pods.controlled_by(uid_of(job))
 
     async def sync(self, key: Key) -> None:
         job = self._jobs.get(key)
@@ -69,16 +69,16 @@ class JobController:
         failed = (status.failed if status else None) or 0
         newly_failed = 0
         for pod in pods:  # finished pods not counted yet
-            if TRACKING_FINALIZER in (pod.metadata.finalizers or ()) and phase(pod) in ("Succeeded", "Failed"):
+            if TRACKING_FINALIZER in (meta_of(pod).finalizers or ()) and phase(pod) in ("Succeeded", "Failed"):
                 if phase(pod) == "Succeeded":
                     succeeded += 1
                 else:
                     failed += 1
                     newly_failed += 1
         if newly_failed:
-            self._last_failure[job.metadata.uid] = self._ctx.clock.now()
+            self._last_failure[uid_of(job)] = self._ctx.clock.now()
         active = [p for p in pods if is_active(p)]
-        spec = job.spec
+        spec = _spec(job)
         patch: dict[str, object] = {"succeeded": succeeded, "failed": failed}
         conditions = [c for c in (status.conditions if status else None) or ()]
         now = self._ctx.clock.now()
@@ -120,21 +120,24 @@ class JobController:
         await self._write_status(job, patch)
         await self._release_counted(pods)
 
-    async def _manage(self, job: Any, active: list[Any], succeeded: int, failed: int) -> list[Any]:
-        spec = job.spec
+    async def _manage(
+        self, job: batch_v1.Job, active: list[core_v1.Pod], succeeded: int, failed: int
+    ) -> list[core_v1.Pod]:
+        spec = _spec(job)
         parallelism = spec.parallelism if spec.parallelism is not None else 1
         if spec.completions is None:
             wanted = 0 if succeeded > 0 else parallelism
         else:
             wanted = min(parallelism, spec.completions - succeeded)
         if len(active) > wanted:
-            for pod in sorted(active, key=lambda p: (bool(p.spec.nodeName), is_ready(p)))[: len(active) - wanted]:
+            for pod in sorted(active, key=lambda p: (bool(node_of(p)), is_ready(p)))[: len(active) - wanted]:
                 await self._control.delete(pod, job)
-            return [p for p in active if p.metadata.uid in {q.metadata.uid for q in self._owned(job) if is_active(q)}]
+            left = {meta_of(q).uid for q in self._owned(job) if is_active(q)}
+            return [p for p in active if meta_of(p).uid in left]
         missing = min(wanted - len(active), BURST_REPLICAS)
         if missing <= 0:
             return active
-        last = self._last_failure.get(job.metadata.uid)
+        last = self._last_failure.get(uid_of(job))
         if failed and last is not None:
             delay = min(MAX_POD_FAILURE_BACKOFF_SECONDS, POD_FAILURE_BACKOFF_SECONDS * 2 ** (failed - 1))
             wait = last + delay - self._ctx.clock.now()
@@ -147,19 +150,18 @@ class JobController:
         ]
         return [*active, *created]
 
-    async def _write_status(self, job: Any, patch: dict[str, Any]) -> None:
+    async def _write_status(self, job: batch_v1.Job, patch: Mapping[str, object]) -> None:
         status = job.status
         if status is not None and all(_same(getattr(status, k, None), v) for k, v in patch.items()):
             return
         await write_status(self._ctx.cluster, self._jobs, job, patch)
 
-    async def _release_counted(self, pods: list[Any]) -> None:
+    async def _release_counted(self, pods: list[core_v1.Pod]) -> None:
         """The finished pods just counted lose the tracking finalizer (and a deleted one goes)."""
         for pod in pods:
-            finalizers = pod.metadata.finalizers or ()
-            if TRACKING_FINALIZER in finalizers and (
-                phase(pod) in ("Succeeded", "Failed") or pod.metadata.deletionTimestamp
-            ):
+            meta = meta_of(pod)
+            finalizers = meta.finalizers or ()
+            if TRACKING_FINALIZER in finalizers and (phase(pod) in ("Succeeded", "Failed") or meta.deletionTimestamp):
                 await patch_observed(self._ctx.cluster, self._pods, pod, finalizer_removal(pod, TRACKING_FINALIZER))
 
 
@@ -171,10 +173,12 @@ def _same(current: object, wanted: object) -> bool:
     return bool((current or 0) == (wanted or 0) if isinstance(wanted, int) else current == wanted)
 
 
-def _with(conditions: list[Any], now: float, pairs: Sequence[tuple[str, str]], message: str) -> list[dict[str, Any]]:
+def _with(
+    conditions: Sequence[batch.JobCondition], now: float, pairs: Sequence[tuple[str, str]], message: str
+) -> list[dict[str, object]]:
     """`conditions` as dicts, with a True condition of each (type, reason) of `pairs` saying `message`."""
     stamp = rfc3339(now)
-    out = [
+    out: list[dict[str, object]] = [
         {
             "type": c.type,
             "status": c.status,
@@ -198,3 +202,7 @@ def _with(conditions: list[Any], now: float, pairs: Sequence[tuple[str, str]], m
             }
         )
     return out
+
+
+def _spec(job: batch.Job) -> batch.JobSpec:
+    return present(job.spec, "the job's spec")

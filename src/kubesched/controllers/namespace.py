@@ -6,12 +6,11 @@ removed), which lets the API server remove it."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 import msgspec
 from lightkube.resources import core_v1
 
-from kubesched.api.objects import Served, key_of, meta_of, name_of
+from kubesched.api.objects import Served, key_of, meta_of, name_of, present
 from kubesched.clock.base import rfc3339
 from kubesched.cluster import NotFound
 from kubesched.controllers.base import ControllerContext, work, write_status
@@ -34,8 +33,8 @@ class NamespaceController:
         self._queue: WorkQueue[Key] = WorkQueue(ctx.clock)
         self._namespaces.add_handler(self._on_namespace)
 
-    def _on_namespace(self, type_: str, ns: Any, old: Any | None) -> None:
-        if type_ != "DELETED" and ns.metadata.deletionTimestamp is not None:
+    def _on_namespace(self, type_: str, ns: core_v1.Namespace, old: core_v1.Namespace | None) -> None:
+        if type_ != "DELETED" and meta_of(ns).deletionTimestamp is not None:
             self._queue.add(key_of(ns))
 
     async def run(self) -> None:
@@ -43,9 +42,9 @@ class NamespaceController:
 
     async def sync(self, key: Key) -> None:
         ns = self._namespaces.get(key)
-        if ns is None or ns.metadata.deletionTimestamp is None:
+        if ns is None or meta_of(ns).deletionTimestamp is None:
             return
-        name = ns.metadata.name
+        name = meta_of(ns).name
         remaining: Counter[str] = Counter()
         finalizing: Counter[str] = Counter()
         for cls in self._ctx.namespaced_kinds():
@@ -64,14 +63,15 @@ class NamespaceController:
             await self._write_conditions(ns, remaining, finalizing)
             self._queue.add_after(key, RECHECK_SECONDS)
             return
-        finalizers = [f for f in (ns.spec.finalizers if ns.spec else None) or () if f != NAMESPACE_FINALIZER]
-        finalized = msgspec.structs.replace(ns, spec=msgspec.structs.replace(ns.spec, finalizers=finalizers))
+        spec = present(ns.spec, "the namespace's spec")
+        finalizers = [f for f in spec.finalizers or () if f != NAMESPACE_FINALIZER]
+        finalized = msgspec.structs.replace(ns, spec=msgspec.structs.replace(spec, finalizers=finalizers))
         try:
             await self._ctx.cluster.update(finalized, subresource="finalize")
         except NotFound:
             return
 
-    async def _write_conditions(self, ns: Any, remaining: Counter[str], finalizing: Counter[str]) -> None:
+    async def _write_conditions(self, ns: core_v1.Namespace, remaining: Counter[str], finalizing: Counter[str]) -> None:
         """The conditions upstream's deleter reports while content is left."""
         stamp = rfc3339(self._ctx.clock.now())
         content = ", ".join(f"{kind} has {n} resource instances" for kind, n in sorted(remaining.items()))

@@ -5,17 +5,18 @@ counted from the pods."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
 
+from lightkube.models import apps_v1 as apps
 from lightkube.resources import apps_v1, core_v1
 
 from kubesched.api.errors import FieldError
-from kubesched.api.objects import Served, key_of
+from kubesched.api.objects import Named, key_of, meta_of, namespace_of, present
 from kubesched.api.selectors import LabelSelectorMatcher, compile_label_selector
 from kubesched.cluster import ApiError
 from kubesched.controllers.base import ControllerContext, enqueue_on_change, patch_observed, work, write_status
 from kubesched.controllers.informers import Key
-from kubesched.controllers.owners import adoption_patch, controller_of, release_patch
+from kubesched.controllers.owners import adoption_patch, controller_of, release_patch, uid_of
 from kubesched.controllers.pods import PodControl, deletion_order, from_template, is_active, is_available, is_ready
 from kubesched.controllers.workqueue import WorkQueue
 
@@ -23,7 +24,7 @@ BURST_REPLICAS = 500  # the most pods one sync creates or deletes
 SLOW_START_INITIAL_BATCH = 1
 
 
-def selector_of(obj: Any) -> LabelSelectorMatcher | None:
+def selector_of(obj: apps.ReplicaSet | apps.Deployment) -> LabelSelectorMatcher | None:
     """The workload's compiled selector (None when it does not parse: nothing is matched)."""
     try:
         return compile_label_selector(obj.spec.selector if obj.spec else None)
@@ -31,7 +32,11 @@ def selector_of(obj: Any) -> LabelSelectorMatcher | None:
         return None
 
 
-async def slow_start(count: int, create: Any) -> int:
+def labels_of(obj: Named) -> dict[str, str] | None:
+    return meta_of(obj).labels
+
+
+async def slow_start(count: int, create: Callable[[], Awaitable[object]]) -> int:
     """Call `create()` `count` times in batches of 1, 2, 4, ...; a batch with a failure ends
     it. Returns how many succeeded (upstream's `slowStartBatch`)."""
     done = 0
@@ -55,7 +60,7 @@ class ReplicaSetController:
         self,
         ctx: ControllerContext,
         *,
-        cls: type[Served] = apps_v1.ReplicaSet,
+        cls: type[apps_v1.ReplicaSet] = apps_v1.ReplicaSet,
         component: str = "replicaset-controller",
     ) -> None:
         self._ctx = ctx
@@ -67,18 +72,18 @@ class ReplicaSetController:
         self._sets.add_handler(enqueue_on_change(self._queue))
         self._pods.add_handler(self._on_pod)
 
-    def _on_pod(self, type_: str, pod: Any, old: Any | None) -> None:
+    def _on_pod(self, type_: str, pod: core_v1.Pod, old: core_v1.Pod | None) -> None:
         for p in (pod, old):
             if p is None:
                 continue
             ref = controller_of(p)
             if ref is not None:
                 if ref.kind == self._cls._api_info.resource.kind:
-                    self._queue.add_batched((p.metadata.namespace or "", ref.name))
+                    self._queue.add_batched((namespace_of(p), ref.name))
             elif type_ != "DELETED":
-                for rs in self._sets.items(p.metadata.namespace or ""):
+                for rs in self._sets.items(namespace_of(p)):
                     selector = selector_of(rs)
-                    if selector is not None and selector.matches(p.metadata.labels):
+                    if selector is not None and selector.matches(labels_of(p)):
                         self._queue.add_batched(key_of(rs))
 
     async def run(self) -> None:
@@ -90,15 +95,15 @@ class ReplicaSetController:
             return
         pods = await self._claim(rs)
         active = [p for p in pods if is_active(p)]
-        if rs.metadata.deletionTimestamp is None:
+        if meta_of(rs).deletionTimestamp is None:
             await self._manage(rs, active, pods)
             active = [p for p in self._claimed(rs) if is_active(p)]
         await self._write_status(rs, active)
 
-    def _claimed(self, rs: Any) -> list[Any]:
-        return self._pods.controlled_by(rs.metadata.uid)
+    def _claimed(self, rs: apps_v1.ReplicaSet) -> list[core_v1.Pod]:
+        return self._pods.controlled_by(uid_of(rs))
 
-    async def _claim(self, rs: Any) -> list[Any]:
+    async def _claim(self, rs: apps_v1.ReplicaSet) -> list[core_v1.Pod]:
         """The pods the set controls, after adopting matching orphans and releasing owned pods
         its selector no longer matches (upstream's `ClaimPods`)."""
         selector = selector_of(rs)
@@ -107,50 +112,55 @@ class ReplicaSetController:
             return owned
         claimed = []
         for pod in owned:
-            if selector.matches(pod.metadata.labels):
+            if selector.matches(labels_of(pod)):
                 claimed.append(pod)
-            elif pod.metadata.deletionTimestamp is None:
-                await self._patch(pod, release_patch(pod, rs.metadata.uid))
-        if rs.metadata.deletionTimestamp is None:
-            ns = rs.metadata.namespace or ""
-            for pod in self._pods.orphans(ns):
-                if pod.metadata.deletionTimestamp is None and selector.matches(pod.metadata.labels):
+            elif meta_of(pod).deletionTimestamp is None:
+                await self._patch(pod, release_patch(pod, uid_of(rs)))
+        if meta_of(rs).deletionTimestamp is None:
+            for pod in self._pods.orphans(namespace_of(rs)):
+                if meta_of(pod).deletionTimestamp is None and selector.matches(labels_of(pod)):
                     adopted = await self._patch(pod, adoption_patch(pod, rs))
                     if adopted is not None:
                         claimed.append(adopted)
         return claimed
 
-    async def _patch(self, pod: object, patch: dict[str, object]) -> Any | None:
+    async def _patch(self, pod: core_v1.Pod, patch: dict[str, object]) -> core_v1.Pod | None:
         return await patch_observed(self._ctx.cluster, self._pods, pod, patch)
 
-    async def _manage(self, rs: Any, active: list[Any], pods: list[Any]) -> None:
-        wanted = rs.spec.replicas if rs.spec.replicas is not None else 1
+    async def _manage(self, rs: apps_v1.ReplicaSet, active: list[core_v1.Pod], pods: list[core_v1.Pod]) -> None:
+        spec = _spec(rs)
+        wanted = spec.replicas if spec.replicas is not None else 1
         diff = len(active) - wanted
         if diff < 0:
-            template = rs.spec.template
+            template = present(spec.template, "the replica set's template")
             await slow_start(min(-diff, BURST_REPLICAS), lambda: self._control.create(from_template(template, rs), rs))
         elif diff > 0:
             for pod in deletion_order(active, pods)[: min(diff, BURST_REPLICAS)]:
                 await self._control.delete(pod, rs)
 
-    async def _write_status(self, rs: Any, active: list[Any]) -> None:
+    async def _write_status(self, rs: apps_v1.ReplicaSet, active: list[core_v1.Pod]) -> None:
         now = self._ctx.clock.now()
-        template_labels = (
-            rs.spec.template.metadata.labels if rs.spec.template and rs.spec.template.metadata else None
-        ) or {}
-        min_ready = rs.spec.minReadySeconds
+        spec = _spec(rs)
+        template_labels = (spec.template.metadata.labels if spec.template and spec.template.metadata else None) or {}
+        min_ready = spec.minReadySeconds
+        ready = sum(1 for p in active if is_ready(p))
+        available = sum(1 for p in active if is_available(p, min_ready, now))
         status = {
             "replicas": len(active),
             "fullyLabeledReplicas": sum(
-                1 for p in active if all((p.metadata.labels or {}).get(k) == v for k, v in template_labels.items())
+                1 for p in active if all((labels_of(p) or {}).get(k) == v for k, v in template_labels.items())
             ),
-            "readyReplicas": sum(1 for p in active if is_ready(p)),
-            "availableReplicas": sum(1 for p in active if is_available(p, min_ready, now)),
-            "observedGeneration": rs.metadata.generation,
+            "readyReplicas": ready,
+            "availableReplicas": available,
+            "observedGeneration": meta_of(rs).generation,
         }
         current = rs.status
-        if min_ready and status["readyReplicas"] > status["availableReplicas"]:
+        if min_ready and ready > available:
             self._queue.add_after(key_of(rs), float(min_ready))
         if current is not None and all((getattr(current, k) or 0) == v for k, v in status.items()):
             return
         await write_status(self._ctx.cluster, self._sets, rs, status)
+
+
+def _spec(rs: apps.ReplicaSet) -> apps.ReplicaSetSpec:
+    return present(rs.spec, "the replica set's spec")

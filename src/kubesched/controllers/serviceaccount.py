@@ -4,11 +4,10 @@ when the namespace appears and made again when it is deleted."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import meta_of, name_of, namespace_of
 from kubesched.cluster import AlreadyExists, Forbidden, NotFound
 from kubesched.controllers.base import ControllerContext, work
 from kubesched.controllers.informers import Key
@@ -26,22 +25,22 @@ class ServiceAccountController:
         self._namespaces.add_handler(self._on_namespace)
         self._accounts.add_handler(self._on_account)
 
-    def _on_namespace(self, type_: str, ns: Any, old: Any | None) -> None:
+    def _on_namespace(self, type_: str, ns: core_v1.Namespace, old: core_v1.Namespace | None) -> None:
         if type_ != "DELETED":
-            self._queue.add(("", ns.metadata.name))
+            self._queue.add(("", name_of(ns)))
 
-    def _on_account(self, type_: str, account: Any, old: Any | None) -> None:
-        if type_ == "DELETED" and account.metadata.name == DEFAULT_SERVICE_ACCOUNT:
-            self._queue.add(("", account.metadata.namespace))
+    def _on_account(self, type_: str, account: core_v1.ServiceAccount, old: core_v1.ServiceAccount | None) -> None:
+        if type_ == "DELETED" and name_of(account) == DEFAULT_SERVICE_ACCOUNT:
+            self._queue.add(("", namespace_of(account)))
 
     async def run(self) -> None:
         await work(self._queue, self.sync, name="serviceaccount")
 
     async def sync(self, key: Key) -> None:
         ns = self._namespaces.get(key)
-        if ns is None or ns.metadata.deletionTimestamp is not None:
+        if ns is None or meta_of(ns).deletionTimestamp is not None:
             return
-        name = ns.metadata.name
+        name = name_of(ns)
         if self._accounts.get((name, DEFAULT_SERVICE_ACCOUNT)) is not None:
             return
         account = core_v1.ServiceAccount(metadata=meta_v1.ObjectMeta(name=DEFAULT_SERVICE_ACCOUNT, namespace=name))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from kubesched.framework.args import decode_args
 from kubesched.framework.conformance import ConformanceError, check, declared_points, declares
@@ -44,7 +43,7 @@ class ProfilePlugins:
 
     enabled: dict[str, list[tuple[str, int | None]]] = field(default_factory=dict)
     disabled: dict[str, set[str]] = field(default_factory=dict)
-    args: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -64,8 +63,9 @@ class Points:
     bind: list[BindPlugin] = field(default_factory=list)
     post_bind: list[PostBindPlugin] = field(default_factory=list)
 
-    def at(self, point: ExtensionPoint) -> list[Any]:
-        return getattr(self, _FIELDS[point])  # type: ignore[no-any-return]
+    def at(self, point: ExtensionPoint) -> list[Plugin]:
+        plugins: list[Plugin] = getattr(self, _FIELDS[point])  # the point's field: a list of its plugins
+        return plugins
 
 
 _FIELDS = {

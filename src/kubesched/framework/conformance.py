@@ -13,7 +13,7 @@ import difflib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeGuard, TypeVar
+from typing import TypeGuard, TypeVar
 
 from kubesched.framework.interface import HOOK_PROTOCOLS, POINT_PROTOCOLS, ExtensionPoint
 
@@ -26,12 +26,12 @@ class ConformanceError(ValueError):
     """A plugin that does not implement what it declares."""
 
 
-def _own_methods(proto: type[object]) -> dict[str, Callable[..., Any]]:
+def _own_methods(proto: type[object]) -> dict[str, Callable[..., object]]:
     return {k: v for k, v in vars(proto).items() if callable(v) and not k.startswith("_")}
 
 
 # method name -> (the protocol that defines it, its stub)
-PROTOCOL_METHODS: dict[str, tuple[type[object], Callable[..., Any]]] = {
+PROTOCOL_METHODS: dict[str, tuple[type[object], Callable[..., object]]] = {
     name: (proto, fn) for proto in _ALL_PROTOCOLS for name, fn in _own_methods(proto).items()
 }
 

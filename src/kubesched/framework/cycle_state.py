@@ -17,18 +17,18 @@ class CycleState:
     __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
-        self._data: dict[str, Any] = {}
+        self._data: dict[str, object] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
 
-    def read(self, key: str) -> Any:
+    def read(self, key: str) -> Any:  # Any: the type its writer stored, which the reader knows
         """The data stored under `key`; KeyError if nothing was written."""
         return self._data[key]
 
-    def get(self, key: str) -> Any | None:
+    def get(self, key: str) -> Any | None:  # Any: as `read`'s
         return self._data.get(key)
 
-    def write(self, key: str, value: Any) -> None:
+    def write(self, key: str, value: object) -> None:
         self._data[key] = value
 
     def delete(self, key: str) -> None:

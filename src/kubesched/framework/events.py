@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from enum import Enum, IntFlag
 from typing import Any
 
+from lightkube.models import core_v1
+
 
 class ActionType(IntFlag):
     ADD = 1
@@ -102,7 +104,9 @@ class QueueingHint(Enum):
     QUEUE = 1
 
 
-HintFn = Callable[[Any, Any, Any], QueueingHint]  # (pod, old object, new object) -> hint
+# (pod, old object, new object) -> hint.
+# Any: each hint function takes the kinds of the events it registers for
+HintFn = Callable[[Any, Any, Any], QueueingHint]
 
 
 @dataclass(frozen=True)
@@ -116,10 +120,11 @@ FORCE_ACTIVATE = ClusterEvent(WILDCARD, ActionType.ALL, "ForceActivate")
 WILDCARD_EVENT = ClusterEvent(WILDCARD, ActionType.ALL)
 
 
-def _conditions(node: Any) -> dict[str, str]:
+def _conditions(node: core_v1.Node) -> dict[str, str]:
     return {c.type: c.status for c in ((node.status.conditions if node.status else None) or [])}
 
 
+# Any: served nodes (their metadata is set), read unchecked on the watch path
 def node_update_events(old: Any, new: Any) -> list[ClusterEvent]:
     """The events a node update produces, one per aspect that changed."""
     events: list[ClusterEvent] = []
@@ -144,7 +149,11 @@ def node_update_events(old: Any, new: Any) -> list[ClusterEvent]:
 
 
 def pod_update_events(
-    resource: str, old: Any, new: Any, *, requests: Callable[[Any], dict[str, int]]
+    resource: str,
+    old: Any,  # Any: a served pod (its metadata and spec are set), read unchecked on the watch path
+    new: Any,  # Any: as `old`'s
+    *,
+    requests: Callable[[core_v1.Pod], dict[str, int]],
 ) -> list[ClusterEvent]:
     """The events a pod update produces (`resource` is AssignedPod or UnschedulablePod)."""
     events: list[ClusterEvent] = []

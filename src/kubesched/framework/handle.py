@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
+from lightkube.models import meta_v1
 from lightkube.resources import apps_v1, core_v1, policy_v1
 
 from kubesched.cache import NodeInfo, PodInfo, Snapshot
@@ -64,6 +65,7 @@ class FrameworkMetrics(Protocol):
 class InformerHandler(Protocol):
     """Called for each change an informer sees (after its own store is updated)."""
 
+    # Any: objects of the informer's kind, as each handler types them
     def __call__(self, old: Any | None, new: Any | None) -> None: ...
 
 
@@ -102,8 +104,8 @@ class StaticInformer(Generic[T]):
 
     def get(self, name: str, namespace: str | None = None) -> T | None:
         for obj in self._objects:
-            meta: Any = obj.metadata  # type: ignore[attr-defined]
-            if meta.name == name and (namespace is None or (meta.namespace or None) == namespace):
+            meta: meta_v1.ObjectMeta | None = getattr(obj, "metadata", None)  # the kinds served have metadata
+            if meta is not None and meta.name == name and (namespace is None or (meta.namespace or None) == namespace):
                 return obj
         return None
 
@@ -114,11 +116,12 @@ class StaticInformer(Generic[T]):
 class StaticInformers:
     """`InformerFactory` over fixed objects per kind."""
 
-    def __init__(self, objects: Mapping[type[object], Iterable[Any]] | None = None) -> None:
+    def __init__(self, objects: Mapping[type[object], Iterable[object]] | None = None) -> None:
         self._objects = {k: list(v) for k, v in (objects or {}).items()}
 
     def informer(self, kind: type[T]) -> Informer[T]:
-        return StaticInformer(self._objects.get(kind, ()))
+        found = cast("list[T]", self._objects.get(kind, []))  # given per kind: those of `kind`
+        return StaticInformer(found)
 
 
 class Workloads:
@@ -138,7 +141,7 @@ class Workloads:
         """Whether there is no Service, ReplicationController, ReplicaSet or StatefulSet at all."""
         return not len(self._services) and not any(len(i) for i in self._controllers.values())
 
-    def services(self, namespace: str) -> list[Any]:
+    def services(self, namespace: str) -> list[core_v1.Service]:
         """The Services of a namespace."""
         return [
             s
@@ -146,6 +149,7 @@ class Workloads:
             if s.metadata is not None and (s.metadata.namespace or "default") == namespace
         ]
 
+    # Any: a ReplicationController, ReplicaSet or StatefulSet, as `kind` says
     def controller(self, kind: str, namespace: str, name: str) -> Any | None:
         """The ReplicationController, ReplicaSet or StatefulSet (by `kind`) of that name, if any."""
         informer = self._controllers.get(kind)
@@ -182,7 +186,7 @@ class Listers:
     def set_pdbs(self, pdbs: Sequence[policy_v1.PodDisruptionBudget]) -> None:
         self._pdbs = pdbs
 
-    def pod(self, namespace: str, name: str) -> Any | None:
+    def pod(self, namespace: str, name: str) -> Any | None:  # Any: a served pod, which plugins read as one
         """A pod as the scheduler knows it now (None once it is gone)."""
         return self._pod(namespace, name)
 
@@ -223,7 +227,7 @@ class _NoNominations:
 _BACKGROUND: set[asyncio.Future[None]] = set()
 
 
-def _run_now(coro: Coroutine[Any, Any, None]) -> None:
+def _run_now(coro: Awaitable[None]) -> None:
     task = asyncio.ensure_future(coro)
     _BACKGROUND.add(task)
     task.add_done_callback(_BACKGROUND.discard)
@@ -243,9 +247,10 @@ class Services:
     tracer: Tracer = field(default_factory=lambda: Tracer(lambda: 0.0))
     metrics: FrameworkMetrics = field(default_factory=_NoMetrics)
     events: Callable[[str], EventRecorder] = lambda profile: _NoEvents()
+    # Any: a coroutine's yield and send types
     spawn: Callable[[Coroutine[Any, Any, None]], None] = _run_now
     activate: Callable[[Sequence[PodInfo]], None] = lambda pods: None
-    block: Callable[[Coroutine[Any, Any, None]], None] = _run_now
+    block: Callable[[Coroutine[Any, Any, None]], None] = _run_now  # Any: as `spawn`'s
     features: Features = field(default_factory=Features)
     seed: int = 0
 
@@ -292,11 +297,11 @@ class Handle(Protocol):
         """The scheduler's informer of `kind` (asked for in the factory)."""
         ...
 
-    def run_in_background(self, coro: Coroutine[Any, Any, None]) -> None:
+    def run_in_background(self, coro: Coroutine[Any, Any, None]) -> None:  # Any: a coroutine's yield and send types
         """Run `coro` as a task of the scheduler (awaited when it drains or stops)."""
         ...
 
-    def run_blocking(self, coro: Coroutine[Any, Any, None]) -> None:
+    def run_blocking(self, coro: Coroutine[Any, Any, None]) -> None:  # Any: as run_in_background's
         """Run `coro`, the scheduler taking no other pod from its queue until it has finished."""
         ...
 
@@ -382,11 +387,11 @@ class FrameworkHandle:
         kind a plugin registered events for also requeue the pods that plugin rejected."""
         return self._services.informers.informer(kind)
 
-    def run_in_background(self, coro: Coroutine[Any, Any, None]) -> None:
+    def run_in_background(self, coro: Coroutine[Any, Any, None]) -> None:  # Any: a coroutine's yield and send types
         """Run `coro` as a task of the scheduler (awaited when it drains or stops)."""
         self._services.spawn(coro)
 
-    def run_blocking(self, coro: Coroutine[Any, Any, None]) -> None:
+    def run_blocking(self, coro: Coroutine[Any, Any, None]) -> None:  # Any: as run_in_background's
         """Run `coro` and let the scheduler take no other pod from its queue until it has
         finished: what a Go plugin does by blocking the scheduling goroutine on API calls."""
         self._services.block(coro)

@@ -144,7 +144,7 @@ class QueueSortPlugin(Plugin, Protocol):
 
 
 class QueueSortKey(QueueSortPlugin, Protocol):
-    def sort_key(self, qpi: QueuedPodInfo) -> Any:
+    def sort_key(self, qpi: QueuedPodInfo) -> Any:  # Any: whatever the plugin's keys are, comparable among them
         """A key ordering pods exactly as `less` does; the queue then compares keys."""
         ...
 
@@ -160,7 +160,7 @@ class EnqueueExtensions(Plugin, Protocol):
 
 
 class HintKeys(EnqueueExtensions, Protocol):
-    def hint_key(self, pod: Any) -> Hashable:
+    def hint_key(self, pod: Any) -> Hashable:  # Any: the queued Pod object, as hint functions take it
         """A key such that every hint function of the plugin gives the same answer for two pods
         with the same key, for any event that is not about one of those two pods. The queue then
         asks once per key and event instead of once per pod."""

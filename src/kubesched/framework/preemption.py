@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from lightkube.models import core_v1 as m
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import FieldError
@@ -56,7 +57,7 @@ NOT_HELPFUL = "Preemption is not helpful for scheduling"
 PRIORITY_SHIFT = 2**31  # MaxInt32 + 1: makes every priority non-negative in the sum criterion
 
 
-def preempted(pod: Any) -> bool:
+def preempted(pod: m.Pod) -> bool:
     """Whether the pod carries the condition the scheduler gives a victim: DisruptionTarget True,
     reason PreemptionByScheduler."""
     return any(
@@ -113,7 +114,7 @@ def importance(now: float) -> Callable[[PodInfo], tuple[int, float]]:
     return lambda p: (-p.priority, _start_time(p, now))
 
 
-def terminating_by_preemption(pod: Any) -> bool:
+def terminating_by_preemption(pod: Any) -> bool:  # Any: a served pod (its metadata is set), read unchecked
     """Being deleted, with the DisruptionTarget condition a scheduler preemption sets."""
     if pod.metadata.deletionTimestamp is None:
         return False
@@ -133,7 +134,7 @@ class Budget:
     disrupted_pods: frozenset[str]
 
 
-def budgets(pdbs: Sequence[Any]) -> list[Budget]:
+def budgets(pdbs: Sequence[Any]) -> list[Budget]:  # Any: served budgets (their metadata is set), read unchecked
     """The budgets that can match a pod: an invalid, missing or empty selector matches none."""
     out = []
     for pdb in pdbs:
@@ -461,5 +462,5 @@ class Evaluator:
         return bool(self._preempting)
 
 
-def _still_running(victim: Any | None) -> bool:
+def _still_running(victim: Any | None) -> bool:  # Any: the pod as `Listers.pod` gives it
     return victim is not None and victim.metadata.deletionTimestamp is None

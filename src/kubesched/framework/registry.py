@@ -10,7 +10,9 @@ if TYPE_CHECKING:
     from kubesched.framework.handle import Handle
     from kubesched.framework.interface import Plugin
 
-Factory = Callable[[Any, "Handle"], "Plugin"]  # (decoded args or None, handle) -> plugin
+# (decoded args or None, handle) -> plugin.
+# Any: args of the type the plugin registered, which its factory names
+Factory = Callable[[Any, "Handle"], "Plugin"]
 IN_TREE = "in-tree"
 
 

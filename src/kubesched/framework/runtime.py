@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from lightkube.models import core_v1
 
 from kubesched.cache import NodeInfo, PodInfo
 from kubesched.cache.table import NodeTable
@@ -147,7 +148,7 @@ class Framework:
         return self.points.queue_sort[0]
 
     @property
-    def queue_sort_key(self) -> Callable[[QueuedPodInfo], Any] | None:
+    def queue_sort_key(self) -> Callable[[QueuedPodInfo], Any] | None:  # Any: the plugin's sort key, as `sort_key`'s
         """The QueueSort plugin's `sort_key`, if it declares `QueueSortKey`."""
         plugin = self.queue_sort
         return plugin.sort_key if declares(plugin, QueueSortKey) else None
@@ -184,7 +185,7 @@ class Framework:
         """Per plugin that can reject a pod: the events that may requeue it (default: every event)."""
         return dict(self._events)
 
-    def hint_keys(self) -> dict[str, Callable[[Any], Hashable]]:
+    def hint_keys(self) -> dict[str, Callable[[core_v1.Pod], Hashable]]:
         """Per plugin that can reject a pod and declares `HintKeys`: its `hint_key`."""
         return {
             plugin.name: plugin.hint_key

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import msgspec
 import yaml
@@ -15,7 +15,16 @@ from lightkube.models import meta_v1
 from lightkube.models import policy_v1 as pm
 from lightkube.resources import core_v1, policy_v1, scheduling_v1
 
+from kubesched.api.objects import namespace_of
 from kubesched.api.tolerations import tolerates
+from kubesched.golden.formats import (
+    BudgetInput,
+    CaseInput,
+    CaseResult,
+    NodeInput,
+    PodInput,
+    PriorityClassInput,
+)
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 BUILTIN_PRIORITY_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
@@ -28,20 +37,21 @@ DEFAULT_TOLERATIONS = (
 @dataclass
 class Case:
     name: str
-    data: dict[str, Any]
-    expected: dict[str, Any]
-    namespaces: list[Any] = field(default_factory=list)
-    priority_classes: list[Any] = field(default_factory=list)
-    pdbs: list[Any] = field(default_factory=list)
-    nodes: list[Any] = field(default_factory=list)
-    pods: list[Any] = field(default_factory=list)
-    pod: Any = None
+    data: CaseInput
+    expected: CaseResult
+    namespaces: list[core_v1.Namespace] = field(default_factory=list)
+    priority_classes: list[scheduling_v1.PriorityClass] = field(default_factory=list)
+    pdbs: list[policy_v1.PodDisruptionBudget] = field(default_factory=list)
+    nodes: list[core_v1.Node] = field(default_factory=list)
+    pods: list[core_v1.Pod] = field(default_factory=list)
+    pod: core_v1.Pod | None = None
 
 
 def load_case(directory: Path, name: str) -> Case:
-    data = yaml.safe_load((directory / f"{name}.input.yaml").read_text())
+    # The files are in the corpus's forms (its README): the compact input, the expected outcome.
+    data = cast(CaseInput, yaml.safe_load((directory / f"{name}.input.yaml").read_text()))
     expected_path = directory / f"{name}.expected.json"
-    expected = msgspec.json.decode(expected_path.read_bytes()) if expected_path.exists() else {}
+    expected = cast(CaseResult, msgspec.json.decode(expected_path.read_bytes()) if expected_path.exists() else {})
     case = Case(name, data, expected)
     classes = {pc["name"]: pc for pc in data.get("priorityClasses") or []}
     case.priority_classes = [_priority_class(pc) for pc in classes.values()]
@@ -53,9 +63,9 @@ def load_case(directory: Path, name: str) -> Case:
         case.pod = _pod(data["pod"], classes, offset=len(existing) + 1, running=False)
     namespaces = {ns["name"]: ns.get("labels") or {} for ns in data.get("namespaces") or []}
     for pod in [*case.pods, *([case.pod] if case.pod else [])]:
-        namespaces.setdefault(pod.metadata.namespace, {})
+        namespaces.setdefault(namespace_of(pod), {})
     for p in case.pdbs:
-        namespaces.setdefault(p.metadata.namespace, {})
+        namespaces.setdefault(namespace_of(p), {})
     case.namespaces = [
         core_v1.Namespace(
             metadata=meta_v1.ObjectMeta(
@@ -72,7 +82,7 @@ def case_names(directory: Path) -> list[str]:
     return sorted(p.name.removesuffix(".input.yaml") for p in directory.glob("*.input.yaml"))
 
 
-def _priority_class(pc: dict[str, Any]) -> Any:
+def _priority_class(pc: PriorityClassInput) -> scheduling_v1.PriorityClass:
     return scheduling_v1.PriorityClass(
         metadata=meta_v1.ObjectMeta(name=pc["name"]),
         value=pc["value"],
@@ -82,7 +92,7 @@ def _priority_class(pc: dict[str, Any]) -> Any:
     )
 
 
-def _pdb(p: dict[str, Any]) -> Any:
+def _pdb(p: BudgetInput) -> policy_v1.PodDisruptionBudget:
     return policy_v1.PodDisruptionBudget(
         metadata=meta_v1.ObjectMeta(name=p["name"], namespace=p.get("namespace", "default"), creationTimestamp=EPOCH),
         spec=pm.PodDisruptionBudgetSpec(
@@ -96,7 +106,7 @@ def _pdb(p: dict[str, Any]) -> Any:
     )
 
 
-def _node(n: dict[str, Any]) -> Any:
+def _node(n: NodeInput) -> core_v1.Node:
     name = n["name"]
     labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
     labels.update(n.get("labels") or {})
@@ -120,7 +130,7 @@ def _node(n: dict[str, Any]) -> Any:
     )
 
 
-def _pod_spec(p: dict[str, Any]) -> m.PodSpec:
+def _pod_spec(p: PodInput) -> m.PodSpec:
     """The case's pod spec: its containers (one by default) with the requests, limits and host
     ports the case lists, defaulted as the API server defaults them (requests from limits, TCP)."""
     spec = msgspec.convert(p["spec"], m.PodSpec) if p.get("spec") else m.PodSpec(containers=[])
@@ -139,12 +149,12 @@ def _pod_spec(p: dict[str, Any]) -> m.PodSpec:
         given = c.resources
         if given is not None and given.limits:
             given.requests = {**given.limits, **(given.requests or {})}
-        for port in c.ports or []:
-            port.protocol = port.protocol or "TCP"
+        for declared in c.ports or []:
+            declared.protocol = declared.protocol or "TCP"
     return spec
 
 
-def _tolerations(p: dict[str, Any]) -> list[m.Toleration]:
+def _tolerations(p: PodInput) -> list[m.Toleration]:
     """The case's tolerations and the defaults admission adds (not-ready, unreachable)."""
     tolerations = [msgspec.convert(t, m.Toleration) for t in p.get("tolerations") or []]
     for default in DEFAULT_TOLERATIONS:
@@ -154,7 +164,7 @@ def _tolerations(p: dict[str, Any]) -> list[m.Toleration]:
     return tolerations
 
 
-def _set_priority(spec: m.PodSpec, p: dict[str, Any], classes: dict[str, Any]) -> None:
+def _set_priority(spec: m.PodSpec, p: PodInput, classes: dict[str, PriorityClassInput]) -> None:
     """Priority and preemption policy from the pod, else its PriorityClass (the case's or a built-in one)."""
     class_name = p.get("priorityClassName")
     priority = p.get("priority")
@@ -169,7 +179,7 @@ def _set_priority(spec: m.PodSpec, p: dict[str, Any], classes: dict[str, Any]) -
     spec.preemptionPolicy = policy or "PreemptLowerPriority"
 
 
-def _pod(p: dict[str, Any], classes: dict[str, Any], *, offset: int, running: bool) -> core_v1.Pod:
+def _pod(p: PodInput, classes: dict[str, PriorityClassInput], *, offset: int, running: bool) -> core_v1.Pod:
     name, namespace = p["name"], p.get("namespace", "default")
     spec = _pod_spec(p)
     spec.schedulerName = p.get("schedulerName") or spec.schedulerName or "default-scheduler"

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
+from kubesched.api.objects import Served, present
 from kubesched.cache import NodeInfo, PodInfo
 from kubesched.clock import VirtualClock
-from kubesched.config import load_data
+from kubesched.config import SchedulerConfig, load_data
 from kubesched.config.defaults import NOT_YET_IMPLEMENTED
 from kubesched.framework import Framework, preemption
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.registry import Registry
 from kubesched.framework.status import Code, Status
+from kubesched.golden.formats import CaseResult, NodeResult, StatusResult, TableRow
 from kubesched.golden.loader import EPOCH, Case, load_case
 from kubesched.queue import QueuedPodInfo
 from kubesched.scheduler import Scheduler
@@ -27,8 +28,8 @@ from kubesched.storage import MemoryCluster, MemoryStore
 TABLE_PREFIX = "num-feasible-nodes-to-find-table"
 
 
-def _status(status: Status | None, stage: str | None = None) -> dict[str, Any]:
-    out: dict[str, object] = {"code": str(status.code if status else Code.SUCCESS)}
+def _status(status: Status | None, stage: str | None = None) -> StatusResult:
+    out: StatusResult = {"code": str(status.code if status else Code.SUCCESS)}
     if status is not None and status.reasons:
         out["reasons"] = list(status.reasons)
     if status is not None and status.plugin:
@@ -38,9 +39,9 @@ def _status(status: Status | None, stage: str | None = None) -> dict[str, Any]:
     return out
 
 
-def run_table(case: Case) -> dict[str, Any]:
+def run_table(case: Case) -> CaseResult:
     data = case.data
-    rows = [
+    rows: list[TableRow] = [
         {
             "percentageOfNodesToScore": pct,
             "numAllNodes": n,
@@ -52,7 +53,7 @@ def run_table(case: Case) -> dict[str, Any]:
     return {"name": case.name, "category": data.get("category"), "description": data.get("description"), "rows": rows}
 
 
-def _config(case: Case, registry: Registry) -> Any:
+def _config(case: Case, registry: Registry) -> SchedulerConfig:
     raw = dict(case.data.get("schedulerConfig") or {})
     raw.setdefault("apiVersion", "kubescheduler.config.k8s.io/v1")
     raw.setdefault("kind", "KubeSchedulerConfiguration")
@@ -61,7 +62,7 @@ def _config(case: Case, registry: Registry) -> Any:
     return load_data(raw, registry)
 
 
-def run_case(directory: Path, name: str, registry: Registry) -> dict[str, Any]:
+def run_case(directory: Path, name: str, registry: Registry) -> CaseResult:
     """The case's actual outcome, in the shape of its `.expected.json`."""
     case = load_case(directory, name)
     if name.startswith(TABLE_PREFIX):
@@ -76,7 +77,9 @@ def run_case(directory: Path, name: str, registry: Registry) -> dict[str, Any]:
 async def _popped(case: Case, clock: VirtualClock, registry: Registry) -> tuple[Scheduler, QueuedPodInfo]:
     """A scheduler over the case's cluster, and the case's pod as its queue hands it out."""
     store = MemoryStore(clock=clock, watch_latency=0.0)
-    for obj in [*case.namespaces, *case.priority_classes, *case.nodes, *case.pdbs, *case.pods, case.pod]:
+    pod = present(case.pod, "the case's pod")
+    objects: list[Served] = [*case.namespaces, *case.priority_classes, *case.nodes, *case.pdbs, *case.pods, pod]
+    for obj in objects:
         store.restore(obj)
     config = _config(case, registry)
     scheduler = Scheduler(MemoryCluster(store), clock, config, registry, seed=0, identity="golden")
@@ -106,14 +109,14 @@ def live_record(directory: Path, name: str, registry: Registry) -> AttemptRecord
         clock.close()
 
 
-async def _run(case: Case, clock: VirtualClock, registry: Registry) -> dict[str, Any]:
+async def _run(case: Case, clock: VirtualClock, registry: Registry) -> CaseResult:
     scheduler, qpi = await _popped(case, clock, registry)
     pod = qpi.pod_info
     profile = pod.pod.spec.schedulerName
     fwk = scheduler.profiles[profile]
     scheduler.cache.update_snapshot(scheduler.snapshot)
     nodes = scheduler.snapshot.node_info_list
-    out: dict[str, Any] = {
+    out: CaseResult = {
         "name": case.name,
         "category": case.data.get("category"),
         "description": case.data.get("description"),
@@ -139,13 +142,13 @@ async def _run(case: Case, clock: VirtualClock, registry: Registry) -> dict[str,
 
 
 def _verdicts(
-    out: dict[str, object], scheduler: Scheduler, fwk: Framework, pod: PodInfo, nodes: Sequence[NodeInfo]
-) -> list[dict[str, Any]]:
+    out: CaseResult, scheduler: Scheduler, fwk: Framework, pod: PodInfo, nodes: Sequence[NodeInfo]
+) -> list[NodeResult]:
     """Every node's verdict, from a PreFilter of its own (the real attempt follows it); what the
     PreFilter says goes into `out`."""
     probe = CycleState()
     pre_result, pre_status, narrowing = fwk.run_pre_filter(probe, pod, nodes) if nodes else (None, None, [])
-    entries: list[dict[str, object]] = []
+    entries: list[NodeResult] = []
     if nodes:
         out["preFilter"] = _status(pre_status if pre_status is None or pre_status.code != Code.SUCCESS else None)
     rejected = pre_status is not None and pre_status.code != Code.SUCCESS
@@ -178,7 +181,7 @@ def _verdicts(
     return entries
 
 
-def _preemption(out: dict[str, Any], decision: preemption.Decision | None) -> None:
+def _preemption(out: CaseResult, decision: preemption.Decision | None) -> None:
     """The nominated node and victims of a successful preemption, and the event each victim would get."""
     if decision is None:
         return
@@ -189,7 +192,7 @@ def _preemption(out: dict[str, Any], decision: preemption.Decision | None) -> No
 
 
 def _success(
-    out: dict[str, Any], result: ScheduleResult, scheduler: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo
+    out: CaseResult, result: ScheduleResult, scheduler: Scheduler, fwk: Framework, state: CycleState, pod: PodInfo
 ) -> None:
     scoring_run = len(result.scored) > 1
     if not scoring_run:
@@ -223,9 +226,7 @@ def _success(
     out["feasibleNodes"] = result.feasible_nodes
 
 
-def _failure(
-    out: dict[str, object], message: str, post: str, fit: FitError | None, code: str = "Unschedulable"
-) -> None:
+def _failure(out: CaseResult, message: str, post: str, fit: FitError | None, code: str = "Unschedulable") -> None:
     out["schedulable"] = False
     out["failureCode"] = code
     out["message"] = message
@@ -240,11 +241,11 @@ def _failure(
     out["events"] = [f"Warning FailedScheduling {message}"]
 
 
-def compare(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
+def compare(expected: CaseResult, actual: CaseResult) -> list[str]:
     """The differences that count (see the corpus README §2.2), first the most telling."""
     diffs: list[str] = []
 
-    def check(label: str, want: Any, got: Any) -> None:
+    def check(label: str, want: object, got: object) -> None:
         if want != got:
             diffs.append(f"{label}: expected {want!r}, got {got!r}")
 

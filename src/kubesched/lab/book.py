@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from kubesched.lab import (
     archaeology,
@@ -55,6 +55,19 @@ MODULES = {
 }
 
 
+class Listed(TypedDict):
+    """A lab as `kubesched lab list --output json` lists it."""
+
+    id: str
+    title: str
+    module: str
+    needs: str
+    runnable: bool
+    command: str
+    upstream: list[str]
+    documents: list[dict[str, str]]
+
+
 @dataclass(frozen=True)
 class Lab:
     id: str
@@ -81,7 +94,7 @@ class Lab:
     def runnable(self) -> bool:
         return self.run is not None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Listed:
         return {
             "id": self.id,
             "title": self.title,

@@ -7,10 +7,9 @@ can be written as Markdown to hand in."""
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -20,7 +19,7 @@ from kubesched.console import options
 from kubesched.console.reports import print_reports
 from kubesched.framework.registry import Registry
 from kubesched.lab.drill.c2 import PreemptionStory, run_c2
-from kubesched.lab.drill.story import print_citations, print_steps
+from kubesched.lab.drill.story import list_of, mapping_of, print_citations, print_steps, strings_of
 from kubesched.scheduler.describe import describe
 from kubesched.trace import SITES, cite, extension_point
 from kubesched.trace.narrate import Step
@@ -73,7 +72,7 @@ class Capstone:
     why: list[str]  # why this node and these victims
     citations: list[Citation]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "workload": self.workload,
             "description": self.description,
@@ -134,7 +133,7 @@ def _findings(reports: list[Report]) -> list[str]:
 def _moments(story: PreemptionStory, preemptor: str) -> list[Moment]:
     mine = [s for s in story.lines if s.pod == preemptor]
 
-    def first(what: str, match: Any) -> Moment | None:
+    def first(what: str, match: Callable[[Step], bool]) -> Moment | None:
         step: Step | None = next((s for s in mine if match(s)), None)
         return Moment(what, step.time, step.text, step.upstream) if step else None
 
@@ -154,15 +153,18 @@ def _why(story: PreemptionStory) -> list[str]:
     p = story.preemption
     if p is None:
         return []
+    found = [mapping_of(c, "a candidate") for c in list_of(p["candidates"], "the candidates")]
     candidates = "; ".join(
-        f"{c['node']}: {', '.join(c['victims'])} ({c['pdbViolations']} PDB violation(s))" for c in p["candidates"]
+        f"{c['node']}: {', '.join(strings_of(c['victims'], 'its victims'))} ({c['pdbViolations']} PDB violation(s))"
+        for c in found
     )
     out = [
-        f"The dry run found {len(p['candidates'])} candidate nodes: {candidates}.",
+        f"The dry run found {len(found)} candidate nodes: {candidates}.",
         f"{p['nominatedNode']} was chosen by {p['reason'] or 'being the only candidate'}.",
         f"On {p['nominatedNode']}, SelectVictimsOnNode removed every lower-priority pod, then put them back "
         "most important first (higher priority, then earlier start) while the preemptor still fit: "
-        f"{', '.join(p['reprieved']) or 'none'} stayed, {', '.join(p['victims'])} did not.",
+        f"{', '.join(strings_of(p['reprieved'], 'the reprieved')) or 'none'} stayed, "
+        f"{', '.join(strings_of(p['victims'], 'the victims'))} did not.",
     ]
     return out
 
@@ -184,7 +186,8 @@ def build(
     story = run_c2()
     preemptor = "default/urgent"
     moments = _moments(story, preemptor)
-    victim = next(iter((story.preemption or {}).get("victims", ())), "?")
+    preempted = story.preemption
+    victim = next(iter(strings_of(preempted.get("victims", []), "the victims") if preempted else ()), "?")
     citations = [
         *(
             Citation(f"{p.name} implements {point} (the extension point's interface)", extension_point(point))

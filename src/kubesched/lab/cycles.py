@@ -121,7 +121,7 @@ def run_while_bound(*, seed: int = 1, slow: bool = True) -> LabResult:
     lab.run(body)
     a_bound = next((r.time for r in lab.records("bind.done", pod="default/a")), None)
     b_start = next((r.time for r in lab.records("cycle.start", pod="default/b")), None)
-    a_node, b_node = lab.pod("a").spec.nodeName, lab.pod("b").spec.nodeName
+    a_node, b_node = lab.node_of("a"), lab.node_of("b")
     attempt = explain_pod(lab.scheduler, "default/b")["attempts"][0]
     rejected = {n: g["reasons"] for g in attempt["filter"] for n in g.get("nodes", ())}
     told = lab.told("a", "b", kinds=(*CYCLE_KINDS, "cache.assumed"))

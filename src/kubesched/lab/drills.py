@@ -19,6 +19,7 @@ from kubesched.lab.drill.c3 import run_c3
 from kubesched.lab.drill.c4 import CITATIONS as C4_CITATIONS
 from kubesched.lab.drill.c4 import LINKS, run_c4
 from kubesched.lab.result import Check, LabResult
+from kubesched.plugin import Handle, Plugin
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.trace import cite
 from kubesched.trace.narrate import Step
@@ -43,10 +44,11 @@ def deaf_to_nodes(plugins: tuple[str, ...]) -> Registry:
 
 
 def _without_node_events(factory: Factory) -> Factory:
-    def make(args: Any, handle: Any) -> Any:
-        plugin: Any = factory(args, handle)  # its events replaced below, whatever its class
-        events = [e for e in plugin.events_to_register() if e.event.resource != NODE]
-        plugin.events_to_register = lambda: events
+    def make(args: object, handle: Handle) -> Plugin:
+        plugin = factory(args, handle)
+        registers: Any = plugin  # Any: a plugin of any class, whose events are replaced here
+        events = [e for e in registers.events_to_register() if e.event.resource != NODE]
+        registers.events_to_register = lambda: events
         return plugin
 
     return make

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
 
+from lightkube.resources import core_v1
+
+from kubesched.api.objects import present
 from kubesched.api.quantity import milli_value
 from kubesched.lab.harness import NODE, lab_cluster
 from kubesched.lab.result import Check, LabResult, site_of
@@ -95,7 +97,7 @@ ADAPTIVE_NODES, PROBES = 5000, 40
 LOADS = ("500m", "1", "1500m", "2", "2500m", "3", "3500m")  # what runs on a loaded 4-CPU node
 
 
-def _loaded_cluster(*, seed: int, empty: int | None) -> list[Any]:
+def _loaded_cluster(*, seed: int, empty: int | None) -> list[core_v1.Pod]:
     """Each of the 5,000 nodes runs one pod of a seeded size; with `empty`, every node runs
     3500m except `empty` nodes spread over the cluster, which run nothing."""
     rng = random.Random(seed)
@@ -114,7 +116,7 @@ def _loaded_cluster(*, seed: int, empty: int | None) -> list[Any]:
 def _placements(percentage: int, *, seed: int, empty: int | None) -> tuple[list[float], list[int]]:
     """Forty small pods on the loaded cluster at `percentage`: the CPU share each chosen node had
     in use, and the nodes each attempt evaluated."""
-    loads = {p.spec.nodeName: p for p in _loaded_cluster(seed=seed, empty=empty)}
+    loads = {present(p.spec, "the pod's spec").nodeName: p for p in _loaded_cluster(seed=seed, empty=empty)}
     lab = lab_cluster(
         seed=seed,
         nodes=make_nodes(ADAPTIVE_NODES, NODE),
@@ -132,16 +134,22 @@ def _placements(percentage: int, *, seed: int, empty: int | None) -> tuple[list[
     used, evaluated = [], []
     for record in lab.records("cycle.selected"):
         load = loads.get(str(record.node))
-        used.append(milli_value(load.spec.containers[0].resources.requests["cpu"]) / 4000 if load else 0.0)
+        used.append(_requested_cpu(load) / 4000 if load else 0.0)
         evaluated.append(int(record.details["evaluated"]))
     return used, evaluated
+
+
+def _requested_cpu(pod: core_v1.Pod) -> int:
+    """The millicores the pod's one container requests."""
+    resources = present(present(pod.spec, "the pod's spec").containers[0].resources, "its container's resources")
+    return milli_value(present(resources.requests, "its requests")["cpu"])
 
 
 def _mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs) if xs else 1.0
 
 
-def _adaptive(*, seed: int, empty: int | None) -> tuple[list[Step], dict[str, Any], bool]:
+def _adaptive(*, seed: int, empty: int | None) -> tuple[list[Step], dict[str, object], bool]:
     """The checklist's claim: adaptive against 100 % at 5,000 nodes, the work and the placements."""
     (fast_used, fast_work), (full_used, full_work) = (_placements(p, seed=seed, empty=empty) for p in (0, 100))
     work = _mean(full_work) / _mean(fast_work) if fast_work else 0.0
@@ -156,7 +164,7 @@ def _adaptive(*, seed: int, empty: int | None) -> tuple[list[Step], dict[str, An
         )
         for label, u, w in (("adaptive", fast_used, fast_work), ("100 %", full_used, full_work))
     ]
-    evidence = {
+    evidence: dict[str, object] = {
         "evaluatedPerAttempt": {"adaptive": round(_mean(fast_work)), "all": round(_mean(full_work))},
         "workFactor": round(work, 1),
         "qualityLossPoints": round(loss, 1),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import present
 from kubesched.lab.harness import NODE, lab_cluster
 from kubesched.lab.result import Check, LabResult
 from kubesched.sim import make_nodes
@@ -27,8 +28,8 @@ def run(*, seed: int = 1, gated: bool = True) -> LabResult:
     async def body() -> None:
         await lab.cluster.create(make_pod("held", {"cpu": "100m"}, schedulingGates=gates))
         await lab.clock.sleep(GATED_SECONDS)
-        pod = lab.pod("held")
-        condition = next((c for c in (pod.status.conditions or []) if c.type == "PodScheduled"), None)
+        status = present(lab.pod("held").status, "the pod's status")
+        condition = next((c for c in (status.conditions or []) if c.type == "PodScheduled"), None)
         seen["reason"] = condition.reason if condition else None
         seen["attemptsWhileGated"] = len(lab.records("cycle.start", pod="default/held"))
         await lab.cluster.patch(core_v1.Pod, "held", {"spec": {"schedulingGates": None}}, namespace="default")
@@ -36,7 +37,7 @@ def run(*, seed: int = 1, gated: bool = True) -> LabResult:
 
     lab.run(body)
     told = lab.told("held", kinds=NARRATED)
-    node = lab.pod("held").spec.nodeName
+    node = lab.node_of("held")
     evidence = {**seen, "nodeAfterUngating": node}
     check = Check(
         claim="while gated the pod is never attempted and shows SchedulingGated; without the gate it is scheduled",

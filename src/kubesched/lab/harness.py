@@ -6,17 +6,18 @@ import contextlib
 import contextvars
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import Served, present
 from kubesched.clock import VirtualClock
 from kubesched.cluster import Cluster
 from kubesched.config import default_config
 from kubesched.framework.features import Features
 from kubesched.framework.registry import Registry
 from kubesched.lab.drill.story import failed_scheduling
-from kubesched.plugin import PluginSpec
+from kubesched.plugin import Handle, Plugin, PluginSpec
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.sim import FakeKubelets, NodeTemplate
@@ -45,6 +46,21 @@ def recording() -> Iterator[list[ListSink]]:
         _RECORDED.reset(token)
 
 
+class Actor(Protocol):
+    """What runs alongside a lab's schedulers (a kubelet, another scheduler) until the lab ends."""
+
+    def run(self) -> Awaitable[object]: ...
+
+
+class PluginClass(Protocol):
+    """A plugin class that is its own factory: made from its arguments and the handle."""
+
+    @property
+    def name(self) -> str: ...
+
+    def __call__(self, args: object, handle: Handle) -> Plugin: ...
+
+
 @dataclass
 class LabCluster:
     clock: VirtualClock
@@ -67,7 +83,7 @@ class LabCluster:
         self.others.append(other)
         return other
 
-    def run(self, body: Callable[[], Awaitable[None]], *, kubelets: bool = False, actors: Sequence[Any] = ()) -> None:
+    def run(self, body: Callable[[], Awaitable[None]], *, kubelets: bool = False, actors: Sequence[Actor] = ()) -> None:
         """Run `body` while the schedulers run (and, with `kubelets`, a fake kubelet per node, and
         `actors` of the lab's own, such as kubelets it restarts), on the virtual clock."""
         actors = [self.scheduler, *self.others, *actors]
@@ -82,8 +98,12 @@ class LabCluster:
         """The trace of `pods` (names in `default`) told as steps, from the lab's start."""
         return steps(self.tracer.records, since=self.start, kinds=kinds, pods={f"default/{p}" for p in pods})
 
-    def pod(self, name: str) -> Any:
+    def pod(self, name: str) -> core_v1.Pod:
         return self.store.get(core_v1.Pod, name, namespace="default")
+
+    def node_of(self, name: str) -> str | None:
+        """The node the pod `name` is bound to (None: not bound)."""
+        return present(self.pod(name).spec, "the pod's spec").nodeName
 
     def failed_scheduling(self) -> dict[str, str]:
         """Each pod's latest FailedScheduling message, by name."""
@@ -93,15 +113,15 @@ class LabCluster:
 def lab_cluster(
     *,
     seed: int,
-    nodes: Iterable[Any],
-    pods: Iterable[Any] = (),
-    objects: Iterable[Any] = (),
-    plugins: Iterable[type[Any] | PluginSpec] = (),  # Any: a plugin class, its own factory
+    nodes: Iterable[Served],
+    pods: Iterable[Served] = (),
+    objects: Iterable[Served] = (),
+    plugins: Iterable[PluginClass | PluginSpec] = (),
     modules: Sequence[str] = (),
     features: Features | None = None,
     attempt_seconds: float = 0.0,
     link: Callable[[MemoryStore, VirtualClock], Cluster] | None = None,
-    **config: Any,
+    **config: object,
 ) -> LabCluster:
     """`objects` (PriorityClasses, budgets...), `nodes` and `pods` (those with a `nodeName` already
     bound) stored, and a scheduler with upstream's default configuration plus `config`'s top-level

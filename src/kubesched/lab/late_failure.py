@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, ClassVar
+from typing import ClassVar, ParamSpec, TypeVar
 
 from kubesched.lab.harness import NODE, LabCluster, lab_cluster
 from kubesched.lab.result import Check, LabResult
@@ -25,6 +25,8 @@ from kubesched.workloads.runner import make_pod
 ID, TITLE = "5.5.5", "Failing after the decision costs more than failing before it"
 NODES = 10
 REASON = "refused by policy"
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass
@@ -54,8 +56,8 @@ class Cost:
     message: str = ""
 
 
-def _counting(fn: Callable[..., object], counter: list[int]) -> Callable[..., Any]:
-    def counted(*args: object) -> Any:
+def _counting(fn: Callable[P, R], counter: list[int]) -> Callable[P, R]:
+    def counted(*args: P.args, **kwargs: P.kwargs) -> R:
         def profile(frame: FrameType, event: str, arg: object) -> None:
             if event == "call":
                 counter[0] += 1
@@ -63,17 +65,17 @@ def _counting(fn: Callable[..., object], counter: list[int]) -> Callable[..., An
         previous = sys.getprofile()
         sys.setprofile(profile)
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         finally:
             sys.setprofile(previous)
 
     return counted
 
 
-def _noting(fn: Callable[..., object], name: str, writes: list[str]) -> Callable[..., Any]:
-    def noted(*args: object) -> Any:
+def _noting(fn: Callable[P, R], name: str, writes: list[str]) -> Callable[P, R]:
+    def noted(*args: P.args, **kwargs: P.kwargs) -> R:
         writes.append(name)
-        return fn(*args)
+        return fn(*args, **kwargs)
 
     return noted
 

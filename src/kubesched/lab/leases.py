@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import re
 import signal
 import subprocess
@@ -16,9 +17,10 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict, TypeVar
 
 import yaml
 from lightkube.resources import coordination_v1, core_v1
@@ -39,6 +41,7 @@ MINIMAL = "minimal-scheduler"
 TIMINGS = (3.0, 2.0, 0.5)  # lease duration, renew deadline, retry period (seconds)
 WAIT = 30.0  # seconds for anything the lab waits for
 TAKEOVER_WITHIN = TIMINGS[0] + 5.0  # a standby takes an expired Lease at its next retry
+T = TypeVar("T")
 
 
 @dataclass
@@ -46,6 +49,17 @@ class Replica:
     artifact: str  # the scheduler name it serves
     process: subprocess.Popen[str]
     identity: str = ""
+
+
+class _Seen(TypedDict):
+    """What the lab saw: per Lease, how long the takeover took (None: nobody took it over) and its
+    holders with their leaseTransitions, the first and the one after the kill (None: nobody); the
+    lab's pods, and how many Scheduled events each got."""
+
+    takeover: dict[str, float | None]
+    holders: dict[str, list[tuple[str | None, int]]]
+    pods: list[str]
+    scheduledEvents: NotRequired[dict[str, int]]
 
 
 def _config(path: Path) -> Path:
@@ -93,19 +107,24 @@ def _start(kubeconfig: str, config: Path, *, each: int) -> list[Replica]:
     return replicas
 
 
-async def _eventually(probe: Any, what: str, *, within: float = WAIT, required: bool = True) -> Any:
-    """`probe()`'s first truthy answer; after `within` seconds UsageError saying `what` (None when
-    not `required`)."""
+async def _first(probe: Callable[[], Awaitable[T | None]], *, within: float) -> T | None:
+    """`probe()`'s first truthy answer; None after `within` seconds."""
     deadline = time.monotonic() + within
     while True:
         found = await probe()
         if found:
             return found
         if time.monotonic() > deadline:
-            if not required:
-                return None
-            raise options.UsageError(f"lab {ID}: {what} within {within:g} s")
+            return None
         await asyncio.sleep(0.2)
+
+
+async def _eventually(probe: Callable[[], Awaitable[T | None]], what: str, *, within: float = WAIT) -> T:
+    """`probe()`'s first truthy answer; after `within` seconds UsageError saying `what`."""
+    found = await _first(probe, within=within)
+    if found is None:
+        raise options.UsageError(f"lab {ID}: {what} within {within:g} s")
+    return found
 
 
 async def _holder(cluster: KubeCluster, name: str) -> tuple[str, int] | None:
@@ -126,10 +145,8 @@ async def _scheduled_events(cluster: KubeCluster, names: list[str]) -> dict[str,
     return counts
 
 
-async def _perform(
-    cluster: KubeCluster, replicas: list[Replica], tag: str, *, takeover_within: float
-) -> dict[str, Any]:
-    seen: dict[str, Any] = {"takeover": {}, "holders": {}, "pods": []}
+async def _perform(cluster: KubeCluster, replicas: list[Replica], tag: str, *, takeover_within: float) -> _Seen:
+    seen: _Seen = {"takeover": {}, "holders": {}, "pods": []}
     names: list[str] = seen["pods"]
 
     async def create(round_: int) -> list[str]:
@@ -144,14 +161,14 @@ async def _perform(
 
     try:
         for lease in (OWNED, MINIMAL):
-            holder = await _eventually(lambda lease=lease: _holder(cluster, lease), f"no holder of {lease}")
+            holder = await _eventually(functools.partial(_holder, cluster, lease), f"no holder of {lease}")
             seen["holders"][lease] = [holder]
         first = await create(1)
         await _eventually(lambda: all_bound(cluster, first), "the first pods were not all bound")
         killed = {}
         for lease in (OWNED, MINIMAL):
-            holder = seen["holders"][lease][0][0]
-            leader = next(r for r in replicas if r.artifact == lease and r.identity == holder)
+            identity = seen["holders"][lease][0][0]
+            leader = next(r for r in replicas if r.artifact == lease and r.identity == identity)
             leader.process.send_signal(signal.SIGKILL)
             killed[lease] = time.monotonic()
 
@@ -162,7 +179,7 @@ async def _perform(
                 now = await _holder(cluster, lease)
                 return now if now is not None and now[0] != old else None
 
-            took = await _eventually(changed, "", within=takeover_within, required=False)
+            took = await _first(changed, within=takeover_within)
             seen["holders"][lease].append(took or (None, seen["holders"][lease][0][1]))
             seen["takeover"][lease] = round(time.monotonic() - killed[lease], 1) if took else None
 
@@ -191,7 +208,7 @@ def run(*, seed: int = 1, kubeconfig: str, replicas: int = 2, takeover_within: f
     with tempfile.TemporaryDirectory() as directory:
         started = _start(kubeconfig, _config(Path(directory) / "config.yaml"), each=replicas)
 
-        async def main() -> dict[str, Any]:
+        async def main() -> _Seen:
             cluster = connect(kubeconfig)
             try:
                 return await _perform(cluster, started, tag, takeover_within=takeover_within)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Any
+from typing import TypedDict
 
 import msgspec
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import name_of
 from kubesched.client import KubeCluster
 from kubesched.cluster import ApiError
 from kubesched.console import options
@@ -26,6 +27,19 @@ from kubesched.workloads.runner import make_pod
 ID, TITLE = "5.2.2", "Scheduling, minus the scheduler: one POST"
 NOBODY = "nobody"  # a scheduler name no scheduler answers to
 RUNNING_WITHIN = 30.0  # seconds the kubelet has to start the pod
+
+
+class _Seen(TypedDict, total=False):
+    """What the lab saw: the pod and its binding's path, each POST's code and message, and where
+    the pod ended (`target`: the node the first POST named)."""
+
+    pod: str
+    path: str
+    first: tuple[int, str]
+    second: tuple[int, str]
+    node: str | None
+    phase: str | None
+    target: str
 
 
 def _binding(pod: str, node: str) -> bytes:
@@ -47,15 +61,15 @@ async def _post(cluster: KubeCluster, path: str, body: bytes) -> tuple[int, str]
     return code, ""
 
 
-async def _perform(cluster: KubeCluster, *, node: str | None, running_within: float) -> dict[str, Any]:
-    nodes = [n.metadata.name for n in (await cluster.list(core_v1.Node)).items]
+async def _perform(cluster: KubeCluster, *, node: str | None, running_within: float) -> _Seen:
+    nodes = [name_of(n) for n in (await cluster.list(core_v1.Node)).items]
     if not nodes:
         raise options.UsageError(f"lab {ID}: the cluster has no node to bind to")
     first, second = (node or nodes[0]), nodes[-1]
     name = f"one-post-{uuid.uuid4().hex[:6]}"
     await cluster.create(make_pod(name, {"cpu": "10m"}, schedulerName=NOBODY))
     path = f"/api/v1/namespaces/default/pods/{name}/binding"
-    seen: dict[str, object] = {"pod": name, "path": path}
+    seen: _Seen = {"pod": name, "path": path}
     try:
         seen["first"] = await _post(cluster, path, _binding(name, first))
         seen["second"] = await _post(cluster, path, _binding(name, second))
@@ -65,7 +79,11 @@ async def _perform(cluster: KubeCluster, *, node: str | None, running_within: fl
             await asyncio.sleep(0.2)
             pod = await cluster.get(core_v1.Pod, name, namespace="default")
         seen.update(
-            node=pod.spec.nodeName if pod.spec else None, phase=pod.status.phase if pod.status else None, target=first
+            {
+                "node": pod.spec.nodeName if pod.spec else None,
+                "phase": pod.status.phase if pod.status else None,
+                "target": first,
+            }
         )
     finally:
         await cluster.delete(core_v1.Pod, name, namespace="default", grace_period_seconds=0)
@@ -80,7 +98,7 @@ def run(
     the pod there all the same and no kubelet ever runs it, which makes the claim false. `seed` is
     unused: a live cluster's answers are its own."""
 
-    async def main() -> dict[str, Any]:
+    async def main() -> _Seen:
         cluster = connect(kubeconfig)
         try:
             return await _perform(cluster, node=node, running_within=running_within)

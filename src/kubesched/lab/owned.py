@@ -16,7 +16,7 @@ import time
 import uuid
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import yaml
 from lightkube.resources import core_v1
@@ -43,7 +43,16 @@ LAB_LABEL = "kubesched.io/lab"  # on a live cluster: the lab's nodes, and the ta
 WAIT = 30.0  # seconds a live cluster's schedulers have to bind the pods
 
 
-def owned_profile(mode: str) -> dict[str, Any]:
+class _Seen(TypedDict):
+    """What the lab saw on a live cluster: each pod's node (None: not bound), who bound each pod
+    (its Scheduled event's reporting component), and the lab's nodes with their sizes."""
+
+    where: dict[str, str | None]
+    boundBy: dict[str, str]
+    nodes: dict[str, str]
+
+
+def owned_profile(mode: str) -> dict[str, object]:
     """scheduler-plugins' configuration for the plugin (`manifests/noderesources/`): every default
     Score plugin off, NodeResourcesAllocatable alone, cpu weighted 1,000,000 to memory's 1."""
     args = {"mode": mode, "resources": [{"name": "cpu", "weight": 1_000_000}, {"name": "memory", "weight": 1}]}
@@ -54,8 +63,8 @@ def owned_profile(mode: str) -> dict[str, Any]:
     }
 
 
-def _nodes() -> list[Any]:
-    nodes: list[object] = []
+def _nodes() -> list[core_v1.Node]:
+    nodes: list[core_v1.Node] = []
     for size, cpu in SIZES.items():
         template = NodeTemplate(capacity={"cpu": cpu, "memory": f"{4 * int(cpu)}Gi", "pods": "110"}, zones=())
         nodes += [template.make(f"{size}-{i}", len(nodes)) for i in range(2)]
@@ -63,7 +72,7 @@ def _nodes() -> list[Any]:
 
 
 def _sizes(lab: LabCluster, names: list[str]) -> Counter[str]:
-    return Counter((lab.pod(n).spec.nodeName or "pending").split("-")[0] for n in names)
+    return Counter((lab.node_of(n) or "pending").split("-")[0] for n in names)
 
 
 def run(*, seed: int = 1, mode: str = "Least", kubeconfig: str | None = None, wait: float = WAIT) -> LabResult:
@@ -163,7 +172,7 @@ def _config(path: Path, mode: str) -> Path:
     return path
 
 
-async def _perform(cluster: KubeCluster, tag: str, *, wait: float) -> dict[str, Any]:
+async def _perform(cluster: KubeCluster, tag: str, *, wait: float) -> _Seen:
     nodes = _lab_nodes(tag)
     names = _pod_names(tag)
     selector = {LAB_LABEL: tag}
@@ -191,7 +200,7 @@ async def _perform(cluster: KubeCluster, tag: str, *, wait: float) -> dict[str, 
         deadline = time.monotonic() + wait
         while not await all_bound(cluster, created_pods) and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
-        where = {}
+        where: dict[str, str | None] = {}
         for name in created_pods:
             pod = await cluster.get(core_v1.Pod, name, namespace="default")
             where[name] = pod.spec.nodeName if pod.spec else None
@@ -229,7 +238,7 @@ def live(*, kubeconfig: str, mode: str = "Least", wait: float = WAIT) -> LabResu
         command += ["--metrics-bind", "127.0.0.1:0"]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
-        async def main() -> dict[str, Any]:
+        async def main() -> _Seen:
             cluster = connect(kubeconfig)
             try:
                 return await _perform(cluster, tag, wait=wait)

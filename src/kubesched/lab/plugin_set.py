@@ -5,9 +5,8 @@ and the restatement checked line by line against the digests of that source."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from kubesched.cache import Snapshot
 from kubesched.clock import RealClock
@@ -18,7 +17,7 @@ from kubesched.lab.result import Check, LabResult, site_of
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.profiles import build_frameworks
 from kubesched.trace import cite
-from kubesched.trace.digests import line_hash, load_digests
+from kubesched.trace.digests import Digests, line_hash, load_digests
 from kubesched.trace.narrate import Step
 from kubesched.trace.upstream import SITES
 
@@ -87,9 +86,7 @@ def upstream_weights(restated: Sequence[Default] = UPSTREAM) -> dict[str, int]:
     return {d.name: d.weight if d.weight is not None else 1 for d in restated if E.SCORE in d.points}
 
 
-def read_from_source(
-    restated: Sequence[Default], digests: Mapping[str, Any] | None = None
-) -> tuple[list[str], list[str]]:
+def read_from_source(restated: Sequence[Default], digests: Digests | None = None) -> tuple[list[str], list[str]]:
     """The multiPoint order v1.36.2's source gives the restated plugins, and those whose line is not
     in the function the restatement says adds them (checked against the digests of the source):
     getDefaultPlugins' list in its line order, then applyFeatureGates' NodeDeclaredFeatures appended,
@@ -114,7 +111,7 @@ def _at(hashes: list[str]) -> Callable[[Default], int]:
 
 
 def run(
-    *, seed: int = 1, profiles: list[dict[str, Any]] | None = None, restated: Sequence[Default] = UPSTREAM
+    *, seed: int = 1, profiles: list[dict[str, object]] | None = None, restated: Sequence[Default] = UPSTREAM
 ) -> LabResult:
     """The default profile (or `profiles`, a way to make the claim false) built and read back, and
     compared with v1.36.2's as `restated`, which must be what the source's lines say (a restatement

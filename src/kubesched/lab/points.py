@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from kubesched.api.objects import meta_of, present
 from kubesched.lab.harness import NODE, lab_cluster
 from kubesched.lab.result import Check, LabResult
 from kubesched.plugin import (
@@ -33,7 +34,7 @@ from kubesched.plugin import (
 )
 from kubesched.sim import make_nodes
 from kubesched.trace import cite, extension_point
-from kubesched.trace.digests import line_hash, load_digests
+from kubesched.trace.digests import Digests, line_hash, load_digests
 from kubesched.trace.narrate import Step
 from kubesched.trace.upstream import SITES
 from kubesched.workloads.runner import make_pod
@@ -52,7 +53,7 @@ class Line:
     site: str
     text: str
 
-    def held(self, digests: Mapping[str, Any]) -> bool:
+    def held(self, digests: Digests) -> bool:
         """Whether the line is in its site's span, by the digests of that source."""
         row = SITES[self.site]
         return line_hash(self.text) in digests["files"][row.file]["spans"][row.lines]
@@ -176,7 +177,7 @@ UNRESERVES: dict[str, Line] = {
 def read_from_source(
     failures: Sequence[Failure],
     unreserves: Mapping[str, Line] = UNRESERVES,
-    digests: Mapping[str, object] | None = None,
+    digests: Digests | None = None,
 ) -> tuple[dict[tuple[str, str], tuple[str, bool]], list[str]]:
     """The table as the lines say it — (point, code) -> (where the pod goes, whether Unreserve
     runs) — and the lines it rests on that are not in v1.36.2's source where said (checked against
@@ -323,7 +324,7 @@ def _row(failing: type[Failing], code: Code, seed: int) -> Row:
     point = failing.name.removeprefix("Failing")
     watcher = Watcher()
     key = point[:1].lower() + point[1:]
-    enabled: dict[str, Any] = {key: {"enabled": [{"name": failing.name}]}}
+    enabled: dict[str, dict[str, list[dict[str, str]]]] = {key: {"enabled": [{"name": failing.name}]}}
     enabled.setdefault("reserve", {"enabled": []})["enabled"].append({"name": Watcher.name})
     if point == "Bind":
         enabled["bind"]["disabled"] = [{"name": "DefaultBinder"}]
@@ -346,7 +347,7 @@ def _row(failing: type[Failing], code: Code, seed: int) -> Row:
     lab.run(body)
     moved = [r for r in lab.records("queue.move", pod="default/probe") if r.details.get("from") == "inFlight"]
     failed = lab.records("cycle.failed", pod="default/probe")
-    uid = lab.pod("probe").metadata.uid
+    uid = present(meta_of(lab.pod("probe")).uid, "its uid")
     return Row(
         point,
         str(code),

@@ -13,6 +13,7 @@ from lightkube.models import meta_v1
 from lightkube.resources import scheduling_v1
 
 from kubesched.lab.drill.c2 import run_c2
+from kubesched.lab.drill.story import int_of, list_of, mapping_of
 from kubesched.lab.harness import NODE, lab_cluster
 from kubesched.lab.result import Check, LabResult
 from kubesched.sim import make_nodes
@@ -60,8 +61,10 @@ def run_budget(*, seed: int = 1, pdb_blocks: bool = True) -> LabResult:
     chosen = next((s for s in story.lines if s.kind == "preemption.chosen"), None)
     victims = [s.pod for s in story.lines if s.kind == "preemption.victim"]
     preempted = story.preemption or {}
+    candidates = [mapping_of(c, "a candidate") for c in list_of(preempted.get("candidates", []), "the candidates")]
     violated = any(
-        c["node"] == preempted.get("nominatedNode") and c["pdbViolations"] > 0 for c in preempted.get("candidates", ())
+        c["node"] == preempted.get("nominatedNode") and int_of(c["pdbViolations"], "its PDB violations") > 0
+        for c in candidates
     )
 
     classes = [scheduling_v1.PriorityClass(metadata=meta_v1.ObjectMeta(name="critical"), value=1000)]

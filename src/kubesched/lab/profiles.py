@@ -48,10 +48,10 @@ spec = PluginSpec(new, name="NoSundays")
 
 
 def _placed(lab: LabCluster, names: list[str]) -> dict[str, str | None]:
-    return {name: lab.pod(name).spec.nodeName for name in names}
+    return {name: lab.node_of(name) for name in names}
 
 
-def _spread_pods(lab: LabCluster, names: list[str], **spec: Any) -> None:
+def _spread_pods(lab: LabCluster, names: list[str], **spec: Any) -> None:  # Any: make_pod's spec fields
     async def body() -> None:
         await lab.clock.sleep(0.5)
         for name in names:
@@ -139,7 +139,7 @@ def run_profiles(*, seed: int = 1, packer: str = "MostAllocated") -> LabResult:
 
     lab.run(body)
     by_profile = {r.pod: r.details["profile"] for r in lab.records("cycle.start")}
-    nodes = {scheduler: sorted({lab.pod(p).spec.nodeName or "" for p in pods}) for scheduler, pods in names.items()}
+    nodes = {scheduler: sorted({lab.node_of(p) or "" for p in pods}) for scheduler, pods in names.items()}
     right_profile = all(by_profile.get(f"default/{p}") == s for s, pods in names.items() for p in pods)
     told = lab.told(*names["default-scheduler"][:2], *names["packer"][:2], kinds=("cycle.start", "cycle.selected"))
     check = Check(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from lightkube.resources import core_v1
 
@@ -71,11 +71,11 @@ def run_path(*, seed: int = 1, free_at: float = 0.5) -> LabResult:
         claim="freed inside its backoff, the pod goes unschedulablePods → backoffQ on the deletion (NodeResourcesFit "
         "hint: Queue), the node too small to help leaves it where it was (QueueSkip), and the idle scheduler pops it "
         "from backoffQ at once",
-        evidence={"moves": moves, "poppedFrom": popped, "stayed": stayed, "node": lab.pod("mover").spec.nodeName},
+        evidence={"moves": moves, "poppedFrom": popped, "stayed": stayed, "node": lab.node_of("mover")},
         passed=moves == WITHIN_BACKOFF
         and popped == ["activeQ", "backoffQ"]
         and stayed == [("NodeAdd", "NodeResourcesFit", "QueueSkip")]
-        and lab.pod("mover").spec.nodeName == "node-0",
+        and lab.node_of("mover") == "node-0",
     )
     return LabResult(PATH_ID, PATH_TITLE, told, check)
 
@@ -89,10 +89,10 @@ NVME = {"disktype": "nvme"}
 @dataclass(frozen=True)
 class Change:
     what: str
-    make: Callable[[LabCluster], Awaitable[Any]]
+    make: Callable[[LabCluster], Awaitable[object]]
 
 
-def _label(node: str, labels: dict[str, str]) -> Callable[[LabCluster], Awaitable[Any]]:
+def _label(node: str, labels: dict[str, str]) -> Callable[[LabCluster], Awaitable[object]]:
     return lambda lab: lab.cluster.patch(core_v1.Node, node, {"metadata": {"labels": labels}})
 
 
@@ -163,7 +163,7 @@ def run_retries(*, seed: int = 1, taint: bool = False) -> LabResult:
         verdicts[change.what] = say(seen[0]) if seen else "not looked at: no plugin of the profile registered it"
     attempts = len(lab.records("cycle.start", pod=pod))
     told = lab.told("waiter", kinds=QUEUE_KINDS)
-    node = lab.pod("waiter").spec.nodeName
+    node = lab.node_of("waiter")
     check = Check(
         claim="of ten changes, only the one that gives a node the wanted label retries the pod: two attempts in all",
         evidence={"attempts": attempts, "node": node, "verdicts": verdicts},

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from kubesched.trace.narrate import Step
 
@@ -18,7 +17,7 @@ def site_of(fn: Callable[..., object]) -> str:
 @dataclass(frozen=True)
 class Check:
     claim: str
-    evidence: dict[str, Any]
+    evidence: dict[str, object]
     passed: bool
 
 
@@ -29,7 +28,7 @@ class LabResult:
     steps: list[Step] = field(default_factory=list)
     check: Check | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "id": self.id,
             "title": self.title,

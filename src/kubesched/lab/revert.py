@@ -13,11 +13,13 @@ import inspect
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TypedDict
 
 import msgspec
+from lightkube.models import core_v1 as m
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import present
 from kubesched.api.quantity import format_bytes, int_value
 from kubesched.api.resources import pod_requests
 from kubesched.client import KubeCluster
@@ -42,17 +44,40 @@ LAB_LABEL = "kubesched.io/lab"  # on a live cluster: the lab's node, and the tai
 WAIT = 30.0  # seconds a live cluster's scheduler and the lab's kubelet have for each step
 
 
+class _Seen(TypedDict, total=False):
+    """What the lab saw, on whichever cluster: by the names of RUNNING, the phases before the
+    kubelet's restart and after and the reasons after; what the node's pods request, the late
+    pod's FailedScheduling message and node, who the restarted kubelet rejected, and when (seconds
+    since the start) each thing was seen."""
+
+    revertedAt: float
+    phases: dict[str, str]
+    requested: int
+    late: str
+    lateAt: float
+    checkedAt: float
+    rejected: list[str]
+    after: dict[str, str]
+    reasons: dict[str, str | None]
+    lateNode: str | None
+    finishedAt: float
+
+
+def _status(lab: LabCluster, name: str) -> m.PodStatus:
+    return present(lab.pod(name).status, "the pod's status")
+
+
 def _phases(lab: LabCluster) -> dict[str, str]:
-    return {name: (lab.pod(name).status.phase or "") for name in RUNNING}
+    return {name: (_status(lab, name).phase or "") for name in RUNNING}
 
 
 def _requested(lab: LabCluster) -> int:
     """The memory the node's live pods request: what the scheduler's cache holds against it."""
-    live = [lab.pod(n) for n in RUNNING if lab.pod(n).status.phase not in ("Succeeded", "Failed")]
+    live = [lab.pod(n) for n in RUNNING if _status(lab, n).phase not in ("Succeeded", "Failed")]
     return sum(pod_requests(p).get("memory", 0) for p in live)
 
 
-def _revert(memory: str) -> dict[str, Any]:
+def _revert(memory: str) -> dict[str, object]:
     return {"status": {"capacity": {"memory": memory}, "allocatable": {"memory": memory}}}
 
 
@@ -66,7 +91,7 @@ def run(*, seed: int = 1, revert_to: str = AFTER, kubeconfig: str | None = None,
     node = NodeTemplate(capacity={"cpu": "4", "memory": BEFORE, "pods": "110"}, zones=()).make(NODE_NAME, 0)
     lab = lab_cluster(seed=seed, nodes=[node])
     kubelets = FakeKubelets(lab.cluster, lab.clock, tracer=lab.tracer)
-    seen: dict[str, Any] = {}
+    seen: _Seen = {}
 
     async def body() -> None:
         await lab.clock.sleep(0.5)
@@ -79,17 +104,21 @@ def run(*, seed: int = 1, revert_to: str = AFTER, kubeconfig: str | None = None,
         await lab.clock.sleep(2.0)
         await lab.cluster.create(make_pod(LATE, {"cpu": "250m", "memory": POD_MEMORY}))
         await lab.clock.sleep(3.0)
-        seen.update(phases=_phases(lab), requested=_requested(lab), late=lab.failed_scheduling().get(LATE, ""))
+        seen.update(
+            {"phases": _phases(lab), "requested": _requested(lab), "late": lab.failed_scheduling().get(LATE, "")}
+        )
         seen["checkedAt"] = round(lab.clock.now() - lab.start, 3)
         seen["rejected"] = await kubelets.restart(NODE_NAME)
         await lab.clock.sleep(3.0)
 
     lab.run(body, actors=[kubelets])
     seen.update(
-        after=_phases(lab),
-        reasons={n: lab.pod(n).status.reason for n in RUNNING},
-        lateNode=lab.pod(LATE).spec.nodeName,
-        finishedAt=round(lab.clock.now() - lab.start, 3),
+        {
+            "after": _phases(lab),
+            "reasons": {n: _status(lab, n).reason for n in RUNNING},
+            "lateNode": lab.node_of(LATE),
+            "finishedAt": round(lab.clock.now() - lab.start, 3),
+        }
     )
     return _result(
         seen,
@@ -101,7 +130,7 @@ def run(*, seed: int = 1, revert_to: str = AFTER, kubeconfig: str | None = None,
 
 
 def _result(
-    seen: dict[str, Any],
+    seen: _Seen,
     *,
     node: str,
     revert_to: str,
@@ -237,7 +266,7 @@ class _Live:
             await self.cluster.delete(core_v1.Node, self.tag)
 
 
-async def _perform_live(cluster: KubeCluster, tag: str, *, revert_to: str, wait: float) -> dict[str, Any]:
+async def _perform_live(cluster: KubeCluster, tag: str, *, revert_to: str, wait: float) -> _Seen:
     start = time.monotonic()
     lab = _Live(cluster, tag)
     kubelet = lab.kubelets
@@ -261,7 +290,7 @@ async def _perform_live(cluster: KubeCluster, tag: str, *, revert_to: str, wait:
         await _until(f"the scheduler neither bound nor refused {tag}-{LATE}", wait, lambda: lab.decided(LATE))
         before = await lab.pods()
         alive = [p for n, p in before.items() if n in RUNNING and _phase(p) == "Running"]
-        seen: dict[str, object] = {
+        seen: _Seen = {
             "revertedAt": reverted_at,
             "phases": {n: _phase(before[n]) for n in RUNNING},
             "requested": sum(pod_requests(p).get("memory", 0) for p in alive),
@@ -291,7 +320,7 @@ def live(*, kubeconfig: str, revert_to: str = AFTER, wait: float = WAIT) -> LabR
     so that it can restart that kubelet; the node and the pods are deleted afterwards."""
     tag = f"forge-{uuid.uuid4().hex[:4]}"
 
-    async def main() -> dict[str, Any]:
+    async def main() -> _Seen:
         cluster = connect(kubeconfig)
         try:
             return await _perform_live(cluster, tag, revert_to=revert_to, wait=wait)

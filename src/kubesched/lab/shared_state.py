@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from kubesched.lab.harness import NODE, lab_cluster
 from kubesched.lab.result import Check, LabResult
@@ -39,7 +39,7 @@ class Reservation:
 
     name: ClassVar[str]
 
-    def __init__(self, args: Any, handle: Handle, *, slow: bool = True) -> None:
+    def __init__(self, args: object, handle: Handle, *, slow: bool = True) -> None:
         self.clock = handle.clock
         self.slow = slow
 

@@ -8,12 +8,13 @@ the trace records must be in the table."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import msgspec
 import yaml
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import meta_of, present
 from kubesched.console import options
 from kubesched.lab.harness import NODE, LabCluster, lab_cluster
 from kubesched.lab.result import Check, LabResult
@@ -117,7 +118,7 @@ def _drive(seed: int) -> set[tuple[str, str, str]]:
         await lab.clock.sleep(3.0)
         await lab.cluster.patch(core_v1.Pod, "gated", {"spec": {"schedulingGates": []}}, namespace="default")
         activated = lab.pod("activated")
-        lab.scheduler.queue.activate(activated.metadata.uid, "default/activated")
+        lab.scheduler.queue.activate(present(meta_of(activated).uid, "its uid"), "default/activated")
         for disk in ("ssd", "hdd"):
             await lab.cluster.create(make_pod(disk, {"cpu": "100m"}, nodeSelector={"disk": disk}))
         await lab.clock.sleep(0.2)
@@ -183,6 +184,6 @@ def run(*, seed: int = 1, answer: str | Path | None = None, machine: tuple[Trans
     return LabResult(ID, TITLE, steps, check)
 
 
-def machine_yaml() -> dict[str, Any]:
+def machine_yaml() -> dict[str, list[dict[str, str]]]:
     """The queue's machine in the answer file's own form (a correct answer)."""
     return {"transitions": [{"from": t.source, "to": t.to, "trigger": t.trigger} for t in MACHINE]}

@@ -5,13 +5,14 @@ kube-scheduler logs at -v=10: the Filter verdict of every node, the score table,
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from lightkube.resources import core_v1
 
 from kubesched.api.quantity import milli_value
+from kubesched.lab.drill.story import attempts_of, int_of, list_of, mapping_of, string_of, strings_of
 from kubesched.lab.harness import NODE, LabCluster, lab_cluster
 from kubesched.lab.result import Check, LabResult, site_of
 from kubesched.plugin import CycleState, Handle, PodInfo, PreBindPlugin, Status
@@ -108,16 +109,19 @@ def run_tour(*, seed: int = 1, nodes: int = 3, refuse_once: bool = False) -> Lab
             "expected": [kind for kind, _ in TOUR],
             "seen": seen,
             "repeated": repeated,
-            "node": lab.pod(POD).spec.nodeName,
+            "node": lab.node_of(POD),
         },
         passed=seen == [kind for kind, _ in TOUR] and not repeated,
     )
     return LabResult(TOUR_ID, TOUR_TITLE, narrated, check)
 
 
-def _detail(attempt: dict[str, Any], *, since: float) -> list[Step]:
+def _detail(attempt: Mapping[str, object], *, since: float) -> list[Step]:
     """The attempt's numbers as the lines kube-scheduler logs at -v=10."""
-    at = round(attempt["time"] - since, 3)
+    time = attempt["time"]
+    if not isinstance(time, int | float):
+        raise TypeError(f"the attempt's time is not a number: {time!r}")
+    at = round(time - since, 3)
     out = [
         Step(
             at,
@@ -127,20 +131,21 @@ def _detail(attempt: dict[str, Any], *, since: float) -> list[Step]:
             (cite("findNodesThatFitPod"), cite("numFeasibleNodesToFind")),
         )
     ]
-    for group in attempt["filter"]:
-        nodes = ", ".join(group.get("nodes", ())) or f"{group.get('count')} nodes"
+    for verdict in list_of(attempt["filter"], "the Filter verdicts"):
+        group = mapping_of(verdict, "a Filter verdict")
+        nodes = ", ".join(strings_of(group.get("nodes", []), "its nodes")) or f"{group.get('count')} nodes"
         out.append(
             Step(
                 at,
-                f"Filter: {group['plugin']} rejects {nodes}: {'; '.join(group['reasons'])}",
+                f"Filter: {group['plugin']} rejects {nodes}: {'; '.join(strings_of(group['reasons'], 'its reasons'))}",
                 site=site_of(Algorithm.find_nodes_that_pass_filters),
                 upstream=(cite("findNodesThatPassFilters"),),
             )
         )
-    for row in attempt.get("scores", ()):
+    for row in _score_rows(attempt):
         parts = ", ".join(
             f"{plugin} {p['raw']}→{p['normalized']}*{p['weight']}={p['weighted']}"
-            for plugin, p in row["plugins"].items()
+            for plugin, p in _plugin_scores(row).items()
         )
         text = f"Score {row['node']}: {parts}; total {row['total']}"
         out.append(Step(at, text, site_of(Algorithm.prioritize), (cite("prioritizeNodes"),)))
@@ -153,6 +158,18 @@ def _detail(attempt: dict[str, Any], *, since: float) -> list[Step]:
         )
     )
     return out
+
+
+def _score_rows(attempt: Mapping[str, object]) -> list[dict[str, object]]:
+    """The attempt's score table, a row a node (none when nothing was scored)."""
+    return [mapping_of(row, "a score row") for row in list_of(attempt.get("scores", []), "the scores")]
+
+
+def _plugin_scores(row: Mapping[str, object]) -> dict[str, dict[str, object]]:
+    """A score row's plugins: each one's raw, normalized, weight and weighted scores."""
+    return {
+        plugin: mapping_of(p, "a plugin's scores") for plugin, p in mapping_of(row["plugins"], "its plugins").items()
+    }
 
 
 def _free_cpu(lab: LabCluster, nodes: Collection[str]) -> dict[str, int]:
@@ -178,23 +195,34 @@ def run_detail(*, seed: int = 1, strategy: str = "LeastAllocated", weighted: boo
     lab = _cluster(seed, 3, strategy)
     _schedule(lab)
     document = explain_pod(lab.scheduler, f"default/{POD}")
-    attempt = document["attempts"][-1]
+    attempt = attempts_of(document)[-1]
     told = lab.told(POD, kinds={kind for kind, _ in TOUR} | {"cycle.failed"})
     cycle = [s for s in told if s.kind in ("cycle.start", "cycle.filtered", "cycle.scored")]
     rest = [s for s in told if s not in cycle and s.kind != "queue.move" and s.kind != "queue.pop"]
     narrated = cycle + _detail(attempt, since=lab.start) + rest
-    rows = attempt.get("scores", [])
-    sums = {
-        r["node"]: sum(p["normalized"] * (p["weight"] if weighted else 1) for p in r["plugins"].values()) for r in rows
-    }
-    totals = {r["node"]: r["total"] for r in rows}
-    host = attempt.get("selectedNode")
+    rows = _score_rows(attempt)
+    sums = {string_of(r["node"], "a scored node"): _total(r, weighted=weighted) for r in rows}
+    totals = {string_of(r["node"], "a scored node"): int_of(r["total"], "its total") for r in rows}
+    selected = attempt.get("selectedNode")
+    host = selected if isinstance(selected, str) else None
     free = _free_cpu(lab, totals)
     emptiest = max(sorted(free), key=free.__getitem__) if free else None
     check = Check(
         claim="each node's total is Σ normalized score times weight, the host holds the best total, and with "
         "LeastAllocated the emptiest feasible node is the host",
         evidence={"totals": totals, "sums": sums, "host": host, "freeCpu": free, "emptiest": emptiest},
-        passed=bool(rows) and sums == totals and totals.get(host) == max(totals.values()) and host == emptiest,
+        passed=bool(rows)
+        and sums == totals
+        and host is not None
+        and totals.get(host) == max(totals.values())
+        and host == emptiest,
     )
     return LabResult(DETAIL_ID, DETAIL_TITLE, narrated, check)
+
+
+def _total(row: Mapping[str, object], *, weighted: bool) -> int:
+    """A score row's total, Σ normalized score times weight (`weighted` False: the plain sum)."""
+    return sum(
+        int_of(p["normalized"], "a normalized score") * (int_of(p["weight"], "a weight") if weighted else 1)
+        for p in _plugin_scores(row).values()
+    )

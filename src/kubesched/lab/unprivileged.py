@@ -19,14 +19,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, TypeVar
 
 import yaml
 from lightkube.resources import apps_v1, coordination_v1, core_v1, scheduling_v1
 
 import kubesched
-from kubesched.api.objects import decoded
+from kubesched.api.objects import decoded, meta_of, name_of, present
 from kubesched.api.quantity import milli_value
 from kubesched.client import KubeCluster
 from kubesched.cluster import AlreadyExists, ApiError, NotFound
@@ -43,6 +44,21 @@ NAMESPACE = ACCOUNT = SCHEDULER = "kubesched"
 HIGH = "lab-unprivileged-high"
 WAIT = 30.0
 RBAC_KINDS = {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+T = TypeVar("T")
+Document = dict[str, object]  # an object of deploy/'s YAML, as read
+
+
+class _Seen(TypedDict, total=False):
+    """What the lab saw: where lab-fits and lab-urgent went (None: nowhere in time), lab-nowhere's
+    FailedScheduling message, the node lab-urgent was pinned to, the Lease's holder, and the code
+    and message a request outside the RBAC got."""
+
+    fits: str | None
+    urgent: str | None
+    nowhere: str
+    node: str
+    holder: str
+    denied: tuple[int, str]
 
 
 def deploy_dir() -> Path:
@@ -53,27 +69,40 @@ def deploy_dir() -> Path:
     return found
 
 
-def _documents(path: Path) -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+def _documents(path: Path) -> list[Document]:
+    return [_mapping(d, str(path)) for d in yaml.safe_load_all(path.read_text()) if d]
 
 
-def _without(docs: list[dict[str, Any]], resource: str) -> list[dict[str, Any]]:
+def _mapping(value: object, what: str) -> Document:
+    if not isinstance(value, dict):
+        raise TypeError(f"{what}: not a mapping: {value!r}")
+    return value
+
+
+def _list(value: object, what: str) -> list[object]:
+    if not isinstance(value, list):
+        raise TypeError(f"{what}: not a list: {value!r}")
+    return value
+
+
+def _without(docs: list[Document], resource: str) -> list[Document]:
     """`docs` with every ClusterRole rule naming `resource` taken out."""
     out = []
     for d in docs:
         if d["kind"] == "ClusterRole":
-            d = {**d, "rules": [r for r in d["rules"] if resource not in r.get("resources", ())]}
+            rules = [_mapping(r, "a ClusterRole rule") for r in _list(d["rules"], "a ClusterRole's rules")]
+            d = {**d, "rules": [r for r in rules if resource not in _list(r.get("resources", []), "its resources")]}
         out.append(d)
     return out
 
 
-async def _apply(admin: KubeCluster, docs: list[dict[str, Any]]) -> None:
+async def _apply(admin: KubeCluster, docs: list[Document]) -> None:
     """Create each object; RBAC objects already there are replaced, anything else kept."""
     for doc in docs:
         obj = decoded(doc)
         if doc["kind"] in RBAC_KINDS:
             with contextlib.suppress(NotFound):
-                await admin.delete(type(obj), doc["metadata"]["name"], namespace=doc["metadata"].get("namespace"))
+                await admin.delete(type(obj), name_of(obj), namespace=meta_of(obj).namespace)
         with contextlib.suppress(AlreadyExists):
             await admin.create(obj)
 
@@ -95,14 +124,14 @@ def _kubeconfig_as(admin_kubeconfig: str, token: str, path: Path) -> Path:
     return path
 
 
-async def _eventually(probe: Any, wait: float) -> Any:
+async def _eventually(probe: Callable[[], Awaitable[T]], wait: float) -> T:
     deadline = time.monotonic() + wait
     while not (found := await probe()) and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
     return found
 
 
-async def _scenario(admin: KubeCluster, *, wait: float) -> dict[str, Any]:
+async def _scenario(admin: KubeCluster, *, wait: float) -> _Seen:
     """A pod that fits, one that fits nowhere, and one that must preempt a pod on a node of its own."""
     nodes = (await admin.list(core_v1.Node)).items
     if not nodes:
@@ -112,8 +141,8 @@ async def _scenario(admin: KubeCluster, *, wait: float) -> dict[str, Any]:
     most = f"{cpu * 6 // 10}m"
     with contextlib.suppress(AlreadyExists):
         await admin.create(decoded(_priority_class()))
-    pinned = {"nodeSelector": {HOSTNAME_LABEL: node.metadata.name}}
-    await admin.create(make_pod("lab-filler", {"cpu": most}, nodeName=node.metadata.name))
+    pinned = {"nodeSelector": {HOSTNAME_LABEL: name_of(node)}}
+    await admin.create(make_pod("lab-filler", {"cpu": most}, nodeName=name_of(node)))
     await admin.create(make_pod("lab-fits", {"cpu": "10m"}, schedulerName=SCHEDULER))
     await admin.create(make_pod("lab-nowhere", {"cpu": "100000"}, schedulerName=SCHEDULER))
     await admin.create(make_pod("lab-urgent", {"cpu": most}, schedulerName=SCHEDULER, priorityClassName=HIGH, **pinned))
@@ -138,22 +167,32 @@ async def _scenario(admin: KubeCluster, *, wait: float) -> dict[str, Any]:
         _eventually(lambda: node_of("lab-urgent"), wait),
         _eventually(refused, wait),
     )
-    return {"fits": fits, "urgent": urgent, "nowhere": nowhere, "node": node.metadata.name}
+    return {"fits": fits, "urgent": urgent, "nowhere": nowhere, "node": name_of(node)}
 
 
-async def _replicas(admin: KubeCluster, deployment: dict[str, Any], *, wait: float) -> list[Any]:
+async def _replicas(admin: KubeCluster, deployment: Document, *, wait: float) -> list[core_v1.Pod]:
     """The pods the controllers made for `deployment`, once there are as many as it asks for."""
-    selector = ",".join(f"{k}={v}" for k, v in deployment["spec"]["selector"]["matchLabels"].items())
-    wanted = int(deployment["spec"].get("replicas", 1))
+    spec = _mapping(deployment["spec"], "the Deployment's spec")
+    labels = _mapping(_mapping(spec["selector"], "its selector")["matchLabels"], "its selector's labels")
+    selector = ",".join(f"{k}={v}" for k, v in labels.items())
+    wanted = _replicas_of(deployment, default=1)
 
-    async def made() -> list[Any]:
+    async def made() -> list[core_v1.Pod]:
         pods = (await admin.list(core_v1.Pod, namespace=NAMESPACE, label_selector=selector)).items
         return pods if len(pods) >= wanted else []
 
     pods = await _eventually(made, wait)
     if not pods:
         raise options.UsageError(f"lab {ID}: the Deployment's pods were not made within {wait:g} s (controllers off?)")
-    return sorted(pods, key=lambda p: p.metadata.name)[:wanted]
+    return sorted(pods, key=name_of)[:wanted]
+
+
+def _replicas_of(deployment: Document, *, default: int | None = None) -> int:
+    """The replicas the Deployment asks for (`default` when it does not say)."""
+    replicas = _mapping(deployment["spec"], "the Deployment's spec").get("replicas", default)
+    if not isinstance(replicas, int | str):
+        raise TypeError(f"the Deployment's replicas: {replicas!r}")
+    return int(replicas)
 
 
 def _expand(arg: str, env: dict[str, str]) -> str:
@@ -163,11 +202,11 @@ def _expand(arg: str, env: dict[str, str]) -> str:
     return arg
 
 
-def container_command(pod: Any, config_dir: Path, kubeconfig: Path) -> list[str]:
+def container_command(pod: core_v1.Pod, config_dir: Path, kubeconfig: Path) -> list[str]:
     """What the pod's first container runs, run here: its command and args, the config volume at
     `config_dir`, the pod's address the loopback one, each replica's endpoints on a port of its own,
     and the API server reached through `kubeconfig` (what in-cluster configuration gives a pod)."""
-    container = pod.spec.containers[0]
+    container = present(pod.spec, "the pod's spec").containers[0]
     env = {e.name: "127.0.0.1" for e in container.env or () if e.valueFrom and e.valueFrom.fieldRef}
     mounts = {m.mountPath: config_dir for m in container.volumeMounts or () if m.name == "config"}
     args = [_expand(a, env) for a in [*(container.command or ())[1:], *(container.args or ())]]
@@ -184,7 +223,7 @@ async def _lease_holder(admin: KubeCluster) -> str:
     return ""
 
 
-def _priority_class() -> dict[str, Any]:
+def _priority_class() -> Document:
     return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": HIGH}, "value": 1000}
 
 
@@ -205,10 +244,10 @@ async def _clean(admin: KubeCluster) -> None:
         await admin.delete(apps_v1.Deployment, "kubesched", namespace=NAMESPACE)
     for made in (await admin.list(apps_v1.ReplicaSet, namespace=NAMESPACE)).items:
         with contextlib.suppress(ApiError):
-            await admin.delete(apps_v1.ReplicaSet, made.metadata.name, namespace=NAMESPACE)
+            await admin.delete(apps_v1.ReplicaSet, name_of(made), namespace=NAMESPACE)
     for pod in (await admin.list(core_v1.Pod, namespace=NAMESPACE)).items:
         with contextlib.suppress(ApiError):
-            await admin.delete(core_v1.Pod, pod.metadata.name, namespace=NAMESPACE, grace_period_seconds=0)
+            await admin.delete(core_v1.Pod, name_of(pod), namespace=NAMESPACE, grace_period_seconds=0)
     with contextlib.suppress(ApiError):
         await admin.delete(coordination_v1.Lease, SCHEDULER, namespace=NAMESPACE)
     with contextlib.suppress(ApiError):
@@ -241,11 +280,11 @@ def run(*, seed: int = 1, kubeconfig: str, drop: str = "", wait: float = WAIT) -
             output = _stopped(processes)
         if drop:  # put deploy/'s RBAC back as it is
             asyncio.run(_restore(kubeconfig, rbac))
-    return _result(len(commands), seen, output, replicas=int(deployment["spec"]["replicas"]), drop=drop)
+    return _result(len(commands), seen, output, replicas=_replicas_of(deployment), drop=drop)
 
 
 async def _replica_commands(
-    kubeconfig: str, here: Path, documents: list[dict[str, Any]], deployment: dict[str, Any], *, wait: float
+    kubeconfig: str, here: Path, documents: list[Document], deployment: Document, *, wait: float
 ) -> list[list[str]]:
     """deploy/ applied as the admin and, once its replicas are placed, the command each would run
     in its container: its config mounted under `here`, its ServiceAccount's token in a kubeconfig."""
@@ -254,13 +293,15 @@ async def _replica_commands(
         await _apply(admin, documents)
         commands = []
         for i, pod in enumerate(await _replicas(admin, deployment, wait=wait)):
-            volume = next(v for v in pod.spec.volumes if v.name == "config")
-            config = await admin.get(core_v1.ConfigMap, volume.configMap.name, namespace=NAMESPACE)
+            spec = present(pod.spec, "the pod's spec")
+            volume = next(v for v in present(spec.volumes, "its volumes") if v.name == "config")
+            mapped = present(present(volume.configMap, "its config volume's ConfigMap").name, "the ConfigMap's name")
+            config = await admin.get(core_v1.ConfigMap, mapped, namespace=NAMESPACE)
             mounted = here / f"replica-{i}"
             mounted.mkdir()
             for key, value in (config.data or {}).items():
                 (mounted / key).write_text(value)
-            token = await _token(admin, pod.spec.serviceAccountName)
+            token = await _token(admin, present(spec.serviceAccountName, "its ServiceAccount"))
             as_account = _kubeconfig_as(kubeconfig, token, here / f"replica-{i}.kubeconfig")
             commands.append(container_command(pod, mounted, as_account))
         return commands
@@ -271,7 +312,7 @@ async def _replica_commands(
         await admin.close()
 
 
-async def _perform(kubeconfig: str, as_account: str, *, wait: float) -> dict[str, Any]:
+async def _perform(kubeconfig: str, as_account: str, *, wait: float) -> _Seen:
     """The lab's pods scheduled by the replicas, the Lease's holder, and a request outside the RBAC."""
     admin, account = connect(kubeconfig), connect(as_account)
     try:
@@ -298,7 +339,7 @@ def _stopped(processes: list[subprocess.Popen[str]]) -> str:
     return "\n".join(outputs)
 
 
-def _result(ran: int, seen: dict[str, Any], output: str, *, replicas: int, drop: str) -> LabResult:
+def _result(ran: int, seen: _Seen, output: str, *, replicas: int, drop: str) -> LabResult:
     forbidden = [line for line in output.splitlines() if "forbidden" in line.lower()]
     code, message = seen["denied"]
     user = f"system:serviceaccount:{NAMESPACE}:{ACCOUNT}"
@@ -343,7 +384,7 @@ def _result(ran: int, seen: dict[str, Any], output: str, *, replicas: int, drop:
     return LabResult(ID, TITLE, steps, check)
 
 
-async def _restore(kubeconfig: str, docs: list[dict[str, object]]) -> None:
+async def _restore(kubeconfig: str, docs: list[Document]) -> None:
     admin = connect(kubeconfig)
     try:
         await _apply(admin, docs)

@@ -7,7 +7,7 @@ need no preemption; how fast those are bound is the throughput the synchronous m
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeVar
 
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1, scheduling_v1
@@ -30,6 +30,7 @@ LATENCY = 0.25  # seconds the API server takes to answer a pod's status patch, a
 ATTEMPT_SECONDS = 0.01  # what one scheduling attempt costs the scheduling thread
 PREEMPTORS, OTHERS_EACH = 4, 6  # each preemptor followed by six pods that need no preemption
 CLASSES = {"low": 10, "high": 1000}
+R = TypeVar("R", bound=Served)
 
 
 class SlowPodCalls(MemoryCluster):
@@ -40,15 +41,40 @@ class SlowPodCalls(MemoryCluster):
         super().__init__(store)
         self._clock, self._latency = clock, latency
 
-    async def patch(self, kind: type[Served], name: str, patch: Any, **options: Any) -> Any:
-        if kind is core_v1.Pod and options.get("subresource") == "status":
+    async def patch(
+        self,
+        kind: type[R],
+        name: str,
+        patch: object,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+        patch_type: str = "merge",
+    ) -> R:
+        if kind is core_v1.Pod and subresource == "status":
             await self._clock.sleep(self._latency)
-        return await super().patch(kind, name, patch, **options)
+        return await super().patch(
+            kind, name, patch, namespace=namespace, subresource=subresource, patch_type=patch_type
+        )
 
-    async def delete(self, kind: type[Served], name: str, **options: Any) -> Any:
+    async def delete(
+        self,
+        kind: type[R],
+        name: str,
+        *,
+        namespace: str | None = None,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+    ) -> R | None:
         if kind is core_v1.Pod:
             await self._clock.sleep(self._latency)
-        return await super().delete(kind, name, **options)
+        return await super().delete(
+            kind,
+            name,
+            namespace=namespace,
+            grace_period_seconds=grace_period_seconds,
+            propagation_policy=propagation_policy,
+        )
 
 
 def _cluster(*, seed: int, asynchronous: bool, latency: float) -> tuple[LabCluster, list[str]]:

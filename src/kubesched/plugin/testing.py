@@ -10,13 +10,14 @@ batch methods agree with its per-node ones, node for node.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
 from kubesched.cache import Cache, NodeInfo, PodInfo, Snapshot
+from kubesched.cache.table import NodeTable
 from kubesched.clock.base import TimerHandle
 from kubesched.cluster import Cluster
 from kubesched.framework import Framework, ProfilePlugins
@@ -36,6 +37,7 @@ from kubesched.framework.interface import (
     FilterBatchPlugin,
     FilterPlugin,
     NormalizeScoreBatch,
+    Plugin,
     PreScorePlugin,
     QueueSortPlugin,
     ScoreBatchPlugin,
@@ -47,6 +49,8 @@ from kubesched.framework.registry import Factory, PluginSpec, Registry
 from kubesched.framework.status import SKIP, Code, Status
 
 DEFAULT_NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+
+T = TypeVar("T")
 
 
 class FrozenClock:
@@ -67,7 +71,7 @@ class FrozenClock:
     async def sleep(self, delay: float) -> None:
         raise NotImplementedError("FrozenClock does not sleep")
 
-    def run(self, main: Coroutine[Any, Any, Any]) -> Any:
+    def run(self, main: Awaitable[T]) -> T:
         raise NotImplementedError("FrozenClock runs nothing")
 
 
@@ -87,9 +91,9 @@ class Deferred:
     """Background work plugins start (`handle.run_in_background`), kept until the test runs it."""
 
     def __init__(self) -> None:
-        self.coroutines: list[Coroutine[Any, Any, None]] = []
+        self.coroutines: list[Coroutine[Any, Any, None]] = []  # Any: a coroutine's yield and send types
 
-    def __call__(self, coro: Coroutine[Any, Any, None]) -> None:
+    def __call__(self, coro: Coroutine[Any, Any, None]) -> None:  # Any: as `coroutines`'
         self.coroutines.append(coro)
 
     async def run(self) -> None:
@@ -139,13 +143,13 @@ def services(
     *,
     snapshot: Snapshot | None = None,
     cluster: Cluster | None = None,
-    clock: Any = None,
+    clock: Any = None,  # Any: a Clock (a VirtualClock, say), taken as is
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
-    pdbs: Sequence[Any] = (),
-    objects: Mapping[type[object], Iterable[Any]] | None = None,
+    pdbs: Sequence[Any] = (),  # Any: PodDisruptionBudgets, taken as is
+    objects: Mapping[type[object], Iterable[object]] | None = None,
     nominated: Mapping[str, Sequence[PodInfo]] | None = None,
     nominator: Nominator | None = None,
-    pod: Callable[[str, str], Any | None] | None = None,
+    pod: Callable[[str, str], object | None] | None = None,
     events: Callable[[str], EventRecorder] | None = None,
     activate: Callable[[Sequence[PodInfo]], None] | None = None,
     seed: int = 0,
@@ -172,7 +176,7 @@ def services(
     return svc
 
 
-def standalone_handle(**kw: Any) -> Handle:
+def standalone_handle(**kw: Any) -> Handle:  # Any: the keywords of `services`, passed on
     """A handle for a plugin built on its own (no framework); keywords as `services`."""
     return FrameworkHandle(services(**kw), profile_name="test-scheduler")
 
@@ -195,9 +199,9 @@ def framework(
     plugins: Mapping[str, Factory | PluginSpec] | Registry,
     *,
     enabled: Sequence[str] | None = None,
-    args: Mapping[str, Any] | None = None,
+    args: Mapping[str, object] | None = None,
     profile_name: str = "test-scheduler",
-    **kw: Any,
+    **kw: Any,  # Any: the keywords of `services`, passed on
 ) -> Framework:
     """A framework with `plugins` enabled through multiPoint (all of them, or `enabled`, in order),
     plus a FIFO queue sort and a binder that skips when none of them is one; keywords as `services`."""
@@ -211,14 +215,14 @@ def framework(
     names = list(enabled if enabled is not None else registry)
     svc = services(**kw)
     probe = FrameworkHandle(svc, profile_name=profile_name)
-    built: dict[str, Any] = {}
+    built: dict[str, Plugin | None] = {}
     for n in names:
         entry = registry.get(n)
         try:
             built[n] = entry.factory((args or {}).get(n), probe) if entry is not None else None
         except Exception:  # the framework reports it, naming the plugin
             built[n] = None
-    stubs: list[tuple[type[object], Callable[[], Any]]] = [(QueueSortPlugin, _QueueOrder), (BindPlugin, _NoBind)]
+    stubs: list[tuple[type[object], Callable[[], Plugin]]] = [(QueueSortPlugin, _QueueOrder), (BindPlugin, _NoBind)]
     for proto, make in stubs:
         stub_name = getattr(make, "name", "")
         if not any(declares(p, proto) for p in built.values()) and stub_name not in registry:
@@ -228,7 +232,7 @@ def framework(
     return Framework(profile_name, profile, registry, svc)
 
 
-def _constant(make: Callable[[], Any]) -> Factory:
+def _constant(make: Callable[[], Plugin]) -> Factory:
     return lambda args, handle: make()
 
 
@@ -256,11 +260,11 @@ def check_plugin(
     plugin: Factory | PluginSpec,
     *,
     name: str,
-    nodes: Sequence[Any],
-    pods: Sequence[Any] = (),
-    pending: Sequence[Any] = (),
-    args: Any = None,
-    **kw: Any,
+    nodes: Sequence[object],
+    pods: Sequence[object] = (),
+    pending: Sequence[object] = (),
+    args: object = None,
+    **kw: Any,  # Any: the keywords of `services`, passed on
 ) -> list[Verdicts]:
     """Build a framework with the plugin (its conformance checked), then for each pending pod run
     its PreFilter, Filter on every node, PreScore, Score and NormalizeScore on the feasible ones,
@@ -305,7 +309,13 @@ def check_plugin(
 
 
 def _score(
-    plugin: ScorePlugin, name: str, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], table: Any, out: Verdicts
+    plugin: ScorePlugin,
+    name: str,
+    state: CycleState,
+    pod: PodInfo,
+    nodes: list[NodeInfo],
+    table: NodeTable,
+    out: Verdicts,
 ) -> None:
     if declares(plugin, PreScorePlugin):
         status = plugin.pre_score(state, pod, nodes)

@@ -10,9 +10,9 @@ PreScore returns Skip, so they do not all pile onto the same node. There is no N
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import msgspec
 import numpy as np
@@ -24,6 +24,8 @@ from kubesched.plugin.batch import Int, ScoreBatchPlugin, score_per_node, zeros
 from kubesched.plugin.resources import CPU, MEMORY
 from kubesched.plugins.resource_scoring import (
     MAX_NODE_SCORE,
+    F,
+    N,
     ResourceSpec,
     balance,
     balance_array,
@@ -87,12 +89,12 @@ class _PreScoreState:
 Args = NodeResourcesBalancedAllocationArgs
 
 
-def _fraction(used: Any, allocatable: Any) -> Any:
+def _fraction(used: F, allocatable: F) -> F:
     """The used share of a resource, capped at 1 (floats or float arrays)."""
     return np.minimum(1.0, used / allocatable) if isinstance(used, np.ndarray) else min(1.0, used / allocatable)
 
 
-def _score(with_pod: Any, without_pod: Any, div: Any) -> Any:
+def _score(with_pod: N, without_pod: N, div: Callable[[N, int], N]) -> N:
     """75 for no change in balance, more when the pod evens the node out (ints or arrays)."""
     half = MAX_NODE_SCORE // 2
     return half + div(half + with_pod - without_pod, 2)

@@ -10,7 +10,9 @@ There is no NormalizeScore and no Filter.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
+
+from lightkube.models import core_v1
 
 from kubesched.plugin import CycleState, Handle, NodeInfo, PodInfo
 from kubesched.plugin.batch import Int, ScoreBatchPlugin, score_per_node
@@ -26,9 +28,8 @@ MIN_THRESHOLD = 23 * MB  # below this, images are too small to matter
 MAX_CONTAINER_THRESHOLD = 1000 * MB  # per container, above this it matters no more
 
 
-def pod_images(pod: Any) -> list[str]:
-    """The images the pod needs, in upstream's order: init containers, containers, image volumes."""
-    spec = pod.spec
+def pod_images(spec: core_v1.PodSpec) -> list[str]:
+    """The images a pod needs, in upstream's order: init containers, containers, image volumes."""
     images = [c.image or "" for c in (*(spec.initContainers or ()), *(spec.containers or ()))]
     images += [v.image.reference or "" for v in (spec.volumes or ()) if v.image is not None]
     return images
@@ -59,12 +60,12 @@ class ImageLocality(ScoreBatchPlugin):
         total_nodes = len(self.handle.snapshot.node_info_list)
         if total_nodes == 0:
             return 0
+        spec = pod.pod.spec
         total = 0
-        for image in pod_images(pod.pod):
+        for image in pod_images(spec):
             image_state = node.image_states.get(normalized_image_name(image))
             if image_state is not None:
                 total += scaled_image_score(image_state, total_nodes)
-        spec = pod.pod.spec
         return calculate_priority(total, len(spec.initContainers or ()) + len(spec.containers or ()))
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:

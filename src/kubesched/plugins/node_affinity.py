@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
-from lightkube.models import core_v1
+from lightkube.models import core_v1, meta_v1
 from lightkube.models import core_v1 as m
 
 from kubesched.api.errors import FieldError
@@ -144,9 +144,10 @@ class PreferredTerms:
             ]
         )
 
-    def score(self, node: Any) -> int:
-        name = node.metadata.name or ""
-        labels = node.metadata.labels
+    def score(self, meta: meta_v1.ObjectMeta) -> int:
+        """The summed weights of the terms a node with this metadata matches."""
+        name = meta.name or ""
+        labels = meta.labels
         return sum(weight for weight, matcher in self._terms if matcher.matches(name, labels))
 
 
@@ -164,9 +165,9 @@ def validate_args(args: NodeAffinityArgs) -> None:
         raise _aggregate(errors)
 
 
-def _pod_preferred(pod: Any) -> PreferredTerms | None:
+def _pod_preferred(spec: core_v1.PodSpec) -> PreferredTerms | None:
     """The pod's preferred terms, None when it has none; a parse error becomes an Error status."""
-    affinity = pod.spec.affinity
+    affinity = spec.affinity
     node_affinity = affinity.nodeAffinity if affinity is not None else None
     terms = node_affinity.preferredDuringSchedulingIgnoredDuringExecution if node_affinity is not None else None
     if terms is None:
@@ -177,9 +178,9 @@ def _pod_preferred(pod: Any) -> PreferredTerms | None:
         raise StatusError(Status.error(str(err))) from None
 
 
-def _required_terms(pod: Any) -> core_v1.NodeSelector | None:
+def _required_terms(spec: core_v1.PodSpec) -> core_v1.NodeSelector | None:
     """The pod's required node affinity, None when it has none."""
-    affinity = pod.spec.affinity
+    affinity = spec.affinity
     node_affinity = affinity.nodeAffinity if affinity is not None else None
     return node_affinity.requiredDuringSchedulingIgnoredDuringExecution if node_affinity is not None else None
 
@@ -207,16 +208,18 @@ class _HintConstraints:
 
     __slots__ = ("affinity", "malformed", "node_selector")
 
+    # Any: the queued pod as served (spec set), read without checks on the hints' path
     def __init__(self, pod: Any) -> None:
         self.affinity = RequiredNodeAffinity(pod)
         self.node_selector = pod.spec.nodeSelector
-        required = _required_terms(pod)
+        required = _required_terms(pod.spec)
         try:
             compile_node_selector(required)
             self.malformed = False
         except FieldError:
             self.malformed = True
 
+    # Any: the event's Node as served (metadata set), read without checks in the hint
     def matches(self, node: Any) -> bool:
         """Whether the node satisfies the constraints; raises ValueError where upstream errs."""
         name, labels = node.metadata.name or "", node.metadata.labels
@@ -260,7 +263,7 @@ class NodeAffinity(PreFilterPlugin, FilterBatchPlugin, PreScorePlugin, ScoreBatc
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         spec = pod.pod.spec
-        required = _required_terms(pod.pod)
+        required = _required_terms(spec)
         if required is None and self.added_required is None and spec.nodeSelector is None:
             return None, SKIP
         if required is None or not required.nodeSelectorTerms:
@@ -286,7 +289,7 @@ class NodeAffinity(PreFilterPlugin, FilterBatchPlugin, PreScorePlugin, ScoreBatc
     def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
         # Every node passes when neither the profile nor the pod constrains nodes (an empty
         # nodeSelector matches any labels); otherwise the labels are matched node by node.
-        if self.added_required is None and not pod.pod.spec.nodeSelector and _required_terms(pod.pod) is None:
+        if self.added_required is None and not pod.pod.spec.nodeSelector and _required_terms(pod.pod.spec) is None:
             return None
         # The verdict depends on the node's name and labels and on what `hint_key` names of the
         # pod: a memo column per distinct constraint, kept across cycles (pods of one template
@@ -295,7 +298,7 @@ class NodeAffinity(PreFilterPlugin, FilterBatchPlugin, PreScorePlugin, ScoreBatc
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         try:
-            preferred = _pod_preferred(pod.pod)
+            preferred = _pod_preferred(pod.pod.spec)
         except StatusError as err:
             return err.status
         if preferred is None and self.added_preferred is None:
@@ -306,11 +309,12 @@ class NodeAffinity(PreFilterPlugin, FilterBatchPlugin, PreScorePlugin, ScoreBatc
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         if node.node is None:
             raise StatusError(Status.error("node not found"))
-        total = self.added_preferred.score(node.node) if self.added_preferred is not None else 0
+        meta = node.node.metadata
+        total = self.added_preferred.score(meta) if self.added_preferred is not None else 0
         data = state.get(PRE_SCORE_STATE_KEY)
-        preferred = data.preferred if isinstance(data, _PreScoreState) else _pod_preferred(pod.pod)
+        preferred = data.preferred if isinstance(data, _PreScoreState) else _pod_preferred(pod.pod.spec)
         if preferred is not None:
-            total += preferred.score(node.node)
+            total += preferred.score(meta)
         return total
 
     def score_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Int:
@@ -332,9 +336,10 @@ class NodeAffinity(PreFilterPlugin, FilterBatchPlugin, PreScorePlugin, ScoreBatc
             )
         ]
 
+    # Any: the queued pod as served (spec set), read without checks on the queue's per-pod path
     def hint_key(self, pod: Any) -> Hashable:
         """The pod's nodeSelector and required node affinity: all the hint reads of the pod."""
-        required = _required_terms(pod)
+        required = _required_terms(pod.spec)
         return (
             tuple(sorted((pod.spec.nodeSelector or {}).items())),
             msgspec.json.encode(required) if required is not None else None,
@@ -349,7 +354,8 @@ class NodeAffinity(PreFilterPlugin, FilterBatchPlugin, PreScorePlugin, ScoreBatc
             found = self._hint_constraints[key] = _HintConstraints(pod)
         return found
 
-    def _is_schedulable_after_node_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
+    # Any: the event's Node as served (metadata set), read without checks in this hint
+    def _is_schedulable_after_node_change(self, pod: m.Pod, old: m.Node | None, new: Any) -> QueueingHint:
         """Queue when the node satisfies `addedAffinity` and the pod's required constraints, and is
         new or did not satisfy the pod's constraints before."""
         if self.added_required is not None and not self.added_required.matches(

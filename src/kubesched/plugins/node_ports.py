@@ -89,7 +89,8 @@ class NodePorts(PreFilterPlugin, FilterBatchPlugin, HintKeys):
         """The pod's host ports: all the hint reads of the pod."""
         return frozenset(host_ports(pod))
 
-    def _is_schedulable_after_pod_deleted(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
+    # Any: the deleted pod as served (spec set), read without checks in this hint
+    def _is_schedulable_after_pod_deleted(self, pod: m.Pod, old: Any, new: object) -> QueueingHint:
         """Queue when the deleted pod was bound or nominated and held a host port clashing with one
         the queued pod wants."""
         if not old.spec.nodeName and not (old.status is not None and old.status.nominatedNodeName):

@@ -26,12 +26,12 @@ TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 _UNSCHEDULABLE_TAINT = core_v1.Taint(key=TAINT_NODE_UNSCHEDULABLE, effect=NO_SCHEDULE)
 
 
-def tolerates_unschedulable(pod: Any) -> bool:
-    """Whether the pod tolerates the taint a cordoned node carries (and so the cordon itself)."""
-    return any(tolerates(t, _UNSCHEDULABLE_TAINT) for t in pod.spec.tolerations or ())
+def tolerates_unschedulable(tolerations: Sequence[core_v1.Toleration] | None) -> bool:
+    """Whether a pod's tolerations tolerate the taint a cordoned node carries (and so the cordon itself)."""
+    return any(tolerates(t, _UNSCHEDULABLE_TAINT) for t in tolerations or ())
 
 
-def _cordoned(node: Any) -> bool:
+def _cordoned(node: core_v1.Node) -> bool:
     return node.spec is not None and bool(node.spec.unschedulable)
 
 
@@ -43,14 +43,14 @@ class NodeUnschedulable(FilterBatchPlugin, HintKeys):
             return Status.unresolvable(ERR_REASON_UNKNOWN_CONDITION)
         if not _cordoned(node.node):
             return None
-        if tolerates_unschedulable(pod.pod):
+        if tolerates_unschedulable(pod.pod.spec.tolerations):
             return None
         return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
 
     def filter_batch(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Int) -> Bool | None:
         # Snapshot rows always have a Node object, so only the cordon flag matters.
         cordoned = table.flagged("unschedulable", rows)
-        if cordoned is None or not cordoned.any() or tolerates_unschedulable(pod.pod):
+        if cordoned is None or not cordoned.any() or tolerates_unschedulable(pod.pod.spec.tolerations):
             return None
         return cordoned
 
@@ -72,15 +72,16 @@ class NodeUnschedulable(FilterBatchPlugin, HintKeys):
         """The hints do not read the queued pod (beyond its identity, for its own updates)."""
         return ""
 
-    def _is_schedulable_after_node_change(self, pod: m.Pod, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: m.Pod, old: m.Node | None, new: m.Node) -> QueueingHint:
         """Queue for a node added uncordoned, or a node uncordoned."""
         if not _cordoned(new) and (old is None or _cordoned(old)):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_pod_toleration_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
+    # Any: the event's pod as served (metadata set), read without checks in this hint
+    def _is_schedulable_after_pod_toleration_change(self, pod: m.Pod, old: object, new: Any) -> QueueingHint:
         """Queue when the updated pod is the queued pod itself and now tolerates the cordon taint."""
-        if (new.metadata.uid or "") == (meta_of(pod).uid or "") and tolerates_unschedulable(new):
+        if (new.metadata.uid or "") == (meta_of(pod).uid or "") and tolerates_unschedulable(new.spec.tolerations):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import msgspec
 import numpy as np
 from lightkube.models import core_v1 as m
+from lightkube.models import resource_v1
 
 from kubesched.api.errors import FieldError
 from kubesched.api.resources import pod_requests
@@ -282,7 +283,8 @@ def _lacks_scalars(
     return True
 
 
-def _scale_down_may_help(target: Any, old: Any, new: Any) -> bool:
+# Any: pods as served (metadata and spec set), read without checks in the hint
+def _scale_down_may_help(target: Any, old: m.Pod, new: Any) -> bool:
     """Whether a pod update may make room for `target`: it is `target` itself, or a bound pod whose
     requests dropped in a resource `target` requests (cpu, memory, ephemeral-storage, scalars)."""
     if (new.metadata.uid or "") == (target.metadata.uid or ""):
@@ -338,8 +340,8 @@ class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, Score
 
     def __init__(self, args: NodeResourcesFitArgs, handle: Handle) -> None:
         self.handle = handle
-        self._hint_nodes: dict[int, tuple[Any, NodeInfo]] = {}
-        self._hint_pods: dict[int, tuple[Any, Resource]] = {}
+        self._hint_nodes: dict[int, tuple[object, NodeInfo]] = {}
+        self._hint_pods: dict[int, tuple[object, Resource]] = {}
         self.ignored_resources = frozenset(args.ignored_resources)
         self.ignored_groups = frozenset(args.ignored_resource_groups)
         strategy = args.scoring_strategy or ScoringStrategy(type=LEAST_ALLOCATED, resources=default_resources())
@@ -380,6 +382,7 @@ class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, Score
             ),
         ]
 
+    # Any: the queued pod as served (metadata set), read without checks on the queue's per-pod path
     def hint_key(self, pod: Any) -> Hashable:
         """The hints read the pod's requests (and, for its own updates, its identity)."""
         try:
@@ -387,7 +390,8 @@ class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, Score
         except ValueError:  # a request that does not parse: the pod is judged on its own
             return ("pod", pod.metadata.uid)
 
-    def _is_schedulable_after_pod_event(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
+    # Any: the event's pod as served (spec set), read without checks in this hint
+    def _is_schedulable_after_pod_event(self, pod: m.Pod, old: Any, new: m.Pod | None) -> QueueingHint:
         """Deleted: Queue unless the pod was neither bound nor nominated. Scaled down: Queue for the
         pod itself, or a bound pod whose requests shrank in a resource this pod requests."""
         if new is None:
@@ -396,7 +400,7 @@ class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, Score
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE if _scale_down_may_help(pod, old, new) else QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_node_change(self, pod: m.Pod, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: m.Pod, old: m.Node | None, new: m.Node | None) -> QueueingHint:
         """Queue when the pod fits the node on its own (ignored resources not applied, as upstream)
         and the node is new or grew in the pod count or a resource the pod requests."""
         if new is None:
@@ -411,7 +415,7 @@ class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, Score
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
-    def _hint_requests(self, pod: Any) -> Resource:
+    def _hint_requests(self, pod: m.Pod) -> Resource:
         """A queued pod's requests, parsed once while the pod object lives in the queue."""
         cached = self._hint_pods.get(id(pod))
         if cached is None or cached[0] is not pod:
@@ -429,7 +433,10 @@ class NodeResourcesFit(PreFilterPlugin, FailureSignatures, PreScorePlugin, Score
             cached = self._hint_nodes[id(node)] = (node, NodeInfo(node))
         return cached[1]
 
-    def _is_schedulable_after_device_class_event(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
+    # Any: the event's DeviceClass as served (metadata set), read without checks in this hint
+    def _is_schedulable_after_device_class_event(
+        self, pod: m.Pod, old: resource_v1.DeviceClass | None, new: Any
+    ) -> QueueingHint:
         """Queue when the class now backs an extended resource the pod requests: by its implicit
         `deviceclass.resource.kubernetes.io/<name>` (on add) or a new `extendedResourceName`."""
         requested = pod_requests(pod)

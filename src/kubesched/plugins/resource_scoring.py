@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 import numpy as np
@@ -27,6 +27,9 @@ from kubesched.plugin.resources import CPU, EPHEMERAL_STORAGE, MEMORY
 
 if TYPE_CHECKING:
     from kubesched.plugin.batch import NodeTable
+
+N = TypeVar("N", int, Int)  # an amount or score: one int, or one per row
+F = TypeVar("F", float, npt.NDArray[np.float64])  # a fraction: one float, or one per row
 
 MAX_NODE_SCORE = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10  # shape scores are given in [0, 10] and scaled to [0, 100]
@@ -168,12 +171,12 @@ Scorer = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]  # (reques
 ArrayScorer = Callable[[Sequence[Int], Sequence[Int], Sequence[Bool], Sequence[int]], Int]
 
 
-def _free_share(requested: Any, allocatable: Any) -> Any:
+def _free_share(requested: N, allocatable: N) -> N:
     """The free share of a resource in [0, 100] (ints or arrays, allocatable above requested)."""
     return (allocatable - requested) * MAX_NODE_SCORE // allocatable
 
 
-def _used_share(requested: Any, allocatable: Any) -> Any:
+def _used_share(requested: N, allocatable: N) -> N:
     """The used share of a resource in [0, 100] (ints or arrays, requested capped at allocatable)."""
     return requested * MAX_NODE_SCORE // allocatable
 
@@ -226,7 +229,7 @@ def most_allocated_array(
     return _weighted_average_array(scores, included, weights)
 
 
-def _interpolate(p: Any, x0: int, y0: int, x: int, y: int, div: Callable[[Any, int], Any]) -> Any:
+def _interpolate(p: N, x0: int, y0: int, x: int, y: int, div: Callable[[N, int], N]) -> N:
     """The score at utilization `p` on the segment (x0, y0)-(x, y), with truncating division."""
     return y0 + div((y - y0) * (p - x0), x - x0)
 
@@ -267,7 +270,7 @@ def _shape_points(shape: Sequence[UtilizationShapePoint]) -> list[tuple[int, int
     return [(p.utilization, p.score * scale) for p in shape]
 
 
-def _utilization(requested: Any, capacity: Any) -> Any:
+def _utilization(requested: N, capacity: N) -> N:
     return requested * MAX_UTILIZATION // capacity
 
 
@@ -312,11 +315,11 @@ def requested_to_capacity_ratio_array(shape: Sequence[UtilizationShapePoint]) ->
     return scorer
 
 
-def std_of_two(a: Any, b: Any) -> Any:
+def std_of_two(a: F, b: F) -> F:
     return abs((a - b) / 2)
 
 
-def balance_of(std: Any) -> Any:
+def balance_of(std: F) -> F:
     """`(1 - std) * 100`, before truncation (floats or arrays)."""
     return (1 - std) * MAX_NODE_SCORE
 

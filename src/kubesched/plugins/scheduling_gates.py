@@ -41,7 +41,8 @@ class SchedulingGates(PreEnqueuePlugin, HintKeys):
         """The hint does not read the queued pod (beyond its identity, for its own updates)."""
         return ""
 
-    def _is_schedulable_after_gates_eliminated(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
+    # Any: the event's pod as served (metadata set), read without checks in this hint
+    def _is_schedulable_after_gates_eliminated(self, pod: m.Pod, old: object, new: Any) -> QueueingHint:
         """Queue only when the pod whose gates were all removed is the queued pod itself."""
         if (new.metadata.uid or "") == (meta_of(pod).uid or ""):
             return QueueingHint.QUEUE

@@ -61,11 +61,11 @@ class _PreScoreState:
         return self  # immutable
 
 
-def _taints(node: Any) -> list[core_v1.Taint]:
+def _taints(node: core_v1.Node) -> list[core_v1.Taint]:
     return list((node.spec.taints if node.spec is not None else None) or ())
 
 
-def has_untolerated_hard_taint(node: object, tolerations: Sequence[core_v1.Toleration] | None) -> bool:
+def has_untolerated_hard_taint(node: core_v1.Node, tolerations: Sequence[core_v1.Toleration] | None) -> bool:
     """Whether the node has a NoSchedule/NoExecute taint none of `tolerations` tolerates (Filter's check)."""
     return find_untolerated_taint(_taints(node), tolerations, effects=_FILTER_EFFECTS) is not None
 
@@ -142,11 +142,12 @@ class TaintToleration(FailureSignatures, PreScorePlugin, ScoreBatchPlugin, Norma
             ),
         ]
 
+    # Any: the queued pod as served (spec set), read without checks on the queue's per-pod path
     def hint_key(self, pod: Any) -> Hashable:
         """The hints read the pod's tolerations (and, for its own updates, its identity)."""
         return msgspec.json.encode(pod.spec.tolerations or [])
 
-    def _is_schedulable_after_node_change(self, pod: m.Pod, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: m.Pod, old: m.Node | None, new: m.Node) -> QueueingHint:
         """Queue when the pod tolerates every hard taint of the node now but did not before (or the
         node is new)."""
         tolerations = pod.spec.tolerations if pod.spec else None
@@ -155,7 +156,8 @@ class TaintToleration(FailureSignatures, PreScorePlugin, ScoreBatchPlugin, Norma
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_pod_toleration_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
+    # Any: the event's pod as served (metadata set), read without checks in this hint
+    def _is_schedulable_after_pod_toleration_change(self, pod: m.Pod, old: object, new: Any) -> QueueingHint:
         """Queue when the updated pod is the queued pod itself; other pods' tolerations do not matter."""
         if (new.metadata.uid or "") == (meta_of(pod).uid or ""):
             return QueueingHint.QUEUE

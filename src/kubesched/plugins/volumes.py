@@ -10,8 +10,8 @@ registrations so that profiles, weights and queueing behave as with the real plu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 import msgspec
 
@@ -31,6 +31,7 @@ from kubesched.plugin import (
     decode_args,
 )
 from kubesched.plugin.batch import Int, ScoreBatchPlugin, zeros
+from kubesched.plugin.registry import Factory
 from kubesched.plugins.skipping import SkippingFilter
 
 if TYPE_CHECKING:
@@ -173,7 +174,7 @@ def new_volume_zone(args: object, handle: Handle) -> VolumeZone:
 
 
 # Plugin name → (factory, args type or None), for registering all four at once.
-PLUGINS: dict[str, tuple[Callable[[Any, Handle], Any], type[object] | None]] = {
+PLUGINS: dict[str, tuple[Factory, type[object] | None]] = {
     VOLUME_RESTRICTIONS: (new_volume_restrictions, None),
     NODE_VOLUME_LIMITS: (new_node_volume_limits, None),
     VOLUME_BINDING: (new_volume_binding, VolumeBindingArgs),

@@ -18,8 +18,9 @@ class PodHeap:
     def __init__(self, primary: Callable[[QueuedPodInfo], object], order: Callable[[QueuedPodInfo], object]) -> None:
         self._primary = primary
         self._order = order
+        # Any: entries are [primary, order, sequence, pod or None] lists, compared element by element
         self._heap: list[list[Any]] = []
-        self._items: dict[str, list[Any]] = {}
+        self._items: dict[str, list[Any]] = {}  # Any: the same entries, by pod key
         self._seq = itertools.count()
 
     def push(self, qpi: QueuedPodInfo) -> None:

@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
+from lightkube.models import core_v1
+
+from kubesched.cache import PodInfo
 from kubesched.framework.events import ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.queued import QueuedPodInfo
+from kubesched.framework.status import Status
 
 
 class Strategy(Enum):
@@ -36,9 +39,9 @@ class QueueProfile:
     """What the queue needs from one profile: its PreEnqueue verdict, the events its rejecting
     plugins registered, and the plugins' hint keys (see `EnqueueExtensions`)."""
 
-    pre_enqueue: Callable[[Any], Any]
+    pre_enqueue: Callable[[PodInfo], Status | None]
     events: dict[str, list[ClusterEventWithHint]]
-    hint_keys: dict[str, Callable[[Any], Hashable]] = field(default_factory=dict)
+    hint_keys: dict[str, Callable[[core_v1.Pod], Hashable]] = field(default_factory=dict)
     _interest: dict[ClusterEvent, bool] = field(default_factory=dict, repr=False)
 
     def interested(self, event: ClusterEvent) -> bool:

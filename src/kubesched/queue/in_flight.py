@@ -7,7 +7,6 @@ import itertools
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from kubesched.framework.events import ClusterEvent
 from kubesched.framework.queued import QueuedPodInfo
@@ -17,8 +16,8 @@ from kubesched.framework.queued import QueuedPodInfo
 class Recorded:
     seq: int
     event: ClusterEvent
-    old: Any
-    new: Any
+    old: object
+    new: object
 
 
 class InFlight:

@@ -3,12 +3,12 @@ choice), which lower- or equal-priority pods must leave room for on that node.""
 
 from __future__ import annotations
 
-from typing import Any
+from lightkube.models import core_v1
 
 from kubesched.cache import PodInfo
 
 
-def _nominated(pod: Any) -> str:
+def _nominated(pod: core_v1.Pod | None) -> str:
     status = pod.status if pod is not None else None
     return (status.nominatedNodeName if status is not None else None) or ""
 
@@ -29,7 +29,7 @@ class Nominator:
         self._node_of[pod.uid] = node
         self._by_node.setdefault(node, {})[pod.uid] = pod
 
-    def update(self, old: Any, new: PodInfo) -> None:
+    def update(self, old: core_v1.Pod | None, new: PodInfo) -> None:
         """A queued pod changed (`old`: its previous object). When neither version names a node,
         a nomination held in memory stays (this scheduler made it and has not written it yet);
         otherwise the new version decides."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
+from lightkube.models import core_v1
 
 from kubesched.cache import PodInfo
 from kubesched.clock import Clock, TimerHandle
@@ -169,6 +170,7 @@ class SchedulingQueue:
     def _moved(self, qpi: QueuedPodInfo, source: str, to: str, event: str, decision: Decision | None = None) -> None:
         self.incoming[(METRIC_QUEUE[to], event)] += 1
         if self._trace.enabled:
+            # Any: values of several types, spread into emit's typed keywords
             fields: dict[str, Any] = {"pod": qpi.key, "from": source, "to": to, "event": event}
             if decision is not None and decision.plugin:
                 fields.update(plugin=decision.plugin, hint=decision.hint)
@@ -185,6 +187,7 @@ class SchedulingQueue:
         """A cluster event that left a waiting pod where it was: which hint said so, if any did."""
         if self._trace.enabled:
             where = GATED if qpi.gated else UNSCHEDULABLE
+            # Any: values of several types, spread into emit's typed keywords
             fields: dict[str, Any] = {"pod": qpi.key, "in": where, "event": event}
             if decision.plugin:
                 fields.update(plugin=decision.plugin, hint=decision.hint)
@@ -356,7 +359,8 @@ class SchedulingQueue:
 
     # -- pod updates ------------------------------------------------------------------------------
 
-    def update(self, old: Any, new: Any, events: Iterable[ClusterEvent]) -> None:
+    # Any: a served pod (metadata set), read without checks on the queue's per-pod path
+    def update(self, old: core_v1.Pod, new: Any, events: Iterable[ClusterEvent]) -> None:
         """An unscheduled pod changed: refresh its queued copy, and requeue it if the change may help."""
         key = f"{new.metadata.namespace}/{new.metadata.name}"
         info = PodInfo(new)
@@ -404,6 +408,7 @@ class SchedulingQueue:
         if qpi is not None:
             self._to_active(qpi, event=FORCE_ACTIVATE.label, source=GATED if qpi.gated else source)
 
+    # Any: a served pod (metadata set), read without checks on the queue's per-pod path
     def delete(self, pod: Any) -> None:
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         for heap in (self.active, self.backoff, self.error_backoff):
@@ -507,7 +512,8 @@ class SchedulingQueue:
         return sorted(labels)
 
 
-def _stripped(pod: Any) -> Any:
+# Any: a served pod (metadata set), read without checks on the queue's per-pod path
+def _stripped(pod: Any) -> object:
     meta = msgspec.structs.replace(
         pod.metadata, resourceVersion=None, generation=None, managedFields=None, finalizers=None
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import msgspec
 
@@ -45,6 +45,14 @@ EXTENSIONS = (
 )
 
 
+class Enabled(TypedDict):
+    """Where a profile enables a plugin: the profile, the point, the weight (Score only)."""
+
+    profile: str
+    point: str
+    weight: int | None
+
+
 @dataclass
 class PluginInfo:
     name: str
@@ -53,15 +61,15 @@ class PluginInfo:
     batch: list[str] = field(default_factory=list)
     extensions: list[str] = field(default_factory=list)
     args_type: str | None = None
-    args: Any = None  # the defaults, as a configuration spells them
-    enabled: list[dict[str, Any]] = field(default_factory=list)  # {"profile", "point", "weight"}
+    args: object = None  # the defaults, as a configuration spells them
+    enabled: list[Enabled] = field(default_factory=list)
     error: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return dataclasses.asdict(self)
 
 
-def _defaults(args_type: type[object]) -> Any:
+def _defaults(args_type: type[object]) -> object:
     value = decode_args(None, args_type)
     data = msgspec.to_builtins(value)
     if isinstance(data, dict):

@@ -13,15 +13,19 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, cast
 
 from kubesched.framework.registry import PluginSpec, Registry, RegistryError
 from kubesched.plugins.registry import in_tree_registry
+
+if TYPE_CHECKING:
+    from kubesched.clock import Clock
+    from kubesched.cluster import Cluster
 
 ENTRY_POINT_GROUP = "kubesched.plugins"
 
@@ -38,7 +42,7 @@ def _as_spec(obj: object, where: str) -> PluginSpec:
     raise PluginLoadError(f"{where}: expected a plugin factory or a PluginSpec, got {type(obj).__name__}")
 
 
-def load_object(value: str, where: str) -> Any:
+def load_object(value: str, where: str) -> object:
     """The object `module:attr` (or `file.py:attr`) names; PluginLoadError starting with `where`."""
     module_name, _, attr = value.rpartition(":")
     if not module_name or not attr:
@@ -148,6 +152,15 @@ def plugin_registry(modules: Sequence[str] = (), *, entry_points: bool = True) -
 CONTROLLERS_GROUP = "kubesched.controllers"
 
 
+class Controller(Protocol):
+    """What a controller factory builds: `run()` works until cancelled."""
+
+    def run(self) -> Awaitable[None]: ...
+
+
+ControllerFactory = Callable[["Cluster", "Clock"], Controller]
+
+
 @dataclass(frozen=True)
 class ControllerEntry:
     """A controller an installed package declares: its name, where it comes from, its factory
@@ -155,7 +168,7 @@ class ControllerEntry:
 
     name: str
     source: str
-    factory: Callable[[Any, Any], Any]
+    factory: ControllerFactory
 
 
 def controllers(group: str = CONTROLLERS_GROUP) -> list[ControllerEntry]:
@@ -166,5 +179,6 @@ def controllers(group: str = CONTROLLERS_GROUP) -> list[ControllerEntry]:
         factory = load_object(ep.value, f'controller "{ep.name}" ({source})')
         if not callable(factory):
             raise PluginLoadError(f'controller "{ep.name}" ({source}): {ep.value} is not a factory')
-        out.append(ControllerEntry(ep.name, source, factory))
+        # a factory as the group's contract has it: what it builds is only ever asked to run()
+        out.append(ControllerEntry(ep.name, source, cast(ControllerFactory, factory)))
     return out

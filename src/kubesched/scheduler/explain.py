@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api.quantity import format_bytes, format_milli_cpu
 from kubesched.cache import NodeInfo, PodInfo
-from kubesched.scheduler.results import AttemptRecord
+from kubesched.scheduler.results import AttemptRecord, NodeScores
 
 if TYPE_CHECKING:
     from kubesched.scheduler.scheduler import Scheduler
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
 
 
-def deciding_plugins(scores: Sequence[dict[str, Any]], host: str) -> dict[str, Any] | None:
+def deciding_plugins(scores: Sequence[NodeScores], host: str) -> dict[str, object] | None:
     """Why `host` beat the runner-up: each plugin's weighted difference, largest first (the plugins
     with a positive difference decided it)."""
     ranked = sorted(scores, key=lambda s: -s["total"])
@@ -39,7 +39,7 @@ def deciding_plugins(scores: Sequence[dict[str, Any]], host: str) -> dict[str, A
     }
 
 
-def shortfalls(pod: PodInfo, nodes: Iterable[NodeInfo], *, limit: int = 5) -> list[dict[str, Any]]:
+def shortfalls(pod: PodInfo, nodes: Iterable[NodeInfo], *, limit: int = 5) -> list[dict[str, object]]:
     """The nodes closest to fitting `pod`'s requests, each with what it lacks now (cpu, memory,
     ephemeral storage, pod slots), ordered by the largest missing share of a node."""
     out = []
@@ -69,22 +69,23 @@ def _amount(name: str, value: int) -> str:
 
 def explanation(
     pod: str, records: Sequence[AttemptRecord], *, pod_info: PodInfo | None, nodes: Iterable[NodeInfo]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Every kept attempt of `pod`, the last one explained."""
     attempts = [r.to_json() for r in records]
     out: dict[str, object] = {"pod": pod, "attempts": attempts}
     if not attempts:
         return out
-    last = attempts[-1]
-    if "scores" in last and last.get("selectedNode"):
-        decided = deciding_plugins(last["scores"], last["selectedNode"])
+    last, record = attempts[-1], records[-1]
+    if record.scores is not None and record.selected:  # the attempt's "scores" and "selectedNode"
+        decided = deciding_plugins(record.scores.to_json(), record.selected)
         if decided is not None:
             last["decision"] = decided
-    if last["result"] == "unschedulable" and pod_info is not None:
+    if record.result == "unschedulable" and pod_info is not None:
         last["closestToFitting"] = shortfalls(pod_info, nodes)
     return out
 
 
+# Any: a JSON document its callers read by key
 def explain_pod(scheduler: Scheduler, key: str) -> dict[str, Any]:
     """`explanation` of the pod `key` (namespace/name) from `scheduler`'s result store and cache."""
     records = scheduler.results.attempts(key) if scheduler.results is not None else ()

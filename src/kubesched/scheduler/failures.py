@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from lightkube.models import core_v1 as m
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import meta_of, name_of
 from kubesched.cache import PodInfo
 from kubesched.clock.base import rfc3339
 from kubesched.cluster import ApiError, NotFound
@@ -47,8 +49,8 @@ class Failures:
         metrics: SchedulerMetrics,
         recorders: dict[str, EventsV1Recorder],
         attempt_results: Counter[tuple[str, str]],
-        current: Callable[[str], Any | None],
-        spawn: Callable[[Any], None],
+        current: Callable[[str], Any | None],  # Any: a served pod (its spec is set), read unchecked per failure
+        spawn: Callable[[Awaitable[None]], None],
     ) -> None:
         self.cluster = cluster
         self.clock = clock
@@ -101,7 +103,7 @@ class Failures:
         self._spawn(self._report_failure(fwk, current, reason, status.message, nomination))
 
     async def _report_failure(
-        self, fwk: Framework, pod: Any, reason: str, message: str, nomination: str | None = None
+        self, fwk: Framework, pod: m.Pod, reason: str, message: str, nomination: str | None = None
     ) -> None:
         """The FailedScheduling event, then the PodScheduled condition (and the nomination a
         PostFilter made or cleared) in one status patch, unless nothing would change."""
@@ -116,7 +118,7 @@ class Failures:
         existing = (
             next((c for c in (pod.status.conditions or []) if c.type == "PodScheduled"), None) if pod.status else None
         )
-        status: dict[str, Any] = {"conditions": [condition]}
+        status: dict[str, object] = {"conditions": [condition]}
         if nomination is not None:
             status["nominatedNodeName"] = nomination or None
         unchanged = existing is not None and (existing.status, existing.reason, existing.message) == (
@@ -130,9 +132,9 @@ class Failures:
         with contextlib.suppress(ApiError):
             await self.cluster.patch(
                 core_v1.Pod,
-                pod.metadata.name,
+                name_of(pod),
                 {"status": status},
-                namespace=pod.metadata.namespace,
+                namespace=meta_of(pod).namespace,
                 subresource="status",
                 patch_type="strategic",
             )

@@ -27,6 +27,7 @@ class Diagnosis:
     post_filter_result: PostFilterResult | None = None  # what PostFilter achieved (a nomination)
     # How many recorded nodes have each (often shared) status object: id -> [status, count]; nodes
     # get their statuses through `record` and `record_many`, which keep it.
+    # Any: a pair counted in place, per node (a list is the cheapest mutable pair)
     tally: dict[int, list[Any]] = field(default_factory=dict)
 
     def _count(self, status: Status, times: int) -> None:

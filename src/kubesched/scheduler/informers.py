@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from lightkube.models import core_v1 as m
 from lightkube.resources import core_v1, policy_v1
 
 from kubesched.api.objects import Served, key_of, meta_of, name_of
@@ -33,9 +34,10 @@ if TYPE_CHECKING:
     from kubesched.trace import Tracer
 
 NOT_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
+S = TypeVar("S", bound=Served)
 
 
-def _requests(pod: Any) -> dict[str, int]:
+def _requests(pod: m.Pod) -> dict[str, int]:
     try:
         return pod_requests(pod)
     except ValueError:
@@ -66,22 +68,24 @@ class Informers:
         self.namespace_labels = namespace_labels
         self.shared_informers = shared_informers
         self.profiles = profiles
-        self._nodes: dict[str, Any] = {}
-        self._pdbs: dict[tuple[str, str], Any] = {}
-        self._unscheduled: dict[str, Any] = {}  # uid -> latest unassigned pod the scheduler is responsible for
+        self._nodes: dict[str, core_v1.Node] = {}
+        self._pdbs: dict[tuple[str, str], policy_v1.PodDisruptionBudget] = {}
+        # uid -> latest unassigned pod the scheduler is responsible for.
+        # Any: served pods (their metadata and spec are set), read unchecked per event
+        self._unscheduled: dict[str, Any] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self.synced = False  # everything listed once
         self.failure: str | None = None  # why an informer stopped, when one did
         self.failed = asyncio.Event()  # set then
         # Called with every Pod and Node the informers see (and whether it is gone), after the
         # cache and queue heard of it: a view of the whole cluster (`kubesched.ui`) listens here.
-        self.observers: list[Callable[[Any, bool], None]] = []
+        self.observers: list[Callable[[core_v1.Pod | core_v1.Node, bool], None]] = []
 
-    def _observe(self, obj: object, deleted: bool) -> None:
+    def _observe(self, obj: core_v1.Pod | core_v1.Node, deleted: bool) -> None:
         for observer in self.observers:
             observer(obj, deleted)
 
-    def unscheduled(self, uid: str) -> Any | None:
+    def unscheduled(self, uid: str) -> core_v1.Pod | None:
         """The latest version of an unassigned pod of this scheduler's, None once gone or bound."""
         return self._unscheduled.get(uid)
 
@@ -94,35 +98,42 @@ class Informers:
         """List every watched kind into the cache and queue (and the informers plugins asked
         for), then keep watching. An optional kind the server does not serve (PodDisruptionBudgets on an old
         cluster, say) is traced once and left out."""
-        informers: list[tuple[type[Served], Callable[[], Awaitable[str]], Callable[[WatchEvent[Any]], None], bool]] = [
-            (policy_v1.PodDisruptionBudget, self._relist_pdbs, self._on_pdb_event, True),
-            (core_v1.Namespace, self._relist_namespaces, self._on_namespace_event, True),
-            (core_v1.Node, self._relist_nodes, self._on_node_event, False),
-            (core_v1.Pod, self._relist_pods, self._on_pod_event, False),
-        ]
-        for kind, relist, handle, optional in informers:
-            try:
-                rv = await list_until_listed(relist, kind, trace=self.trace)
-            except NotFound:
-                if not optional:
-                    raise
-                self.trace.emit("informer.not_served", resource=kind.__name__)
-                continue
-            selector = NOT_TERMINAL if kind is core_v1.Pod else ""
-            watch = reflect(
-                self.cluster,
-                kind,
-                resource_version=rv,
-                relist=relist,
-                handle=handle,
-                trace=self.trace,
-                field_selector=selector,
-            )
-            self._tasks.append(asyncio.get_running_loop().create_task(watch, name=kind.__name__))
+        await self._start(policy_v1.PodDisruptionBudget, self._relist_pdbs, self._on_pdb_event, optional=True)
+        await self._start(core_v1.Namespace, self._relist_namespaces, self._on_namespace_event, optional=True)
+        await self._start(core_v1.Node, self._relist_nodes, self._on_node_event, optional=False)
+        await self._start(core_v1.Pod, self._relist_pods, self._on_pod_event, optional=False)
         self._tasks += await self.shared_informers.start()
         for task in self._tasks:
             task.add_done_callback(self._ended)
         self.synced = True
+
+    async def _start(
+        self,
+        kind: type[S],
+        relist: Callable[[], Awaitable[str]],
+        handle: Callable[[WatchEvent[S]], None],
+        *,
+        optional: bool,
+    ) -> None:
+        """List `kind`, then watch it in a task of its own (a kind not served: traced, when optional)."""
+        try:
+            rv = await list_until_listed(relist, kind, trace=self.trace)
+        except NotFound:
+            if not optional:
+                raise
+            self.trace.emit("informer.not_served", resource=kind.__name__)
+            return
+        selector = NOT_TERMINAL if kind is core_v1.Pod else ""
+        watch = reflect(
+            self.cluster,
+            kind,
+            resource_version=rv,
+            relist=relist,
+            handle=handle,
+            trace=self.trace,
+            field_selector=selector,
+        )
+        self._tasks.append(asyncio.get_running_loop().create_task(watch, name=kind.__name__))
 
     def _ended(self, task: asyncio.Task[None]) -> None:
         """An informer never ends but by being cancelled: one that raised leaves the scheduler
@@ -170,9 +181,10 @@ class Informers:
             self._on_node_delete(gone)
             self._observe(gone, True)
         for node in listed.items:
-            old = self._nodes.get(name_of(node))
+            name = name_of(node)
+            old = self._nodes.get(name)
             if old is None or meta_of(old).resourceVersion != meta_of(node).resourceVersion:
-                self._on_node(node, old)
+                self._on_node(name, node, old)
                 self._observe(node, False)
         return listed.resource_version
 
@@ -202,11 +214,12 @@ class Informers:
 
     def _on_node_event(self, event: WatchEvent[core_v1.Node]) -> None:
         node = event.object
+        name = name_of(node)
         if event.type == DELETED:
-            self._nodes.pop(name_of(node), None)
+            self._nodes.pop(name, None)
             self._on_node_delete(node)
         else:
-            self._on_node(node, self._nodes.get(name_of(node)))
+            self._on_node(name, node, self._nodes.get(name))
         self._observe(node, event.type == DELETED)
 
     def _on_node_delete(self, node: object) -> None:
@@ -216,8 +229,8 @@ class Informers:
         self.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.DELETE), node, None)
         self.cache.remove_node(node)
 
-    def _on_node(self, node: Any, old: Any | None) -> None:
-        self._nodes[node.metadata.name] = node
+    def _on_node(self, name: str, node: core_v1.Node, old: core_v1.Node | None) -> None:
+        self._nodes[name] = node
         if old is None:
             self.cache.add_node(node)
             self.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, ActionType.ADD), None, node)
@@ -236,10 +249,10 @@ class Informers:
         if fed is not None:
             self.shared_informers.feed(fed, event.object, deleted=event.type == DELETED)
 
-    def _responsible(self, pod: Any) -> bool:
+    def _responsible(self, pod: Any) -> bool:  # Any: as `_unscheduled`'s
         return (pod.spec.schedulerName or "") in self.profiles
 
-    def _on_pod_upsert(self, pod: Any) -> None:
+    def _on_pod_upsert(self, pod: Any) -> None:  # Any: as `_unscheduled`'s
         uid = pod.metadata.uid
         if pod.spec.nodeName:
             was_unscheduled = self._unscheduled.pop(uid, None)
@@ -285,7 +298,7 @@ class Informers:
             ClusterEvent(ASSIGNED_POD, ActionType.DELETE), pod, None, pre_check=lambda q: q.priority <= priority
         )
 
-    def _on_pod_delete(self, pod: Any) -> None:
+    def _on_pod_delete(self, pod: Any) -> None:  # Any: as `_unscheduled`'s
         uid = pod.metadata.uid
         if pod.spec.nodeName:  # an assigned pod: its room is free (upstream's deleteAssignedPodFromCache)
             known = self.cache.pod(uid)
@@ -317,13 +330,13 @@ class Informers:
         self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), known.pod, None)
 
 
-def _nomination_moved(old: Any, new: Any) -> bool:
+def _nomination_moved(old: m.Pod, new: m.Pod) -> bool:
     """A nomination that existed and was changed or cleared (a new one frees no room)."""
     before = old.status.nominatedNodeName if old.status is not None else None
     after = new.status.nominatedNodeName if new.status is not None else None
     return bool(before) and before != after
 
 
-def _identity(pod: Any) -> tuple[str, str, str]:
+def _identity(pod: Any) -> tuple[str, str, str]:  # Any: a served pod (its metadata is set), read unchecked
     meta = pod.metadata
     return meta.uid, meta.namespace or "", meta.name

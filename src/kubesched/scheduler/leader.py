@@ -10,7 +10,6 @@ import contextlib
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 import msgspec
 from lightkube.models import coordination_v1 as cm
@@ -71,7 +70,7 @@ class LeaderElector:
         self._clock = clock
         self.settings = settings
         self._trace = tracer or Tracer(clock.now)
-        self._observed: Any = None  # the lease spec as last read
+        self._observed: cm.LeaseSpec | None = None  # the lease spec as last read
         self._observed_at = 0.0  # when it last changed, on our clock
         self._failure = (TIMEOUT, "no answer")  # the last try's reason and detail
         self.leading = False
@@ -115,7 +114,7 @@ class LeaderElector:
             else:
                 await self.release()
 
-    async def _sleep_or_done(self, task: asyncio.Future[Any], seconds: float) -> None:
+    async def _sleep_or_done(self, task: asyncio.Future[None], seconds: float) -> None:
         sleeper = asyncio.ensure_future(self._clock.sleep(seconds))
         await asyncio.wait({task, sleeper}, return_when=asyncio.FIRST_COMPLETED)
         sleeper.cancel()
@@ -144,7 +143,7 @@ class LeaderElector:
     async def _try_acquire_or_renew(self) -> bool:
         s, now = self.settings, self._clock.now()
         try:
-            lease: Any = await self._cluster.get(coordination_v1.Lease, s.name, namespace=s.namespace)
+            lease = await self._cluster.get(coordination_v1.Lease, s.name, namespace=s.namespace)
         except NotFound:
             return await self._write(None, now)
         except ApiError as e:
@@ -160,7 +159,7 @@ class LeaderElector:
             return False
         return await self._write(lease, now)
 
-    async def _write(self, lease: Any, now: float) -> bool:
+    async def _write(self, lease: coordination_v1.Lease | None, now: float) -> bool:
         s = self.settings
         mine = lease is not None and lease.spec is not None and lease.spec.holderIdentity == s.identity
         old = lease.spec if lease is not None and lease.spec is not None else cm.LeaseSpec()
@@ -174,7 +173,7 @@ class LeaderElector:
         try:
             if lease is None:
                 meta = meta_v1.ObjectMeta(name=s.name, namespace=s.namespace)
-                written: Any = await self._cluster.create(coordination_v1.Lease(metadata=meta, spec=spec))
+                written = await self._cluster.create(coordination_v1.Lease(metadata=meta, spec=spec))
             else:
                 written = await self._cluster.update(msgspec.structs.replace(lease, spec=spec))
         except ApiError as e:  # someone else wrote it first (Conflict / AlreadyExists) or the API is away
@@ -189,7 +188,7 @@ class LeaderElector:
         s = self.settings
         with contextlib.suppress(ApiError, TimeoutError):
             async with asyncio.timeout(s.renew_deadline):
-                lease: Any = await self._cluster.get(coordination_v1.Lease, s.name, namespace=s.namespace)
+                lease = await self._cluster.get(coordination_v1.Lease, s.name, namespace=s.namespace)
                 if lease.spec is None or lease.spec.holderIdentity != s.identity:
                     return
                 spec = msgspec.structs.replace(

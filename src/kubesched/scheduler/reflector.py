@@ -8,7 +8,7 @@ import asyncio
 import logging
 import random
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TypeVar
 
 from kubesched.api.objects import Served, meta_of
 from kubesched.cluster import ApiError, Cluster, Gone, NotFound, TooLargeResourceVersion, WatchEvent
@@ -17,6 +17,8 @@ from kubesched.cluster.protocol import BOOKMARK
 from kubesched.trace import Tracer
 
 log = logging.getLogger(__name__)
+
+S = TypeVar("S", bound=Served)
 
 BACKOFF = (0.8, 30.0)  # client-go's reflector backoff: initial and cap, in seconds
 
@@ -41,11 +43,11 @@ async def list_until_listed(relist: Callable[[], Awaitable[str]], kind: type[Ser
 
 async def reflect(
     cluster: Cluster,
-    kind: type[Served],
+    kind: type[S],
     *,
     resource_version: str | None,
     relist: Callable[[], Awaitable[str]],
-    handle: Callable[[WatchEvent[Any]], None],
+    handle: Callable[[WatchEvent[S]], None],
     trace: Tracer,
     field_selector: str = "",
 ) -> None:

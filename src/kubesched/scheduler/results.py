@@ -10,7 +10,7 @@ import itertools
 from collections import OrderedDict, deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +31,24 @@ _REF = 8  # a tuple slot: names are the nodes' own strings, shared, not copied
 Ints = npt.NDArray[np.int64]
 
 
-def verdict(status: Status | None) -> dict[str, Any]:
+class PluginScore(TypedDict):
+    """One plugin's score of one node: raw, after NormalizeScore, its weight and the weighted score."""
+
+    raw: int
+    normalized: int
+    weight: int
+    weighted: int
+
+
+class NodeScores(TypedDict):
+    """One scored node: each plugin's score and the total."""
+
+    node: str
+    plugins: dict[str, PluginScore]
+    total: int
+
+
+def verdict(status: Status | None) -> dict[str, object]:
     """A status as the records render it: code, plugin, reasons."""
     if status is None:
         return {"code": "Success"}
@@ -59,14 +76,14 @@ class Scores:
         scored = self.scored
         return scored.names() if isinstance(scored, RowNodes) else tuple(n.name for n in scored)
 
-    def to_json(self) -> list[dict[str, Any]]:
-        out = []
+    def to_json(self) -> list[NodeScores]:
+        out: list[NodeScores] = []
         parts = self.parts
         raws = [p.raw.tolist() for p in parts]
         normalized = [p.normalized.tolist() for p in parts]
         totals = self.totals.tolist()
         for j, node in enumerate(self.names()):
-            plugins = {
+            plugins: dict[str, PluginScore] = {
                 p.plugin: {
                     "raw": raws[i][j],
                     "normalized": normalized[i][j],
@@ -89,7 +106,7 @@ class Preemption:
     reason: str
     reprieved: tuple[str, ...] = ()  # lower-priority pods on the chosen node that could stay
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "candidates": [{"node": n, "victims": list(v), "pdbViolations": p} for n, v, p in self.candidates],
             "nominatedNode": self.chosen,
@@ -126,7 +143,7 @@ class AttemptRecord:
     top_indices: Ints | None = None  # into the scored nodes: those sharing the best total
     result: str = ""  # scheduled, unschedulable or error
     message: str = ""  # the FailedScheduling message
-    outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)  # Reserve, Permit, PreBind, Bind
+    outcomes: dict[str, dict[str, object]] = field(default_factory=dict)  # Reserve, Permit, PreBind, Bind
     preemption: Preemption | None = None
     nominated: str = ""  # the nominated node that passed Filter: the only node evaluated
 
@@ -148,22 +165,24 @@ class AttemptRecord:
         """The outcome of a point after the search (Reserve, Permit, PreBind, Bind)."""
         self.outcomes[point] = verdict(status)
 
-    def filter_groups(self) -> list[dict[str, Any]]:
+    def filter_groups(self) -> list[dict[str, object]]:
         """The failed nodes grouped by verdict (plugin and reasons), the largest group first."""
         groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         statuses = self.statuses
         for node, index in zip(self.failed, self.failed_status.tolist(), strict=True):
             status = statuses[index]
             groups.setdefault((status.plugin, tuple(status.reasons)), []).append(node)
-        out: list[dict[str, object]] = [
-            {"plugin": p, "reasons": list(r), "nodes": sorted(n)} for (p, r), n in groups.items()
+        sized: list[tuple[int, dict[str, object]]] = [
+            (len(n), {"plugin": p, "reasons": list(r), "nodes": sorted(n)}) for (p, r), n in groups.items()
         ]
         absent = self.all_nodes - self.candidates
         if self.absent is not None and absent > 0:
-            out.append({"plugin": self.absent.plugin, "reasons": list(self.absent.reasons), "count": absent})
-        return sorted(out, key=lambda g: -(g.get("count") or len(g["nodes"])))
+            sized.append(
+                (absent, {"plugin": self.absent.plugin, "reasons": list(self.absent.reasons), "count": absent})
+            )
+        return [group for _, group in sorted(sized, key=lambda t: -t[0])]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
             "pod": self.pod,
             "attempt": self.attempt,

@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections import Counter
-from collections.abc import Coroutine, Sequence
-from typing import Any
+from collections.abc import Awaitable, Sequence
+
+from lightkube.models import core_v1
 
 from kubesched.cache import Cache, CacheError, PodInfo, Snapshot
 from kubesched.clock import Clock
@@ -188,7 +189,7 @@ class Scheduler:
         await self.informers.start()
         self.queue.start()
 
-    def _known_pod(self, namespace: str, name: str) -> Any | None:
+    def _known_pod(self, namespace: str, name: str) -> core_v1.Pod | None:
         info = self.cache.pod_by_key(f"{namespace}/{name}")
         return info.pod if info is not None else None
 
@@ -487,16 +488,16 @@ class Scheduler:
         if forgotten and status.is_rejected():  # after the failure, so the pod itself is not moved by it
             self.queue.move_all_to_active_or_backoff(freed, assumed.pod, None, pre_check=lambda q: q.uid != assumed.uid)
 
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, coro: Awaitable[None]) -> None:
         self._task(coro)
 
-    def _task(self, coro: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
+    def _task(self, coro: Awaitable[None]) -> asyncio.Future[None]:
         task = asyncio.ensure_future(coro)
         self._bindings.add(task)
         task.add_done_callback(self._bindings.discard)
         return task
 
-    def _block(self, coro: Coroutine[Any, Any, None]) -> None:
+    def _block(self, coro: Awaitable[None]) -> None:
         self._blocking.append(self._task(coro))
 
 

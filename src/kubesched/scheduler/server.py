@@ -19,10 +19,11 @@ from kubesched.scheduler.scheduler import Scheduler
 DEFAULT_PORT = 10259
 
 
+# Any: a JSON document its callers read and extend by key
 def queue_document(pending: dict[str, int], pods: Sequence[PendingPod]) -> dict[str, Any]:
     """The `/debug/queue` answer: counts per queue and every pending pod, times in RFC 3339."""
 
-    def entry(pod: PendingPod) -> dict[str, Any]:
+    def entry(pod: PendingPod) -> dict[str, object]:
         out = dataclasses.asdict(pod)
         for name in ("backoff_until", "since"):
             out[name] = None if out[name] is None else rfc3339(out[name])

@@ -21,7 +21,7 @@ from kubesched.trace import Tracer
 
 T = TypeVar("T")
 FED: frozenset[type[Served]] = frozenset({core_v1.Pod})  # kinds the scheduler watches anyway
-Requeue = Callable[[ClusterEvent, Any, Any], None]
+Requeue = Callable[[ClusterEvent, object, object], None]  # (event, old object, new object)
 
 
 def event_resource(kind: type[Served]) -> str:
@@ -44,7 +44,7 @@ def served_kinds_of(resources: Iterable[str]) -> list[type[Served]]:
     return [cls for cls in KINDS if cls not in (core_v1.Pod, core_v1.Node) and event_resource(cls) in wanted]
 
 
-def _key(obj: Any) -> tuple[str, str]:
+def _key(obj: Any) -> tuple[str, str]:  # Any: a served object (its metadata is set), read unchecked per event
     meta = obj.metadata
     return meta.namespace or "", meta.name
 
@@ -55,16 +55,17 @@ class KindInformer:
     def __init__(self, kind: type[Served]) -> None:
         self.kind = kind
         self.resource = event_resource(kind)
+        # Any: objects of `kind`, whichever kind (see `informer`), read unchecked per event
         self.objects: dict[tuple[str, str], Any] = {}
         self.handlers: list[InformerHandler] = []
 
-    def list(self) -> list[Any]:
+    def list(self) -> list[Any]:  # Any: as `objects`'
         return list(self.objects.values())
 
     def __len__(self) -> int:
         return len(self.objects)
 
-    def get(self, name: str, namespace: str | None = None) -> Any | None:
+    def get(self, name: str, namespace: str | None = None) -> Any | None:  # Any: as `objects`'
         return self.objects.get((namespace or "", name))
 
     def add_handler(self, handler: InformerHandler) -> None:
@@ -144,7 +145,7 @@ class SharedInformers:
         return self.informers.get(kind)
 
     @staticmethod
-    def feed(informer: KindInformer, obj: Any, *, deleted: bool = False) -> None:
+    def feed(informer: KindInformer, obj: Any, *, deleted: bool = False) -> None:  # Any: as `objects`'
         """One object as the scheduler's own watch saw it (its handlers are told; no requeue: the
         scheduler's handling of the same event does that)."""
         key = _key(obj)

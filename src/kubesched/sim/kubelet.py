@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Collection, Coroutine
+from collections.abc import Collection, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import FieldError
-from kubesched.api.objects import key_of, meta_of, name_of
+from kubesched.api.objects import key_of, meta_of, name_of, present
 from kubesched.api.quantity import int_value, milli_value
 from kubesched.api.resources import pod_requests
 from kubesched.clock import Clock
@@ -63,7 +63,7 @@ class _Node:
         return f"{prefix}.{self.started % 253 + 2}"
 
 
-def _allocatable(node: Any) -> dict[str, int]:
+def _allocatable(node: core_v1.Node) -> dict[str, int]:
     out: dict[str, int] = {}
     for res, qty in ((node.status.allocatable if node.status else None) or {}).items():
         field_ = f"status.allocatable[{res}]"
@@ -93,7 +93,7 @@ def admission_failure(node: _Node, requests: dict[str, int]) -> tuple[str, str] 
     return None
 
 
-def _scheduled(pod: Any) -> list[dict[str, Any]]:
+def _scheduled(pod: core_v1.Pod) -> list[dict[str, str]]:
     """The pod's PodScheduled condition, kept as the scheduler wrote it when the kubelet writes
     the conditions anew."""
     out = []
@@ -104,6 +104,16 @@ def _scheduled(pod: Any) -> list[dict[str, Any]]:
                 condition["lastTransitionTime"] = rfc3339(c.lastTransitionTime.timestamp())
             out.append(condition)
     return out
+
+
+def _uid(pod: core_v1.Pod) -> str:
+    return meta_of(pod).uid or ""
+
+
+def _name(pod: core_v1.Pod) -> str:
+    """`namespace/name`, as the kubelet's trace names a pod."""
+    meta = meta_of(pod)
+    return f"{meta.namespace}/{meta.name}"
 
 
 class FakeKubelets:
@@ -128,7 +138,7 @@ class FakeKubelets:
         self._events = EventRecorder(cluster, clock, component="kubelet")
         self.nodes: dict[str, _Node] = {}
         self._host_ips: dict[str, str] = {}
-        self._waiting: dict[str, list[Any]] = {}  # pods bound to a node not seen yet
+        self._waiting: dict[str, list[core_v1.Pod]] = {}  # pods bound to a node not seen yet
         self._stopping: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -161,10 +171,11 @@ class FakeKubelets:
                 for pod in self._waiting.pop(name, []):
                     self._on_pod(pod, deleted=False)
 
-    def _serves(self, node: Any) -> bool:
+    def _serves(self, node: core_v1.Node) -> bool:
+        meta = meta_of(node)
         if self._serve:
-            return bool(node.metadata.name in self._serve)
-        return FAKE_NODE_ANNOTATION in (node.metadata.annotations or {})
+            return meta.name in self._serve
+        return FAKE_NODE_ANNOTATION in (meta.annotations or {})
 
     async def _watch_pods(self) -> None:
         async for event in self._cluster.watch(core_v1.Pod):
@@ -172,12 +183,13 @@ class FakeKubelets:
                 continue
             self._on_pod(event.object, deleted=event.type == DELETED)
 
-    def _on_pod(self, pod: Any, *, deleted: bool) -> None:
-        node_name = pod.spec.nodeName
+    def _on_pod(self, pod: core_v1.Pod, *, deleted: bool) -> None:
+        node_name = present(pod.spec, "the pod's spec").nodeName
         if not node_name or (self._serve and node_name not in self._serve):
             return
         node = self.nodes.get(node_name)
-        uid = pod.metadata.uid
+        meta = meta_of(pod)
+        uid = _uid(pod)
         if deleted:
             if node is not None:
                 node.admitted.pop(uid, None)
@@ -190,7 +202,7 @@ class FakeKubelets:
         if phase in ("Succeeded", "Failed"):
             node.admitted.pop(uid, None)
             return
-        if pod.metadata.deletionTimestamp is not None:
+        if meta.deletionTimestamp is not None:
             if uid in node.admitted and uid not in self._stopping:
                 self._stopping.add(uid)
                 self._spawn(self._stop(pod))
@@ -199,9 +211,9 @@ class FakeKubelets:
             return
         self._admit(node, pod)
 
-    def _admit(self, node: _Node, pod: Any) -> None:
-        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
-        node_name = pod.spec.nodeName
+    def _admit(self, node: _Node, pod: core_v1.Pod) -> None:
+        key = _name(pod)
+        node_name = present(pod.spec, "the pod's spec").nodeName
         try:
             requests = pod_requests(pod)
         except FieldError as e:
@@ -213,7 +225,7 @@ class FakeKubelets:
             self._trace.emit("kubelet.rejected", pod=key, node=node_name, reason=reason, message=message)
             self._spawn(self._reject(pod, reason, message))
             return
-        node.admitted[pod.metadata.uid] = requests
+        node.admitted[_uid(pod)] = requests
         self._trace.emit("kubelet.admitted", pod=key, node=node_name)
         self._spawn(self._start(pod))
 
@@ -244,7 +256,7 @@ class FakeKubelets:
                 continue
             failure = admission_failure(node, requests)
             if failure is None:
-                node.admitted[meta_of(pod).uid or ""] = requests
+                node.admitted[_uid(pod)] = requests
                 if (pod.status.phase if pod.status else None) == "Pending":
                     self._trace.emit("kubelet.admitted", pod=key, node=node_name)
                     self._spawn(self._start(pod))
@@ -255,26 +267,27 @@ class FakeKubelets:
             rejected.append(key)
         return rejected
 
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:  # Any: a coroutine's yield and send types
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _reject(self, pod: Any, reason: str, message: str) -> None:
+    async def _reject(self, pod: core_v1.Pod, reason: str, message: str) -> None:
         status = {"phase": "Failed", "reason": reason, "message": f"Pod was rejected: {message}"}
         if await self._patch_status(pod, status):
-            await self._events.record(pod, WARNING, reason, message, host=pod.spec.nodeName)
+            await self._events.record(pod, WARNING, reason, message, host=present(pod.spec, "the pod's spec").nodeName)
 
-    async def _start(self, pod: Any) -> None:
+    async def _start(self, pod: core_v1.Pod) -> None:
         await self._clock.sleep(self.config.start_seconds)
         if not self._still_admitted(pod):
             return
+        spec = present(pod.spec, "the pod's spec")
         now = rfc3339(self._clock.now())
         ready = [
             {"type": t, "status": "True", "lastTransitionTime": now}
             for t in ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready")
         ]
-        running = {
+        running: dict[str, object] = {
             "phase": "Running",
             "startTime": now,
             "conditions": [*ready, *_scheduled(pod)],
@@ -288,36 +301,37 @@ class FakeKubelets:
                     "started": True,
                     "state": {"running": {"startedAt": now}},
                 }
-                for c in pod.spec.containers
+                for c in spec.containers
             ],
         }
-        node = self.nodes.get(pod.spec.nodeName)
+        node = self.nodes.get(spec.nodeName or "")
         ip = node.next_pod_ip() if node is not None else None
         if ip is not None:
             running["podIP"] = ip
             running["podIPs"] = [{"ip": ip}]
-        host_ip = self._host_ips.get(pod.spec.nodeName)
+        host_ip = self._host_ips.get(spec.nodeName or "")
         if host_ip is not None:
             running["hostIP"] = host_ip
             running["hostIPs"] = [{"ip": host_ip}]
         if not await self._patch_status(pod, running):
             return
-        self._trace.emit("kubelet.running", pod=f"{pod.metadata.namespace}/{pod.metadata.name}", node=pod.spec.nodeName)
-        for c in pod.spec.containers:
+        self._trace.emit("kubelet.running", pod=_name(pod), node=spec.nodeName)
+        for c in spec.containers:
             await self._event(pod, "Pulled", f'Container image "{c.image}" already present on machine')
             await self._event(pod, "Created", f"Created container: {c.name}")
             await self._event(pod, "Started", f"Started container {c.name}")
-        annotations = pod.metadata.annotations or {}
+        annotations = meta_of(pod).annotations or {}
         run_for = annotations.get(RUN_SECONDS_ANNOTATION)
-        if run_for is None and pod.spec.restartPolicy in ("Never", "OnFailure"):
+        if run_for is None and spec.restartPolicy in ("Never", "OnFailure"):
             run_for = self.config.complete_seconds
         if run_for is not None:
             await self._clock.sleep(float(run_for))
             if self._still_admitted(pod):
                 await self._exit(pod, int(annotations.get(EXIT_CODE_ANNOTATION, 0)))
 
-    async def _exit(self, pod: Any, code: int) -> None:
+    async def _exit(self, pod: core_v1.Pod, code: int) -> None:
         """The containers exit with `code`: the pod Succeeded (0) or Failed."""
+        spec = present(pod.spec, "the pod's spec")
         now = rfc3339(self._clock.now())
         reason = "Completed" if code == 0 else "Error"
         terminated = [
@@ -330,7 +344,7 @@ class FakeKubelets:
                 "started": False,
                 "state": {"terminated": {"exitCode": code, "reason": reason, "finishedAt": now}},
             }
-            for c in pod.spec.containers
+            for c in spec.containers
         ]
         conditions = [
             {"type": "PodReadyToStartContainers", "status": "False", "lastTransitionTime": now},
@@ -347,36 +361,32 @@ class FakeKubelets:
             "conditions": conditions,
         }
         if await self._patch_status(pod, status):
-            self._trace.emit(
-                "kubelet.exited", pod=f"{pod.metadata.namespace}/{pod.metadata.name}", node=pod.spec.nodeName, code=code
-            )
+            self._trace.emit("kubelet.exited", pod=_name(pod), node=spec.nodeName, code=code)
 
-    async def _event(self, pod: Any, reason: str, message: str) -> None:
-        await self._events.record(pod, NORMAL, reason, message, host=pod.spec.nodeName)
+    async def _event(self, pod: core_v1.Pod, reason: str, message: str) -> None:
+        await self._events.record(pod, NORMAL, reason, message, host=present(pod.spec, "the pod's spec").nodeName)
 
-    async def _stop(self, pod: Any) -> None:
-        grace = pod.metadata.deletionGracePeriodSeconds or 0
-        for c in pod.spec.containers:
+    async def _stop(self, pod: core_v1.Pod) -> None:
+        meta, spec = meta_of(pod), present(pod.spec, "the pod's spec")
+        grace = meta.deletionGracePeriodSeconds or 0
+        for c in spec.containers:
             await self._event(pod, "Killing", f"Stopping container {c.name}")
         stop = self.config.stop_seconds
         await self._clock.sleep(grace if stop is None else min(grace, stop))
-        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
-        self._trace.emit("kubelet.killed", pod=key, node=pod.spec.nodeName, grace=grace)
+        self._trace.emit("kubelet.killed", pod=_name(pod), node=spec.nodeName, grace=grace)
         with contextlib.suppress(ApiError):
-            await self._cluster.delete(
-                core_v1.Pod, pod.metadata.name, namespace=pod.metadata.namespace, grace_period_seconds=0
-            )
+            await self._cluster.delete(core_v1.Pod, name_of(pod), namespace=meta.namespace, grace_period_seconds=0)
 
-    def _still_admitted(self, pod: Any) -> bool:
-        node = self.nodes.get(pod.spec.nodeName)
-        return node is not None and pod.metadata.uid in node.admitted and pod.metadata.uid not in self._stopping
+    def _still_admitted(self, pod: core_v1.Pod) -> bool:
+        node = self.nodes.get(present(pod.spec, "the pod's spec").nodeName or "")
+        uid = _uid(pod)
+        return node is not None and uid in node.admitted and uid not in self._stopping
 
-    async def _patch_status(self, pod: Any, status: dict[str, Any]) -> bool:
-        patch = {"metadata": {"uid": pod.metadata.uid}, "status": status}
+    async def _patch_status(self, pod: core_v1.Pod, status: Mapping[str, object]) -> bool:
+        meta = meta_of(pod)
+        patch = {"metadata": {"uid": meta.uid}, "status": status}
         try:
-            await self._cluster.patch(
-                core_v1.Pod, pod.metadata.name, patch, namespace=pod.metadata.namespace, subresource="status"
-            )
+            await self._cluster.patch(core_v1.Pod, name_of(pod), patch, namespace=meta.namespace, subresource="status")
         except ApiError:
             return False
         return True

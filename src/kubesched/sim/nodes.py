@@ -30,11 +30,12 @@ class NodeTemplate:
     )
     allocatable: Mapping[str, str] | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
-    taints: Sequence[Mapping[str, str]] = ()
+    taints: Sequence[Mapping[str, object]] = ()  # each converted to a Taint
     unschedulable: bool = False
     zones: Sequence[str] = DEFAULT_ZONES
 
     @classmethod
+    # Any: a Node manifest as decoded; its fields are taken as the template's (`from_file` checks the quantities)
     def from_node(cls, node: Mapping[str, Any], *, zones: Sequence[str] = DEFAULT_ZONES) -> NodeTemplate:
         """A template from a Node manifest (`metadata.labels`, `spec.taints`, `status.capacity`...)."""
         meta = node.get("metadata") or {}

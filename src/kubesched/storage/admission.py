@@ -9,6 +9,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, ClassVar, Protocol
 
 import msgspec
+from lightkube.models import core_v1 as m
 from lightkube.resources import core_v1, scheduling_v1
 
 from kubesched.api.objects import Served
@@ -17,7 +18,8 @@ from kubesched.cluster.errors import Forbidden, NotFound
 from kubesched.cluster.kinds import Kind
 from kubesched.storage.podspecs import POD_SPECS
 
-Tables = Callable[[type[Served]], Mapping[tuple[str, str], Any]]  # a kind's stored objects, by (namespace, name)
+# Any: a kind's stored objects (their metadata set), by (namespace, name)
+Tables = Callable[[type[Served]], Mapping[tuple[str, str], Any]]
 Admitted = tuple[str | None, int, str]  # priorityClassName, priority, preemptionPolicy
 
 
@@ -34,7 +36,7 @@ class NamespaceLifecycle:
     name: ClassVar[str] = "NamespaceLifecycle"
     kinds: ClassVar[frozenset[type[Served]] | None] = None
 
-    def admit(self, kind: Kind, obj: Any, tables: Tables) -> None:
+    def admit(self, kind: Kind, obj: Any, tables: Tables) -> None:  # Any: the new object, its metadata set
         if not kind.namespaced:
             return
         meta = obj.metadata
@@ -51,7 +53,8 @@ class NamespaceLifecycle:
             )
 
 
-def admitted_priority(spec: Any, name: str, priority_classes: Iterable[Any]) -> Admitted:
+# Any: stored PriorityClasses, their metadata set
+def admitted_priority(spec: m.PodSpec, name: str, priority_classes: Iterable[Any]) -> Admitted:
     """The priority class name, value and preemption policy a pod with `spec` is given (from its
     PriorityClass or the global default); an unknown class or a contradicting value is Forbidden."""
     class_name = spec.priorityClassName
@@ -89,7 +92,7 @@ class Priority:
     name: ClassVar[str] = "Priority"
     kinds: ClassVar[frozenset[type[Served]] | None] = frozenset({core_v1.Pod})
 
-    def admit(self, kind: Kind, obj: Any, tables: Tables) -> None:
+    def admit(self, kind: Kind, obj: Any, tables: Tables) -> None:  # Any: the new pod, its metadata set
         spec = obj.spec
         if spec is None:
             return  # validation says what is missing

@@ -33,7 +33,7 @@ class MemoryCluster:
         field_selector: str = "",
         limit: int = 0,
         continue_token: str | None = None,
-    ) -> ListResult[Any]:
+    ) -> ListResult[Any]:  # Any: objects of `kind`, whichever served class it is
         return self.store.list(
             kind,
             namespace=namespace,
@@ -70,7 +70,7 @@ class MemoryCluster:
         self,
         kind: type[R],
         name: str,
-        patch: Any,
+        patch: object,
         *,
         namespace: str | None = None,
         subresource: str | None = None,

@@ -26,7 +26,7 @@ class Binder:
     def __init__(self) -> None:
         self._bound = BoundForms()
 
-    def __call__(self, store: MemoryStore, binding: Any, namespace: str | None) -> Any:
+    def __call__(self, store: MemoryStore, binding: Any, namespace: str | None) -> object:  # Any: a Binding
         meta = binding.metadata
         ns = namespace or meta.namespace or "default"
         target = binding.target
@@ -36,7 +36,7 @@ class Binder:
         elif target.kind not in (None, "", "Node"):
             errors.append(FieldError("target.kind", target.kind, "", kind="Not found"))
         store.refuse_invalid(_POD, binding, errors, kind_name="Binding")
-        pod: Any = store.get(core_v1.Pod, meta.name, namespace=ns)
+        pod: Any = store.get(core_v1.Pod, meta.name, namespace=ns)  # Any: a stored pod, its metadata and spec set
         store.check_preconditions(_POD, pod, uid=meta.uid, rv=meta.resourceVersion)
         if (why := _unbindable(pod)) is not None:
             raise conflict("pods/binding", pod.metadata.name, why, kind="pods/binding")
@@ -52,7 +52,7 @@ class Binder:
         return store.write(_POD, pod, new)
 
 
-def _unbindable(pod: Any) -> str | None:
+def _unbindable(pod: Any) -> str | None:  # Any: as the binder's
     name = pod.metadata.name
     if pod.metadata.deletionTimestamp is not None:
         return f"pod {name} is being deleted, cannot be assigned to a host"

@@ -23,16 +23,17 @@ from kubesched.cluster.legacy import PodDisruptionBudgetV1beta1, pdb_from_v1, pd
 @dataclass(frozen=True)
 class View:
     storage: type[Served]
-    to_storage: Callable[[Any], Any]
-    from_storage: Callable[[Any], Any]
+    to_storage: Callable[[Any], Served]  # Any: an object of the view's own class
+    from_storage: Callable[[Any], Served]  # Any: an object of the storage class
 
 
-def _event_to_core(e: Any) -> core_v1.Event:
+def _event_to_core(e: events_v1.Event) -> core_v1.Event:
+    meta: Any = e.metadata  # Any: a new Event's may be unset yet, though core/v1 declares it required
     series = None
     if e.series is not None:
         series = cm.EventSeries(count=e.series.count, lastObservedTime=e.series.lastObservedTime)
     return core_v1.Event(
-        metadata=e.metadata,
+        metadata=meta,
         involvedObject=e.regarding or cm.ObjectReference(),
         related=e.related,
         message=e.note,
@@ -50,7 +51,7 @@ def _event_to_core(e: Any) -> core_v1.Event:
     )
 
 
-def _event_from_core(e: Any) -> events_v1.Event:
+def _event_from_core(e: Any) -> events_v1.Event:  # Any: a core/v1 Event, whose unset times events/v1 requires
     series = None
     if e.series is not None:
         series = em.EventSeries(count=e.series.count or 0, lastObservedTime=e.series.lastObservedTime)
@@ -73,7 +74,7 @@ def _event_from_core(e: Any) -> events_v1.Event:
     )
 
 
-def converter(cls: type[Served]) -> Callable[[Any], Any]:
+def converter(cls: type[Served]) -> Callable[[object], Served]:
     """Conversion of an object into `cls` through the wire codec (two classes of one custom kind)."""
     decode = decoder(cls).decode
     return lambda obj: decode(encode(obj))

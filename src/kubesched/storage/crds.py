@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 from lightkube.models import apiextensions_v1 as ax
 
 from kubesched.api.errors import REQUIRED, FieldError
+from kubesched.api.objects import meta_of, present
+from kubesched.cluster.kinds import Kind
 
 SCOPES = ("Cluster", "Namespaced")
 
 
-def crd_errors(crd: Any, served: Mapping[tuple[str, str, str], Any]) -> list[FieldError]:
+def crd_errors(crd: ax.CustomResourceDefinition, served: Mapping[tuple[str, str, str], Kind]) -> list[FieldError]:
     """What keeps a CRD from being served: missing names, a name other than `<plural>.<group>`, no
     version or not exactly one storage version, an unknown scope, a kind another CRD serves."""
     spec = crd.spec
@@ -35,17 +36,19 @@ def crd_errors(crd: Any, served: Mapping[tuple[str, str, str], Any]) -> list[Fie
     if errors:
         return errors
     expected = f"{names.plural}.{spec.group}"
-    if crd.metadata.name != expected:
-        errors.append(FieldError("metadata.name", crd.metadata.name, 'must be spec.names.plural+"."+spec.group'))
+    name = meta_of(crd).name
+    if name != expected:
+        errors.append(FieldError("metadata.name", name, 'must be spec.names.plural+"."+spec.group'))
     for v in spec.versions:
         owner = served.get((spec.group, v.name, names.kind))
-        if owner is not None and owner.qualified != crd.metadata.name:  # the same CRD again is AlreadyExists
+        if owner is not None and owner.qualified != name:  # the same CRD again is AlreadyExists
             errors.append(FieldError("spec.names.kind", names.kind, "is already in use"))
     return errors
 
 
-def established(crd: Any, now: datetime) -> ax.CustomResourceDefinitionStatus:
-    names = crd.spec.names
+def established(crd: ax.CustomResourceDefinition, now: datetime) -> ax.CustomResourceDefinitionStatus:
+    spec = present(crd.spec, "the CustomResourceDefinition's spec")
+    names = spec.names
     accepted = ax.CustomResourceDefinitionNames(
         kind=names.kind,
         plural=names.plural,
@@ -70,5 +73,5 @@ def established(crd: Any, now: datetime) -> ax.CustomResourceDefinitionStatus:
             lastTransitionTime=now,
         ),
     ]
-    storage = next(v.name for v in crd.spec.versions if v.storage)
+    storage = next(v.name for v in spec.versions if v.storage)
     return ax.CustomResourceDefinitionStatus(acceptedNames=accepted, conditions=conditions, storedVersions=[storage])

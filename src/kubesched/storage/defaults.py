@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 from lightkube.models import core_v1 as m
 
@@ -11,10 +9,10 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_TERMINATION_GRACE_SECONDS = 30
 
 
-def _default_container(c: Any) -> None:
+def _default_container(c: m.Container) -> None:
     res = c.resources
     limits = res.limits if res else None
-    if limits:
+    if res is not None and limits:
         requests = res.requests
         if requests is None or any(k not in requests for k in limits):
             res.requests = {**limits, **(requests or {})}
@@ -27,7 +25,7 @@ def _default_container(c: Any) -> None:
         c.terminationMessagePolicy = "File"
 
 
-def qos_class(spec: Any) -> str:
+def qos_class(spec: m.PodSpec) -> str:
     """BestEffort, Burstable or Guaranteed, from the containers' requests and limits."""
     containers = [*(spec.initContainers or []), *spec.containers]
     any_set = False
@@ -44,7 +42,7 @@ def qos_class(spec: Any) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
-def default_pod_spec(spec: Any) -> None:
+def default_pod_spec(spec: m.PodSpec) -> None:
     """Fill a new pod spec's defaults in place (the spec is the store's own copy)."""
     for c in spec.containers or ():
         _default_container(c)
@@ -58,7 +56,7 @@ def default_pod_spec(spec: Any) -> None:
         spec.terminationGracePeriodSeconds = DEFAULT_TERMINATION_GRACE_SECONDS
 
 
-def default_node(node: Any) -> None:
+def default_node(node: m.Node) -> None:
     """A node registered without allocatable gets its capacity, as the kubelet reports it."""
     status = node.status or m.NodeStatus()
     if status.capacity and not status.allocatable:

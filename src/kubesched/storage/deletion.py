@@ -31,8 +31,13 @@ def propagation_finalizers(finalizers: list[str] | None, policy: str | None) -> 
 
 
 def deletion(
-    strategy: Strategy, stored: Any, *, policy: str | None, grace: int | None, stamp: Callable[..., datetime]
-) -> Any | None:
+    strategy: Strategy[Any],  # Any: the stored object's kind's
+    stored: Any,  # Any: a stored object, its metadata set
+    *,
+    policy: str | None,
+    grace: int | None,
+    stamp: Callable[..., datetime],
+) -> Any | None:  # Any: as `stored`
     """What a delete asking for `policy` and `grace` seconds leaves in place of `stored`: the
     object being deleted (`stored` itself when the delete changes nothing), or None when it goes
     at once. `stamp(offset=seconds)` is the store's clock."""

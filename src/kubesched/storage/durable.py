@@ -4,7 +4,6 @@ msgpack, a journal that fails answered as the API server answers a storage error
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import msgspec
 from lightkube.resources import apiextensions_v1
@@ -17,13 +16,13 @@ from kubesched.storage.feed import Change
 from kubesched.storage.journal import Entry, Journal, JournalError, Saved, kind_key, ordered, split_kind_key
 
 _pack = msgspec.msgpack.Encoder().encode
-_DECODERS: dict[type[Served], msgspec.msgpack.Decoder[Any]] = {}
+_DECODERS: dict[type[Served], msgspec.msgpack.Decoder[Served]] = {}
 
 Key = tuple[str, str]
-Named = Callable[[str, str], Kind | None]  # a kind by apiVersion and kind, when served
+KindLookup = Callable[[str, str], Kind | None]  # a kind by apiVersion and kind, when served
 
 
-def unpack(cls: type[Served], data: bytes) -> Any:
+def unpack(cls: type[Served], data: bytes) -> Served:
     found = _DECODERS.get(cls)
     if found is None:
         found = _DECODERS[cls] = msgspec.msgpack.Decoder(cls)
@@ -34,7 +33,7 @@ def key_of(kind: Kind) -> str:
     return kind_key(kind.api_version, kind.kind)
 
 
-def saved_objects(saved: Saved, named: Named) -> Iterator[tuple[Kind, Key, Any, int]]:
+def saved_objects(saved: Saved, named: KindLookup) -> Iterator[tuple[Kind, Key, Served, int]]:
     """The objects a journal saved, each with its kind, key and version: CRDs first, and each
     kind looked up as its objects come (a CRD taken in serves its kind); the objects of a custom
     kind no longer defined are left out."""
@@ -43,7 +42,7 @@ def saved_objects(saved: Saved, named: Named) -> Iterator[tuple[Kind, Key, Any, 
             yield kind, (row.namespace, row.name), unpack(kind.cls, row.data), row.rv
 
 
-def saved_changes(saved: Saved, named: Named, *, limit: int) -> list[Change]:
+def saved_changes(saved: Saved, named: KindLookup, *, limit: int) -> list[Change]:
     """The newest `limit` changes a journal saved, from the first whose predecessor it kept."""
     changes: list[Change] = []
     for entry in saved.changes[-limit:]:
@@ -64,7 +63,7 @@ class Durable:
         self.journal = journal
         self._names: dict[type[Served], str] = {}
 
-    def write(self, kind: Kind, key: Key, rv: int, type_: str, obj: Any) -> None:
+    def write(self, kind: Kind, key: Key, rv: int, type_: str, obj: object) -> None:
         """Journal a change (`obj` as stored, or as deleted); a journal that fails is a 500."""
         name = self._names.get(kind.cls)
         if name is None:

@@ -5,7 +5,6 @@ fresh object each time; the watch history keeps the decoded objects it was given
 from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping
-from typing import Any
 
 import msgspec
 
@@ -14,14 +13,14 @@ from kubesched.api.objects import Served
 _encode = msgspec.msgpack.Encoder().encode
 
 
-class EncodedTable(MutableMapping[tuple[str, str], Any]):
+class EncodedTable(MutableMapping[tuple[str, str], Served]):
     """Objects of `cls` by (namespace, name), held as msgpack."""
 
     def __init__(self, cls: type[Served]) -> None:
         self._decode = msgspec.msgpack.Decoder(cls).decode
         self._rows: dict[tuple[str, str], bytes] = {}
 
-    def __getitem__(self, key: tuple[str, str]) -> Any:
+    def __getitem__(self, key: tuple[str, str]) -> Served:
         return self._decode(self._rows[key])
 
     def __setitem__(self, key: tuple[str, str], obj: object) -> None:

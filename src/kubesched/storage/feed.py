@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from kubesched.api.objects import Served
 from kubesched.clock import Clock
@@ -18,8 +18,8 @@ class Change(NamedTuple):
     rv: int
     cls: type[Served]
     type: str
-    obj: Any
-    old: Any | None
+    obj: Served
+    old: Served | None
 
 
 class Feed:
@@ -58,10 +58,10 @@ class Feed:
         cls: type[Served],
         *,
         matcher: Matcher,
-        convert: Callable[[Any], Any] | None,
+        convert: Callable[[Served], Served] | None,
         start: int | None,
         rv: int,
-        current: Mapping[Any, Any],
+        current: Mapping[tuple[str, str], Served],
     ) -> MemoryWatch:
         """A watch of `cls`: from `start`, every later change kept; with no start, an ADDED for
         each of the `current` objects (by key) first."""

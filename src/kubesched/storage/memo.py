@@ -4,7 +4,7 @@ changed in place (the store's), so what was made from one stays true of it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 V = TypeVar("V")
 
@@ -15,9 +15,9 @@ class IdentityMemo(Generic[V]):
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._entries: dict[tuple[int, Hashable], tuple[Any, V]] = {}
+        self._entries: dict[tuple[int, Hashable], tuple[object, V]] = {}
 
-    def get(self, obj: Any, key: Hashable, make: Callable[[], V]) -> V:
+    def get(self, obj: object, key: Hashable, make: Callable[[], V]) -> V:
         slot = (id(obj), key)
         found = self._entries.get(slot)
         if found is not None and found[0] is obj:

@@ -4,13 +4,14 @@ and server-side apply, over `storage.fields` and each kind's schema."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 import msgspec
+from lightkube.models import meta_v1
 
-from kubesched.api.objects import Served
+from kubesched.api.objects import Served, meta_of
 from kubesched.cluster.kinds import Kind
 from kubesched.storage import schemas
 from kubesched.storage.definitions import META, definition_name
@@ -41,7 +42,7 @@ def _custom_types() -> typed.Types:
     )
 
 
-def plain(obj: object) -> dict[str, Any]:
+def plain(obj: object) -> dict[str, object]:
     """An object as JSON data, without its managedFields."""
     data: dict[str, object] = msgspec.to_builtins(obj)
     meta = data.get("metadata")
@@ -56,7 +57,7 @@ class Ownership:
 
     def __init__(self, custom_schemas: Mapping[type[Served], dict[str, object]]) -> None:
         self._custom_schemas = custom_schemas
-        self._roots: dict[int, tuple[dict[str, Any], typed.Type]] = {}
+        self._roots: dict[int, tuple[dict[str, object], typed.Type]] = {}
         self._names: dict[type[Served], str] = {}  # built-in kinds' definition names
 
     def root(self, kind: Kind) -> typed.Type:
@@ -82,8 +83,8 @@ class Ownership:
     def track(
         self,
         kind: Kind,
-        before: Any | None,
-        after: Any,
+        before: Any | None,  # Any: a stored object, its metadata set
+        after: Any,  # Any: the store's own copy of one, its metadata set
         *,
         manager: str,
         subresource: str | None,
@@ -115,15 +116,15 @@ class Ownership:
     def apply(
         self,
         kind: Kind,
-        live: Any | None,
-        config: Mapping[str, Any],
+        live: Served | None,
+        config: Mapping[str, object],
         *,
         manager: str,
         force: bool,
         subresource: str | None,
         now: datetime,
     ) -> Applied:
-        managed: Managed = _decoded(live.metadata.managedFields) if live is not None else {}
+        managed: Managed = _decoded(meta_of(live).managedFields) if live is not None else {}
         return managers.apply(
             self.root(kind),
             plain(live) if live is not None else None,
@@ -139,8 +140,8 @@ class Ownership:
     def applied(
         self,
         kind: Kind,
-        live: Any | None,
-        config: dict[str, Any],
+        live: Served | None,
+        config: dict[str, Any],  # Any: as check_apply_config passed it, its metadata a map
         *,
         name: str,
         namespace: str,
@@ -148,7 +149,7 @@ class Ownership:
         force: bool,
         sub: str | None,
         now: datetime,
-    ) -> Any:
+    ) -> Served:
         """The object an apply configuration (checked, plain data) makes of `live` (None: of
         nothing yet), named `name` (in `namespace`, for a namespaced kind), with the managedFields
         the apply leaves."""
@@ -158,11 +159,18 @@ class Ownership:
             meta["namespace"] = namespace
         result = self.apply(kind, live, config, manager=manager, force=force, subresource=sub, now=now)
         new = from_plain(kind.cls, result.obj, "the apply configuration could not be applied")
-        new.metadata.managedFields = managers.encode(result.managed) or []  # [] clears them
+        meta_of(new).managedFields = managers.encode(result.managed) or []  # [] clears them
         return new
 
     def written(
-        self, kind: Kind, current: Any | None, new: Any, *, manager: str | None, subresource: str | None, now: datetime
+        self,
+        kind: Kind,
+        current: Any | None,  # Any: as `track`'s `before`
+        new: Any,  # Any: as `track`'s `after`
+        *,
+        manager: str | None,
+        subresource: str | None,
+        now: datetime,
     ) -> None:
         """Set a write's managedFields: recorded for `manager`; else kept from the live object
         when the write leaves them out, and cleared when it sets `[]`."""
@@ -176,7 +184,7 @@ class Ownership:
             meta.managedFields = None
 
 
-def _decoded(entries: Any) -> Managed:
+def _decoded(entries: Iterable[meta_v1.ManagedFieldsEntry] | None) -> Managed:
     """Entries read, or none when they cannot be (as kube-apiserver starts over from nothing)."""
     try:
         return managers.decode(entries)

@@ -7,8 +7,8 @@ import base64
 import bisect
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
 
+from kubesched.api.objects import Served
 from kubesched.cluster.errors import BadRequest
 from kubesched.cluster.protocol import ListResult
 
@@ -30,14 +30,14 @@ def decode_continue(token: str) -> tuple[int, tuple[str, str]]:
 
 
 def page(
-    table: Mapping[Key, object],
+    table: Mapping[Key, Served],
     *,
-    matches: Callable[[Any], bool],
-    convert: Callable[[Any], object] | None,
+    matches: Callable[[Served], bool],
+    convert: Callable[[Served], Served] | None,
     rv: int,
     limit: int,
     continue_token: str | None,
-) -> ListResult[Any]:
+) -> ListResult[Served]:
     """The matching objects in key order: all, or with `limit` one page, and `continue_token` from
     the previous page resumes after its last key (items read as they are now, the page keeping
     the first page's resourceVersion)."""
@@ -45,7 +45,7 @@ def page(
     if continue_token:
         rv, after = decode_continue(continue_token)
         keys = keys[bisect.bisect_right(keys, after) :]
-    items: list[object] = []
+    items: list[Served] = []
     for i, k in enumerate(keys):
         obj = convert(table[k]) if convert else table[k]
         if not matches(obj):

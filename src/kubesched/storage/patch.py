@@ -24,7 +24,7 @@ class PatchError(ValueError):
     """The patch is malformed or does not apply to the object."""
 
 
-def apply_patch(kind: str, target: object, patch: object, patch_type: str) -> Any:
+def apply_patch(kind: str, target: object, patch: object, patch_type: str) -> object:
     """Apply a patch of `patch_type` to `target` (a JSON value of an object of `kind`)."""
     if patch_type == MERGE:
         if not isinstance(patch, Mapping):
@@ -39,6 +39,7 @@ def apply_patch(kind: str, target: object, patch: object, patch_type: str) -> An
     raise PatchError(f"unsupported patch type {patch_type!r}")
 
 
+# Any: the patch itself where it is not an object (a dict where it is), as callers' documents take it
 def merge_patch(target: object, patch: object) -> Any:
     """Apply `patch` to `target`: objects merge key by key, null deletes, anything else replaces."""
     if not isinstance(patch, Mapping):
@@ -74,7 +75,7 @@ def _index(container: list[object], token: str, *, insert: bool) -> int:
     return i
 
 
-def _parent(doc: Any, tokens: list[str]) -> Any:
+def _parent(doc: object, tokens: list[str]) -> object:
     node = doc
     for token in tokens[:-1]:
         if isinstance(node, dict) and token in node:
@@ -86,7 +87,7 @@ def _parent(doc: Any, tokens: list[str]) -> Any:
     return node
 
 
-def _get(doc: Any, tokens: list[str]) -> Any:
+def _get(doc: object, tokens: list[str]) -> object:
     if not tokens:
         return doc
     parent = _parent(doc, tokens)
@@ -100,7 +101,7 @@ def _get(doc: Any, tokens: list[str]) -> Any:
     raise PatchError(f"path not found: /{'/'.join(tokens)}")
 
 
-def _remove(doc: Any, tokens: list[str]) -> Any:
+def _remove(doc: object, tokens: list[str]) -> object:
     if not tokens:
         raise PatchError("cannot remove the whole document")
     parent = _parent(doc, tokens)
@@ -112,7 +113,7 @@ def _remove(doc: Any, tokens: list[str]) -> Any:
     raise PatchError(f"path not found: /{'/'.join(tokens)}")
 
 
-def _add(doc: object, tokens: list[str], value: object) -> Any:
+def _add(doc: object, tokens: list[str], value: object) -> object:
     if not tokens:
         return value
     parent = _parent(doc, tokens)
@@ -126,7 +127,7 @@ def _add(doc: object, tokens: list[str], value: object) -> Any:
     return doc
 
 
-def json_patch(target: object, operations: object) -> Any:
+def json_patch(target: object, operations: object) -> object:
     """Apply RFC 6902 operations (add, remove, replace, move, copy, test) to a copy of `target`."""
     if not isinstance(operations, Sequence) or isinstance(operations, str | bytes):
         raise PatchError("a JSON patch must be a JSON array of operations")
@@ -188,14 +189,15 @@ def _merge_key(kind: str, path: str, field: str) -> str | None:
     return _MERGE_KEYS.get(field)
 
 
-def strategic_merge(target: Any, patch: Mapping[str, Any], *, kind: str, path: str) -> Any:
+# Any: the patch's values, read as the directives and values they stand for (as kube-apiserver reads them)
+def strategic_merge(target: object, patch: Mapping[str, Any], *, kind: str, path: str) -> dict[str, object] | None:
     """Apply a strategic merge patch: maps merge, lists with a merge key merge by that key, and
     the `$patch`, `$retainKeys`, `$deleteFromPrimitiveList/` and `$setElementOrder/` directives apply."""
     if patch.get("$patch") == "replace":
         return {k: v for k, v in patch.items() if k != "$patch"}
     if patch.get("$patch") == "delete":
         return None
-    result = dict(target) if isinstance(target, Mapping) else {}
+    result: dict[str, Any] = dict(target) if isinstance(target, Mapping) else {}  # Any: as the patch's
     retain = patch.get("$retainKeys")
     for key, value in patch.items():
         if key in ("$patch", "$retainKeys") or key.startswith("$setElementOrder/"):
@@ -228,7 +230,7 @@ def strategic_merge(target: Any, patch: Mapping[str, Any], *, kind: str, path: s
     return result
 
 
-def _merge_list(current: object, patch: list[object], key: str | None, *, kind: str, path: str) -> list[Any]:
+def _merge_list(current: object, patch: list[object], key: str | None, *, kind: str, path: str) -> list[object]:
     if key is None or not isinstance(current, list):
         return [v for v in patch if not (isinstance(v, Mapping) and v.get("$patch") == "delete")]
     if key == "":
@@ -250,8 +252,8 @@ def _merge_list(current: object, patch: list[object], key: str | None, *, kind: 
     return result
 
 
-def _reorder(items: list[Any], order: list[Any], key: str | None) -> list[Any]:
-    def ident(v: Any) -> Any:
+def _reorder(items: list[object], order: list[object], key: str | None) -> list[object]:
+    def ident(v: object) -> object:
         return v.get(key) if key and isinstance(v, Mapping) else v
 
     rank = {ident(o): i for i, o in enumerate(order)}

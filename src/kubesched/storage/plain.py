@@ -3,7 +3,7 @@ configuration checked as kube-apiserver checks it before merging."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeVar
 
 import msgspec
 
@@ -12,8 +12,10 @@ from kubesched.cluster.errors import BadRequest
 from kubesched.cluster.kinds import Kind
 from kubesched.storage.typecheck import type_error
 
+R = TypeVar("R", bound=Served)
 
-def from_plain(cls: type[Served], data: object, what: str) -> Any:
+
+def from_plain(cls: type[R], data: object, what: str) -> R:
     """Plain data as an object of `cls`, or BadRequest saying `what` failed and why."""
     if (problem := type_error(data, cls)) is not None:
         raise BadRequest(f"{what}: {problem}")
@@ -23,8 +25,8 @@ def from_plain(cls: type[Served], data: object, what: str) -> Any:
         raise BadRequest(f"{what}: {e}") from None
 
 
-def check_apply_config(kind: Kind, name: str, config: object) -> None:
-    """What kube-apiserver refuses in an apply configuration before merging it."""
+def check_apply_config(kind: Kind, name: str, config: object) -> dict[str, object]:
+    """The apply configuration, or BadRequest for what kube-apiserver refuses in one before merging it."""
     if not isinstance(config, dict):
         raise BadRequest("error decoding YAML: the apply configuration must be an object")
     version = config.get("apiVersion")
@@ -43,3 +45,4 @@ def check_apply_config(kind: Kind, name: str, config: object) -> None:
         raise BadRequest("metadata.managedFields must be nil")
     if meta.get("name") not in (None, "", name):
         raise BadRequest(f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
+    return config

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 import msgspec
 from lightkube.models import core_v1 as m
@@ -29,17 +28,17 @@ _decode_spec = decoder(m.PodSpec).decode
 
 @dataclass(slots=True)
 class PreparedSpec:
-    spec: Any  # the defaulted PodSpec, shared: never change it in place
+    spec: m.PodSpec  # the defaulted PodSpec, shared: never change it in place
     errors: tuple[FieldError, ...]
-    pending: Any  # the status of a new pod with this spec (phase Pending, its QoS class), shared
-    derived: dict[Hashable, Any] = field(default_factory=dict)  # key -> a spec made from `spec`
+    pending: m.PodStatus  # the status of a new pod with this spec (phase Pending, its QoS class), shared
+    derived: dict[Hashable, m.PodSpec] = field(default_factory=dict)  # key -> a spec made from `spec`
 
 
 class PodSpecCache:
     def __init__(self, size: int = 1024) -> None:
         self._size = size
         self._entries: dict[bytes, PreparedSpec] = {}
-        self._handed_out: dict[int, tuple[Any, PreparedSpec]] = {}  # id of a spec an entry holds -> both
+        self._handed_out: dict[int, tuple[m.PodSpec, PreparedSpec]] = {}  # id of a spec an entry holds -> both
 
     def prepare(self, spec: object) -> PreparedSpec:
         """The defaulted form of `spec` with its validation errors (the input is not changed)."""
@@ -49,7 +48,7 @@ class PodSpecCache:
         raw = encode(spec)
         entry = self._entries.get(raw)
         if entry is None:
-            fresh = _decode_spec(raw)
+            fresh: m.PodSpec = _decode_spec(raw)
             default_pod_spec(fresh)
             pending = m.PodStatus(phase="Pending", qosClass=qos_class(fresh))
             entry = PreparedSpec(fresh, tuple(pod_spec_errors(fresh)), pending)
@@ -59,7 +58,7 @@ class PodSpecCache:
             self._handed_out[id(fresh)] = (fresh, entry)
         return entry
 
-    def derive(self, spec: Any, key: Hashable, make: Callable[[], Any]) -> Any:
+    def derive(self, spec: m.PodSpec, key: Hashable, make: Callable[[], m.PodSpec]) -> m.PodSpec:
         """`make()`'s spec for a prepared `spec` and `key`, made once and sharing the entry of
         `spec` (its errors and pending status): for changes that leave validation's verdict as it
         was, as the Priority admission plugin's."""
@@ -84,14 +83,14 @@ class BoundForms:
     status."""
 
     def __init__(self, size: int = 1 << 16) -> None:
-        self._specs: IdentityMemo[Any] = IdentityMemo(size)
-        self._statuses: IdentityMemo[Any] = IdentityMemo(size)
+        self._specs: IdentityMemo[m.PodSpec] = IdentityMemo(size)
+        self._statuses: IdentityMemo[m.PodStatus] = IdentityMemo(size)
 
-    def spec(self, spec: Any, node: str) -> Any:
+    def spec(self, spec: m.PodSpec, node: str) -> m.PodSpec:
         return self._specs.get(spec, node, lambda: msgspec.structs.replace(spec, nodeName=node))
 
-    def status(self, status: Any, stamp: datetime) -> Any:
-        def bound() -> Any:
+    def status(self, status: m.PodStatus, stamp: datetime) -> m.PodStatus:
+        def bound() -> m.PodStatus:
             scheduled = m.PodCondition(type="PodScheduled", status="True", lastTransitionTime=stamp)
             conditions = [c for c in status.conditions or [] if c.type != "PodScheduled"]
             return msgspec.structs.replace(status, conditions=[*conditions, scheduled], nominatedNodeName=None)

@@ -3,12 +3,13 @@ as a Scale, stored as the object's `spec.replicas` (what `kubectl scale` uses)."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import msgspec
+from lightkube.models import meta_v1
 
 from kubesched.api.errors import FieldError
-from kubesched.api.objects import Served
+from kubesched.api.objects import Named, Served, meta_of
 from kubesched.api.selectors import selector_string
 from kubesched.cluster.errors import BadRequest, Invalid
 from kubesched.storage.patch import PatchError, apply_patch
@@ -17,15 +18,38 @@ if TYPE_CHECKING:
     from kubesched.storage.store import MemoryStore
 
 
-def _selector(obj: Any) -> str:
+class _ScaledSpec(Protocol):
+    @property
+    def replicas(self) -> int | None: ...
+
+    @property
+    def selector(self) -> meta_v1.LabelSelector | dict[str, str] | None: ...
+
+
+class _ScaledStatus(Protocol):
+    @property
+    def replicas(self) -> int | None: ...
+
+
+class Scaled(Named, Protocol):
+    """A workload with replicas: what the scale subresource stands for."""
+
+    @property
+    def spec(self) -> _ScaledSpec | None: ...
+
+    @property
+    def status(self) -> _ScaledStatus | None: ...
+
+
+def _selector(obj: Scaled) -> str:
     selector = obj.spec.selector if obj.spec else None
     if isinstance(selector, dict):  # a ReplicationController's is a plain map
         return ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
     return selector_string(selector) or ""
 
 
-def scale_of(obj: Any) -> dict[str, Any]:
-    meta = obj.metadata
+def scale_of(obj: Scaled) -> dict[str, object]:
+    meta = meta_of(obj)
     return {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -41,25 +65,31 @@ def scale_of(obj: Any) -> dict[str, Any]:
     }
 
 
-def read_scale(store: MemoryStore, cls: type[Served], name: str, namespace: str | None) -> dict[str, Any]:
-    return scale_of(store.get(cls, name, namespace=namespace))
+def _scaled(store: MemoryStore, cls: type[Served], name: str, namespace: str | None) -> Scaled:
+    return cast(Scaled, store.get(cls, name, namespace=namespace))  # only workloads serve `scale`
+
+
+def read_scale(store: MemoryStore, cls: type[Served], name: str, namespace: str | None) -> dict[str, object]:
+    return scale_of(_scaled(store, cls, name, namespace))
 
 
 def write_scale(
-    store: MemoryStore, cls: type[Served], name: str, namespace: str | None, scale: Any, *, field_manager: str
-) -> dict[str, Any]:
+    store: MemoryStore, cls: type[Served], name: str, namespace: str | None, scale: object, *, field_manager: str
+) -> dict[str, object]:
     """Set `spec.replicas` from a Scale (its resourceVersion, when given, a precondition), the
     write recorded as `field_manager`'s through the scale subresource."""
-    spec = scale.get("spec") if isinstance(scale, dict) else None
+    body = scale if isinstance(scale, dict) else {}
+    spec = body.get("spec")
     replicas = spec.get("replicas", 0) if isinstance(spec, dict) else None
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         error = FieldError("spec.replicas", replicas, "must be greater than or equal to 0")
         raise Invalid("Scale.autoscaling", name, [error], group="autoscaling")
-    meta = scale.get("metadata") or {}
-    patch: dict[str, Any] = {"spec": {"replicas": replicas}}
+    meta = body.get("metadata") or {}
+    patch: dict[str, object] = {"spec": {"replicas": replicas}}
     if meta.get("resourceVersion"):
         patch["metadata"] = {"resourceVersion": meta["resourceVersion"]}
-    return scale_of(store.patch(cls, name, patch, namespace=namespace, field_manager=field_manager, via="scale"))
+    patched = store.patch(cls, name, patch, namespace=namespace, field_manager=field_manager, via="scale")
+    return scale_of(cast(Scaled, patched))  # as `_scaled`'s
 
 
 def patch_scale(
@@ -71,10 +101,10 @@ def patch_scale(
     patch_type: str,
     *,
     field_manager: str,
-) -> dict[str, Any]:
-    current = scale_of(store.get(cls, name, namespace=namespace))
+) -> dict[str, object]:
+    current = scale_of(_scaled(store, cls, name, namespace))
     try:
-        patched = apply_patch("Scale", current, patch, patch_type)
+        patched: Any = apply_patch("Scale", current, patch, patch_type)  # Any: read as a Scale's map
     except PatchError as e:
         raise BadRequest(str(e)) from None
     patched.get("metadata", {}).pop("resourceVersion", None)

@@ -25,7 +25,7 @@ from kubesched.api.objects import Model
 from kubesched.cluster.kinds import KINDS, Kind
 from kubesched.storage.definitions import MAP_VALUES, META, definition_name, model_of, short_name
 
-Json = dict[str, Any]
+Json = dict[str, Any]  # Any: an OpenAPI document, read key by key as its shape is published
 
 _META = META
 QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
@@ -201,7 +201,7 @@ MAP_TYPE = "x-kubernetes-map-type"
 
 # Defaults of list-map key fields, which server-side apply fills in to match an item that leaves
 # the key out with the defaulted item stored (a port without `protocol` is the TCP one).
-_KEY_DEFAULTS: dict[str, dict[str, Any]] = {
+_KEY_DEFAULTS: dict[str, dict[str, str]] = {
     "core.v1.ContainerPort": {"protocol": "TCP"},
     "core.v1.ServicePort": {"protocol": "TCP"},
 }
@@ -369,7 +369,7 @@ class _Builder:
             target = getattr(module, annotation)
         if isinstance(target, type) and issubclass(target, msgspec.Struct):
             return ref(self.add(target))
-        if target is Any:
+        if target is Any:  # Any: a field lightkube leaves untyped, which takes any value
             return {}
         if target is dict or target is typing.Dict:  # noqa: UP006 - an alias lightkube defines (e.g. the CRD status subresource)
             return {"type": "object"}

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 from lightkube.resources import apiextensions_v1
 
-from kubesched.api.objects import Served
+from kubesched.api.objects import Served, present
 from kubesched.cluster.custom import custom_resource, gvk
 from kubesched.cluster.kinds import KINDS, Kind, custom_kind
 from kubesched.storage.conversion import VIEWS, View, converter
@@ -43,8 +43,8 @@ class ServedKinds:
         self._on_serve = weakref.WeakMethod(serve)
         self._on_withdraw = weakref.WeakMethod(withdraw)
         self.generation = 0
-        self.schemas: dict[type[Served], dict[str, Any]] = {}  # storage class -> openAPIV3Schema
-        self.strategies: dict[type[Served], Strategy] = {
+        self.schemas: dict[type[Served], dict[str, object]] = {}  # storage class -> openAPIV3Schema
+        self.strategies: dict[type[Served], Strategy[Any]] = {  # Any: as STRATEGIES holds them
             **STRATEGIES,
             apiextensions_v1.CustomResourceDefinition: CustomResourceDefinitionStrategy(
                 served=self._custom, serve=self._serve_crd, withdraw=self._withdraw_crd
@@ -79,12 +79,12 @@ class ServedKinds:
         """Every kind served now, built-in and custom (views excluded)."""
         return [k for cls, k in self._kinds.items() if k.cls is cls]
 
-    def strategy(self, kind: Kind) -> Strategy:
+    def strategy(self, kind: Kind) -> Strategy[Any]:  # Any: as `strategies` holds them
         return self.strategies.get(kind.cls, DEFAULT_STRATEGY)
 
-    def _serve_crd(self, crd: Any) -> None:
+    def _serve_crd(self, crd: apiextensions_v1.CustomResourceDefinition) -> None:
         """Serve the storage version of an established CustomResourceDefinition."""
-        spec = crd.spec
+        spec = present(crd.spec, "the CustomResourceDefinition's spec")
         version = next((v for v in spec.versions if v.storage), spec.versions[0])
         names = spec.names
         cls = custom_resource(
@@ -112,10 +112,10 @@ class ServedKinds:
             serve(kind)
         self.generation += 1
 
-    def _withdraw_crd(self, crd: Any) -> None:
+    def _withdraw_crd(self, crd: apiextensions_v1.CustomResourceDefinition) -> None:
         """Stop serving a deleted CustomResourceDefinition's kind (the store first deletes its
         objects and ends its watches)."""
-        spec = crd.spec
+        spec = present(crd.spec, "the CustomResourceDefinition's spec")
         for key in [k for k in self._custom if k[0] == spec.group and k[2] == spec.names.kind]:
             kind = self._custom.pop(key)
             if (withdraw := self._on_withdraw()) is not None:

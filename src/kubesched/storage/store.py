@@ -19,7 +19,7 @@ from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
 from kubesched.api.errors import FieldError
-from kubesched.api.objects import Served, key_of
+from kubesched.api.objects import Named, Served, key_of
 from kubesched.clock import Clock
 from kubesched.cluster.codec import copy_object
 from kubesched.cluster.errors import (
@@ -50,6 +50,7 @@ from kubesched.storage.patch import MERGE, PatchError, apply_patch
 from kubesched.storage.plain import check_apply_config, from_plain
 from kubesched.storage.selection import selection
 from kubesched.storage.served import ServedKinds
+from kubesched.storage.stored import Stored
 from kubesched.storage.strategy import DEFAULT_STRATEGY, INITIAL_NAMESPACES, Strategy
 from kubesched.storage.subresources import Action, Subresource, lookup
 from kubesched.storage.updating import replacement
@@ -106,7 +107,7 @@ class MemoryStore:
         self._ownership = Ownership(self._served.schemas)
         self._strategies = self._served.strategies
         self._subresources: dict[Kind, Mapping[str, Subresource]] = {}  # each kind's, as its strategy says
-        self._objects: dict[type[Served], MutableMapping[Key, Any]] = {
+        self._objects: dict[type[Served], MutableMapping[Key, Served]] = {
             cls: EncodedTable(cls) if cls in ENCODED_KINDS else {} for cls in KINDS if cls not in VIEWS
         }
         self._feed = Feed(clock=clock, latency=watch_latency, limit=history, compacted=first_resource_version)
@@ -180,7 +181,7 @@ class MemoryStore:
         del self._objects[kind.cls]
         self._subresources.pop(kind, None)
 
-    def _strategy(self, kind: Kind) -> Strategy:
+    def _strategy(self, kind: Kind) -> Strategy[Any]:  # Any: the kind's own objects
         return self._strategies.get(kind.cls, DEFAULT_STRATEGY)
 
     # -- reading ---------------------------------------------------------------------------
@@ -192,7 +193,7 @@ class MemoryStore:
     def get(self, cls: type[R], name: str, *, namespace: str | None = None) -> R:
         kind = self.kind_of(cls)
         view = self._served.view(cls)
-        obj: Any = self._objects[view.storage if view else cls].get(self._key(kind, namespace, name))
+        obj = self._objects[view.storage if view else cls].get(self._key(kind, namespace, name))
         if obj is None:
             raise NotFound(f'{kind.qualified} "{name}" not found', kind=kind.plural, name=name, group=kind.group)
         return cast(R, view.from_storage(obj) if view else obj)
@@ -207,7 +208,7 @@ class MemoryStore:
         limit: int = 0,
         continue_token: str | None = None,
         resource_version: str | None = None,
-    ) -> ListResult[Any]:
+    ) -> ListResult[Any]:  # Any: objects of `cls`, whichever served class it is
         """Matching objects in key order. With `limit`, one page; `continue_token` from the previous
         page resumes after its last key (items are read as they are now, the page keeps the first
         page's resourceVersion). A `resource_version` the list must not be older than, newer than
@@ -235,7 +236,7 @@ class MemoryStore:
             return cast(R, view.from_storage(created))
         kind = self.kind_of(type(obj))
         strategy = self._strategy(kind)
-        o: Any = strategy.copy_for_create(obj)
+        o: Stored = strategy.copy_for_create(obj)
         meta = o.metadata = o.metadata or meta_v1.ObjectMeta()
         ns = None
         if kind.namespaced:
@@ -271,7 +272,7 @@ class MemoryStore:
         """Store an object exactly as given — UID, timestamps and status included — as when loading
         a recorded cluster state. It is validated but not defaulted; it gets a new resourceVersion."""
         kind = self.kind_of(type(obj))
-        o: Any = copy_object(obj)
+        o = copy_object(obj)
         meta = o.metadata
         if meta is None or not meta.name:
             raise self._invalid(kind, o, [FieldError("metadata.name", None, "name is required", kind="Required value")])
@@ -289,7 +290,7 @@ class MemoryStore:
         self.refuse_invalid(kind, o, self._strategy(kind).validate(o))
         key = (meta.namespace or "", meta.name)
         table = self._objects[kind.cls]
-        return cast(R, self._commit(kind, key, MODIFIED if key in table else ADDED, o, table.get(key)))
+        return self._commit(kind, key, MODIFIED if key in table else ADDED, o, table.get(key))
 
     def update(
         self,
@@ -307,8 +308,7 @@ class MemoryStore:
             updated = self.update(view.to_storage(obj), subresource=subresource, field_manager=field_manager, via=via)
             return cast(R, view.from_storage(updated))
         kind = self.kind_of(type(obj))
-        o: Any = obj
-        meta = o.metadata
+        meta = obj.metadata
         if meta is None or not meta.name:
             raise self._invalid(
                 kind, obj, [FieldError("metadata.name", None, "name is required", kind="Required value")]
@@ -330,7 +330,7 @@ class MemoryStore:
         self,
         cls: type[R],
         name: str,
-        patch: Any,
+        patch: object,
         *,
         namespace: str | None = None,
         subresource: str | None = None,
@@ -341,7 +341,7 @@ class MemoryStore:
         """Apply a merge, JSON or strategic merge patch (`patch_type`); a `metadata.resourceVersion`
         or `metadata.uid` the patch sets is a precondition."""
         kind = self.kind_of(cls)
-        current: Any = self.get(cls, name, namespace=namespace)
+        current: Any = self.get(cls, name, namespace=namespace)  # Any: stored, its metadata set
         try:
             patched = apply_patch(kind.kind, msgspec.to_builtins(current), patch, patch_type)
         except PatchError as e:
@@ -350,13 +350,13 @@ class MemoryStore:
         meta = new.metadata
         if meta is None or meta.name != name or (kind.namespaced and meta.namespace != current.metadata.namespace):
             raise BadRequest("the patch may not change the object's name or namespace")
-        return cast(R, self.update(new, subresource=subresource, field_manager=field_manager, via=via))
+        return self.update(new, subresource=subresource, field_manager=field_manager, via=via)
 
     def apply(
         self,
         cls: type[R],
         name: str,
-        config: Any,
+        config: object,
         *,
         field_manager: str,
         namespace: str | None = None,
@@ -370,9 +370,9 @@ class MemoryStore:
         kind = self.kind_of(cls)
         if self._served.view(cls) is not None:
             raise BadRequest(f"server-side apply is not supported for {kind.qualified} through {kind.api_version}")
-        check_apply_config(kind, name, config)
+        checked = check_apply_config(kind, name, config)
         try:
-            live: Any = self.get(cls, name, namespace=namespace)
+            live: Any = self.get(cls, name, namespace=namespace)  # Any: stored, its metadata set
         except NotFound:
             if subresource:
                 raise
@@ -381,7 +381,7 @@ class MemoryStore:
         new = self._ownership.applied(
             kind,
             live,
-            config,
+            checked,
             name=name,
             namespace=at,
             manager=field_manager,
@@ -427,7 +427,7 @@ class MemoryStore:
             )
             return cast(R, view.from_storage(gone))
         kind = self.kind_of(cls)
-        current: Any = self.get(cls, name, namespace=namespace)
+        current = self.get(cls, name, namespace=namespace)
         strategy = self._strategy(kind)
         if (refusal := strategy.refuse_delete(current)) is not None:
             raise refusal
@@ -437,7 +437,7 @@ class MemoryStore:
         if left is None:
             return cast(R, self._remove(kind, key, current))
         if left is current:
-            return cast(R, current)
+            return current
         return cast(R, self._commit(kind, key, MODIFIED, left, current))
 
     def subresources(self, kind: Kind) -> Mapping[str, Subresource]:
@@ -447,7 +447,7 @@ class MemoryStore:
             found = self._subresources[kind] = self._strategy(kind).subresources(kind)
         return found
 
-    def post(self, cls: type[Served], subresource: str, body: object, *, namespace: str | None = None) -> Any:
+    def post(self, cls: type[Served], subresource: str, body: object, *, namespace: str | None = None) -> object:
         """Post `body` to a subresource that acts (`pods/binding`, `pods/eviction`)."""
         kind = self.kind_of(cls)
         action = lookup(self, kind, subresource)
@@ -455,7 +455,7 @@ class MemoryStore:
             raise MethodNotAllowed()
         return action.act(self, body, namespace)
 
-    def write(self, kind: Kind, current: Any, new: R) -> R:
+    def write(self, kind: Kind, current: Served, new: R) -> R:
         """Store `new` in place of `current`: a subresource's change, its own checks made."""
         return self._commit(kind, key_of(current), MODIFIED, new, current)
 
@@ -514,11 +514,11 @@ class MemoryStore:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _commit(self, kind: Kind, key: Key, type_: str, obj: R, old: Any | None) -> R:
+    def _commit(self, kind: Kind, key: Key, type_: str, obj: R, old: Served | None) -> R:
         """Store a new version. `obj` and its metadata must be fresh objects, owned by the store."""
         if self._dry_run:
             return obj
-        o: Any = obj
+        o: Any = obj  # Any: its metadata set
         o.metadata.resourceVersion = str(self._rv + 1)
         if self._durable is not None:
             self._durable.write(kind, key, self._rv + 1, type_, obj)
@@ -529,7 +529,7 @@ class MemoryStore:
             self._strategy(kind).created(obj)
         return obj
 
-    def _remove(self, kind: Kind, key: Key, obj: Any) -> Any:
+    def _remove(self, kind: Kind, key: Key, obj: Any) -> Any:  # Any: a stored object (its metadata set), as gone
         if self._dry_run:
             return obj
         gone = msgspec.structs.replace(
@@ -543,7 +543,7 @@ class MemoryStore:
         self._record(kind, DELETED, gone, None)
         return gone
 
-    def _record(self, kind: Kind, type_: str, obj: Any, old: Any | None) -> None:
+    def _record(self, kind: Kind, type_: str, obj: Served, old: Served | None) -> None:
         self._feed.record(Change(self._rv, kind.cls, type_, obj, old))
         if self.tracer.enabled:
             self._strategy(kind).trace(self.tracer, type_, obj, old, rv=self._rv)
@@ -561,13 +561,13 @@ class MemoryStore:
             return 0
         kind, table, expired = KINDS[core_v1.Event], self._objects[core_v1.Event], 0
         for key, rv in list(self._expiry.due(self.clock.now())):
-            current = table.get(key)
+            current: Any = table.get(key)  # Any: a stored Event, its metadata set
             if current is not None and int(current.metadata.resourceVersion) == rv:  # not written since
                 self._remove(kind, key, current)
                 expired += 1
         return expired
 
-    def check_preconditions(self, kind: Kind, current: Any, *, uid: str | None, rv: str | None) -> None:
+    def check_preconditions(self, kind: Kind, current: Any, *, uid: str | None, rv: str | None) -> None:  # Any: stored
         meta = current.metadata
         if uid and uid != meta.uid:
             why = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.uid}"
@@ -581,13 +581,13 @@ class MemoryStore:
 
     @classmethod
     def refuse_invalid(
-        cls, kind: Kind, obj: object, errors: Sequence[FieldError], *, kind_name: str | None = None
+        cls, kind: Kind, obj: Named, errors: Sequence[FieldError], *, kind_name: str | None = None
     ) -> None:
         if errors:
             raise cls._invalid(kind, obj, errors, kind_name=kind_name)
 
     @staticmethod
-    def _invalid(kind: Kind, obj: Any, errors: Sequence[FieldError], *, kind_name: str | None = None) -> Invalid:
+    def _invalid(kind: Kind, obj: Named, errors: Sequence[FieldError], *, kind_name: str | None = None) -> Invalid:
         name = (obj.metadata.name if obj.metadata else None) or ""
         qualified = f"{kind.kind}.{kind.group}" if kind.group else kind.kind  # as Go prints a GroupKind
         return Invalid(kind_name or qualified, name, errors, group=kind.group)

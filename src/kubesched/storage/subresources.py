@@ -50,8 +50,9 @@ class Action:
 
     name: str
     body: type[Body]
+    # Any: a body of the class `body` names, which each action takes as its own
     act: Callable[[MemoryStore, Any, str | None], object]
-    dry_run: Callable[[Any], list[str] | None] = lambda body: None  # the dryRun a body itself asks for
+    dry_run: Callable[[Any], list[str] | None] = lambda body: None  # Any: as `act`'s; the dryRun a body asks for
     verbs: ClassVar[frozenset[str]] = frozenset({CREATE})
 
 
@@ -72,7 +73,7 @@ class Unserved:
     """A subresource the API server would hand to a kubelet: `why(obj)` says why it cannot here."""
 
     name: str
-    why: Callable[[Any], str]
+    why: Callable[[Served], str]
     verbs: ClassVar[frozenset[str]] = frozenset({GET, CREATE, UPDATE, PATCH, DELETE})
 
 

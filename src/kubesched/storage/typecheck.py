@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Mapping
-from typing import Any
 
 import msgspec
 
@@ -21,7 +20,7 @@ QUANTITY_FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)
 # What a field holds that needs checking: a map of strings, a map of quantities, a struct (its
 # class), or a list of structs.
 _STRINGS, _QUANTITIES, _STRUCT, _LIST = "strings", "quantities", "struct", "list"
-Plan = dict[str, tuple[str, Any]]  # json field name -> (what, the struct class for _STRUCT and _LIST)
+Plan = dict[str, tuple[str, type[Model] | None]]  # json field name -> (what, the struct class for _STRUCT and _LIST)
 
 
 def type_error(data: object, cls: type[Model]) -> str | None:
@@ -36,13 +35,13 @@ def type_error(data: object, cls: type[Model]) -> str | None:
     return _check(data, _plan(model), model.__name__, "")
 
 
-def _check(data: Mapping[str, Any], plan: Plan, struct: str, path: str) -> str | None:
+def _check(data: Mapping[str, object], plan: Plan, struct: str, path: str) -> str | None:
     for key, (what, inner) in plan.items():
         value = data.get(key)
         if value is None:
             continue
         field = f"{path}.{key}" if path else key
-        if what in (_STRINGS, _QUANTITIES):
+        if inner is None:  # _STRINGS or _QUANTITIES
             problem = _map_error(value, what, struct, field)
         elif what == _STRUCT:
             problem = _check(value, _plan(inner), inner.__name__, field) if isinstance(value, Mapping) else None
@@ -98,11 +97,11 @@ def _make_plan(model: type[Model]) -> Plan:
         maps = MAP_VALUES.get(short_name(definition_name(model)), {})
         plan: Plan = {}
         for attr, key in zip(model.__struct_fields__, model.__struct_encode_fields__, strict=True):
-            held = _held(hints.get(attr, Any))
+            held = _held(hints.get(attr))
             if held is None:
                 continue
             what, inner = held
-            if what == "map":
+            if inner is None:  # a map
                 value_type = maps.get(key)
                 if value_type in (STRING, QUANTITY):
                     plan[key] = (_STRINGS if value_type == STRING else _QUANTITIES, None)
@@ -117,7 +116,7 @@ _PLANS: dict[type[Model], Plan] = {}
 _IN_PROGRESS: set[type[Model]] = set()  # models whose plan is being made (recursive schemas)
 
 
-def _held(tp: object) -> tuple[str, Any] | None:
+def _held(tp: object) -> tuple[str, type[Model] | None] | None:
     """("map", None) for a bare dict, (_STRUCT, cls) for a struct, (_LIST, cls) for a list of them."""
     origin = typing.get_origin(tp)
     if origin is typing.Union:

@@ -14,7 +14,8 @@ from kubesched.cluster.kinds import Kind
 from kubesched.storage.strategy import Strategy
 
 
-def replacement(kind: Kind, strategy: Strategy, current: Any, new: Any, subresource: str | None) -> Any:
+# Any: the kind's strategy, and stored objects (their metadata set), as is the one returned
+def replacement(kind: Kind, strategy: Strategy[Any], current: Any, new: Any, subresource: str | None) -> Any:
     """The object to store in place of `current` for an update sending `new` (the store's own
     copy, which this may change)."""
     cur_meta = current.metadata

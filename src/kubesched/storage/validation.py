@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 import msgspec
+from lightkube.models import core_v1 as m
 
 from kubesched.api.errors import FieldError
 from kubesched.api.quantity import parse_quantity
@@ -87,6 +88,7 @@ def path_segment_errors(value: str, field: str) -> list[FieldError]:
     return [FieldError(field, value, f"may not contain '{c}'") for c in ("/", "%") if c in value]
 
 
+# Any: an object's metadata, which the store has set by the time it validates the object
 def meta_errors(meta: Any, *, namespace_name: bool = False, path_segment: bool = False) -> list[FieldError]:
     """Name and label checks shared by every kind (namespaces use the stricter label rule, RBAC
     objects the looser path-segment one)."""
@@ -96,7 +98,7 @@ def meta_errors(meta: Any, *, namespace_name: bool = False, path_segment: bool =
     return check(meta.name, "metadata.name") + label_errors(meta.labels, "metadata.labels")
 
 
-def pod_spec_errors(spec: Any) -> list[FieldError]:
+def pod_spec_errors(spec: m.PodSpec) -> list[FieldError]:
     errors: list[FieldError] = []
     if not spec.containers:
         errors.append(FieldError("spec.containers", None, "", kind="Required value"))
@@ -117,10 +119,10 @@ def pod_spec_errors(spec: Any) -> list[FieldError]:
     return errors
 
 
-def _immutable_spec_view(spec: Any) -> Any:
+def _immutable_spec_view(spec: m.PodSpec) -> m.PodSpec:
     """The pod spec with the fields an update may change blanked out."""
 
-    def strip(cs: Any) -> Any:
+    def strip(cs: list[m.Container] | None) -> list[m.Container] | None:
         return [msgspec.structs.replace(c, image=None) for c in cs] if cs else cs
 
     return msgspec.structs.replace(
@@ -142,13 +144,13 @@ POD_UPDATE_MSG = (
 )
 
 
-def pod_update_errors(old: Any, new: Any) -> list[FieldError]:
+def pod_update_errors(old: m.PodSpec, new: m.PodSpec) -> list[FieldError]:
     """What an update may not change in a pod's spec (beyond what a new pod may not hold)."""
     errors: list[FieldError] = []
-    if _immutable_spec_view(old.spec) != _immutable_spec_view(new.spec):
+    if _immutable_spec_view(old) != _immutable_spec_view(new):
         errors.append(FieldError("spec", None, POD_UPDATE_MSG, kind="Forbidden"))
-    old_gates = {g.name for g in old.spec.schedulingGates or []}
-    new_gates = {g.name for g in new.spec.schedulingGates or []}
+    old_gates = {g.name for g in old.schedulingGates or []}
+    new_gates = {g.name for g in new.schedulingGates or []}
     if not new_gates <= old_gates:
         errors.append(
             FieldError(
@@ -161,7 +163,7 @@ def pod_update_errors(old: Any, new: Any) -> list[FieldError]:
     return errors
 
 
-def node_errors(node: Any) -> list[FieldError]:
+def node_errors(node: m.Node) -> list[FieldError]:
     errors = meta_errors(node.metadata)
     status = node.status
     for part in ("capacity", "allocatable"):
@@ -175,5 +177,5 @@ def node_errors(node: Any) -> list[FieldError]:
     return errors
 
 
-def namespace_errors(ns: Any) -> list[FieldError]:
+def namespace_errors(ns: m.Namespace) -> list[FieldError]:
     return meta_errors(ns.metadata, namespace_name=True)

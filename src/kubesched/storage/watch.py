@@ -7,10 +7,11 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from kubesched.api.objects import Served
 from kubesched.clock import Clock, TimerHandle
-from kubesched.cluster.protocol import ADDED, DELETED, MODIFIED, WatchEvent
+from kubesched.cluster.protocol import ADDED, DELETED, WatchEvent
 
-Matcher = Callable[[Any], bool]
+Matcher = Callable[[Served], bool]
 
 
 class MemoryWatch:
@@ -28,26 +29,26 @@ class MemoryWatch:
         matcher: Matcher,
         latency: float,
         on_stop: Callable[[MemoryWatch], None],
-        convert: Callable[[Any], object] | None = None,
+        convert: Callable[[Served], Served] | None = None,
     ):
         self._clock = clock
         self._convert = convert
         self._matches = matcher
         self._latency = latency
         self._on_stop = on_stop
-        self._pending: deque[tuple[float, WatchEvent[Any]]] = deque()
-        self._ready: deque[WatchEvent[Any]] = deque()
+        self._pending: deque[tuple[float, WatchEvent[object]]] = deque()
+        self._ready: deque[WatchEvent[object]] = deque()
         self._timer: TimerHandle | None = None
         self._waiter: asyncio.Future[None] | None = None
         self.stopped = False
 
-    def offer(self, type_: str, obj: object, old: object | None) -> None:
-        """Take one committed change (`old` is the previous version for MODIFIED)."""
+    def offer(self, type_: str, obj: Served, old: Served | None) -> None:
+        """Take one committed change (`old`, the previous version, comes with a MODIFIED only)."""
         if self._convert is not None:
             obj = self._convert(obj)
             old = self._convert(old) if old is not None else None
         new_in = self._matches(obj)
-        if type_ == MODIFIED:
+        if old is not None:  # a MODIFIED
             old_in = self._matches(old)
             if new_in and not old_in:
                 type_ = ADDED
@@ -90,7 +91,7 @@ class MemoryWatch:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
-    def drain(self) -> list[WatchEvent[Any]]:
+    def drain(self) -> list[WatchEvent[Any]]:  # Any: objects of the watched class
         """The events delivered so far and not yet consumed (for synchronous callers)."""
         out = list(self._ready)
         self._ready.clear()
@@ -110,7 +111,7 @@ class MemoryWatch:
     def __aiter__(self) -> MemoryWatch:
         return self
 
-    async def __anext__(self) -> WatchEvent[Any]:
+    async def __anext__(self) -> WatchEvent[Any]:  # Any: an object of the watched class
         while not self._ready:
             if self.stopped:
                 raise StopAsyncIteration

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 from kubesched.trace.upstream import MODULES, SITES, TAG, UpstreamSite
 
@@ -45,6 +45,35 @@ TREES = ("S/backend/queue/",)
 CITATION = re.compile(r"(?:\b(?:S|KS|CG)/)?[A-Za-z0-9_./-]*\.go:\d+(?:-\d+)?")
 
 
+class FileDigest(TypedDict):
+    """A cited file's digest: its path in the tree, its SHA-256 and line count, and per cited span
+    (`first-last`, or one line) the hash of each of its lines."""
+
+    path: str
+    sha256: str
+    lines: int
+    spans: dict[str, list[str]]
+
+
+class Anchor(TypedDict):
+    """Where a row's excerpt was read: its citation, the line that holds it and that line's text."""
+
+    cite: str
+    line: int
+    text: str
+
+
+class Digests(TypedDict):
+    """The digests as `upstream-v1.36.2.json` holds them (`record` makes them)."""
+
+    tag: str
+    modules: dict[str, str]
+    read_from: str
+    files: dict[str, FileDigest]
+    anchors: dict[str, Anchor]
+    trees: dict[str, list[str]]
+
+
 def line_hash(line: str) -> str:
     """A line's digest: the first 16 hex digits of the SHA-256 of its trimmed text."""
     return hashlib.sha256(line.strip().encode()).hexdigest()[:16]
@@ -62,11 +91,10 @@ class Problem:
         return f"{self.cite} ({self.symbol}): {self.what}"
 
 
-def load_digests(path: Path | None = None) -> dict[str, Any]:
+def load_digests(path: Path | None = None) -> Digests:
     """The digests shipped beside this module (or those at `path`)."""
-    if path is not None:
-        return dict(json.loads(path.read_text()))
-    return dict(json.loads(resources.files("kubesched.trace").joinpath(DIGESTS).read_text()))
+    text = path.read_text() if path is not None else resources.files("kubesched.trace").joinpath(DIGESTS).read_text()
+    return cast(Digests, dict(json.loads(text)))  # the file is `record`'s digests, written by `dumps`
 
 
 def dumps(digests: Mapping[str, object]) -> str:
@@ -79,7 +107,7 @@ def _one_line(match: re.Match[str]) -> str:
     return "[" + ", ".join(h.strip() for h in match.group(1).split(",")) + "]"
 
 
-def check(sites: Iterable[UpstreamSite], digests: Mapping[str, Any]) -> list[Problem]:
+def check(sites: Iterable[UpstreamSite], digests: Digests) -> list[Problem]:
     """Every disagreement between the rows and the digests (empty: every row holds)."""
     problems: list[Problem] = []
     files = digests.get("files", {})
@@ -143,11 +171,11 @@ def _anchor(site: UpstreamSite, lines: list[str]) -> int | None:
     return next((n for n in range(first, min(last, len(lines)) + 1) if site.expect in lines[n - 1]), None)
 
 
-def record(sites: Iterable[UpstreamSite], root: Path) -> tuple[dict[str, Any], list[Problem]]:
+def record(sites: Iterable[UpstreamSite], root: Path) -> tuple[Digests, list[Problem]]:
     """The digests of `sites` read from the tree at `root`, and the rows that tree refutes (a
     file missing, a span past its end, an excerpt on no line of its span)."""
-    files: dict[str, Any] = {}
-    anchors: dict[str, Any] = {}
+    files: dict[str, FileDigest] = {}
+    anchors: dict[str, Anchor] = {}
     problems: list[Problem] = []
     for site in sites:
         path = _locate(root, site.file)
@@ -161,9 +189,14 @@ def record(sites: Iterable[UpstreamSite], root: Path) -> tuple[dict[str, Any], l
             continue
         entry = files.setdefault(
             site.file,
-            {"path": site.path, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "lines": len(lines)},
+            {
+                "path": site.path,
+                "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                "lines": len(lines),
+                "spans": {},
+            },
         )
-        entry.setdefault("spans", {})[site.lines] = [line_hash(x) for x in lines[first - 1 : last]]
+        entry["spans"][site.lines] = [line_hash(x) for x in lines[first - 1 : last]]
         at = _anchor(site, lines)
         if at is None:
             problems.append(Problem(site.cite, site.symbol, f"{site.expect!r} is on no line of the span"))
@@ -175,7 +208,7 @@ def record(sites: Iterable[UpstreamSite], root: Path) -> tuple[dict[str, Any], l
         if where is None:
             continue
         trees[tree] = sorted(p.name for p in where.glob("*.go") if not p.name.endswith("_test.go"))
-    digests = {
+    digests: Digests = {
         "tag": TAG,
         "modules": MODULES,
         "read_from": SOURCE,
@@ -186,20 +219,18 @@ def record(sites: Iterable[UpstreamSite], root: Path) -> tuple[dict[str, Any], l
     return digests, problems
 
 
-def upstream_files(tree: str, digests: Mapping[str, Any] | None = None) -> list[str]:
+def upstream_files(tree: str, digests: Digests | None = None) -> list[str]:
     """The Go files (tests aside) of an upstream directory at v1.36.2, as the digests list them
     (`S/backend/queue/` → `active_queue.go`, ...); KeyError for a directory they do not list."""
     return list((digests if digests is not None else load_digests())["trees"][tree])
 
 
-def check_source(sites: Iterable[UpstreamSite], digests: Mapping[str, object], root: Path) -> list[Problem]:
+def check_source(sites: Iterable[UpstreamSite], digests: Digests, root: Path) -> list[Problem]:
     """Every row the tree at `root` refutes, and every digest that is not of that tree."""
     return reread(sites, digests, root)[1]
 
 
-def reread(
-    sites: Iterable[UpstreamSite], digests: Mapping[str, Any], root: Path
-) -> tuple[dict[str, Any], list[Problem]]:
+def reread(sites: Iterable[UpstreamSite], digests: Digests, root: Path) -> tuple[Digests, list[Problem]]:
     """The digests read afresh from the tree at `root`, and what `check_source` finds wrong."""
     rows = list(sites)
     fresh, problems = record(rows, root)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 from kubesched.trace.digests import Problem, line_hash
 
@@ -124,18 +124,34 @@ DOCUMENTS: dict[str, Document] = {
 }
 
 
+class DocumentDigest(TypedDict):
+    """A document's digest: its path in its repository, the hash of its title, and per section
+    cited the heading's line (as a string) and the hash of its text."""
+
+    path: str
+    title: str
+    sections: dict[str, str]
+
+
+class Digests(TypedDict):
+    """The digests as `documents.json` holds them (`record` makes them): the commit of each
+    repository they were read at, and each document's digest by its id."""
+
+    commits: dict[str, str]
+    documents: dict[str, DocumentDigest]
+
+
 def document(key: str) -> Document:
     """A row by its key (`KEP-624 § Filter`); KeyError names a key the table lacks."""
     return DOCUMENTS[key]
 
 
-def load_digests(path: Path | None = None) -> dict[str, Any]:
-    if path is not None:
-        return dict(json.loads(path.read_text()))
-    return dict(json.loads(resources.files("kubesched.trace").joinpath(DIGESTS).read_text()))
+def load_digests(path: Path | None = None) -> Digests:
+    text = path.read_text() if path is not None else resources.files("kubesched.trace").joinpath(DIGESTS).read_text()
+    return cast(Digests, dict(json.loads(text)))  # the file is `record`'s digests, written by `dumps`
 
 
-def check(rows: Iterable[Document], digests: Mapping[str, Any]) -> list[Problem]:
+def check(rows: Iterable[Document], digests: Digests) -> list[Problem]:
     """Every row the digests do not bear out: a document not read, another path, a title or a
     section heading that is not the document's."""
     problems: list[Problem] = []
@@ -173,10 +189,10 @@ def _heading_line(text: list[str], section: str) -> int | None:
     )
 
 
-def record(rows: Iterable[Document], roots: Mapping[str, Path]) -> tuple[dict[str, Any], list[Problem]]:
+def record(rows: Iterable[Document], roots: Mapping[str, Path]) -> tuple[Digests, list[Problem]]:
     """The digests of `rows` read from checkouts of the repositories (`roots` by the names of
     `REPOSITORIES`), and the rows those checkouts refute."""
-    documents: dict[str, Any] = {}
+    documents: dict[str, DocumentDigest] = {}
     problems: list[Problem] = []
     for row in rows:
         root = roots.get(row.repository)
@@ -194,7 +210,7 @@ def record(rows: Iterable[Document], roots: Mapping[str, Path]) -> tuple[dict[st
             problems.append(Problem(row.id, row.key, f"{row.section!r} is not a heading of the document"))
         else:
             entry["sections"][str(at)] = line_hash(row.section)
-    digests = {"commits": {name: commit for name, (_, commit) in REPOSITORIES.items()}, "documents": documents}
+    digests: Digests = {"commits": {name: commit for name, (_, commit) in REPOSITORIES.items()}, "documents": documents}
     return digests, problems
 
 

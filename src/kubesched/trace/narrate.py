@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from kubesched.trace.records import Record
 
 
-def _move(d: Mapping[str, Any], node: str | None) -> str:
+def _move(d: Mapping[str, object], node: str | None) -> str:
     why = f" ({d['plugin']} hint: {d['hint']})" if d.get("plugin") else ""
     if d.get("hint_fn") is False:
         why = f" ({d['plugin']}: Queue, registered with no hint function)"
@@ -18,7 +17,7 @@ def _move(d: Mapping[str, Any], node: str | None) -> str:
     return f"{d.get('from') or 'new'} → {d['to']} on {d['event']}{why}{until}"
 
 
-def _outcome(what: str) -> Callable[[Mapping[str, Any], str | None], str]:
+def _outcome(what: str) -> Callable[[Mapping[str, object], str | None], str]:
     def told(d: Mapping[str, object], node: str | None) -> str:
         if d.get("code", "Success") == "Success":
             return f"{what} on {node}: Success"
@@ -27,15 +26,17 @@ def _outcome(what: str) -> Callable[[Mapping[str, Any], str | None], str]:
     return told
 
 
-def _chosen(d: Mapping[str, Any], node: str | None) -> str:
+def _chosen(d: Mapping[str, object], node: str | None) -> str:
+    candidates, victims = d["candidates"], d["victims"]
+    if not isinstance(candidates, Mapping) or not isinstance(victims, Iterable):
+        raise TypeError(f"preemption.chosen: candidates {candidates!r}, victims {victims!r}")
     others = ", ".join(
-        f"{n}: {len(c['victims'])} victim(s), {c['pdb_violations']} PDB violation(s)"
-        for n, c in d["candidates"].items()
+        f"{n}: {len(c['victims'])} victim(s), {c['pdb_violations']} PDB violation(s)" for n, c in candidates.items()
     )
-    return f"preempts on {node}: victims {', '.join(d['victims'])}; chosen by {d['reason']} among [{others}]"
+    return f"preempts on {node}: victims {', '.join(victims)}; chosen by {d['reason']} among [{others}]"
 
 
-SAY: dict[str, Callable[[Mapping[str, Any], str | None], str]] = {
+SAY: dict[str, Callable[[Mapping[str, object], str | None], str]] = {
     "queue.move": _move,
     "queue.pop": lambda d, node: f"popped from {d.get('from', 'activeQ')} for attempt {d['attempts']}",
     "queue.stayed": lambda d, node: (

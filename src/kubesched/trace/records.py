@@ -20,7 +20,7 @@ class Record(msgspec.Struct, frozen=True, omit_defaults=True):
     site: str
     pod: str | None = None
     node: str | None = None
-    details: dict[str, Any] = {}
+    details: dict[str, Any] = {}  # Any: each kind's details, of the types its emitter gave them
     upstream: tuple[str, ...] = ()
 
 
@@ -68,7 +68,7 @@ class Tracer:
         self._sinks.append(sink)
         self.enabled = True
 
-    def emit(self, kind: str, *, pod: str | None = None, node: str | None = None, **details: Any) -> None:
+    def emit(self, kind: str, *, pod: str | None = None, node: str | None = None, **details: object) -> None:
         if not self.enabled:
             return
         frame = sys._getframe(1)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
@@ -30,7 +29,7 @@ class Actions:
     cluster: Cluster
     make_node: Callable[[int], core_v1.Node]
 
-    async def create_pod(self, body: Mapping[str, Any]) -> core_v1.Pod:
+    async def create_pod(self, body: Mapping[str, object]) -> core_v1.Pod:
         """A pod of one pause container: `name` (required), `namespace` (default), `cpu` and
         `memory` requests, `priorityClassName`, `schedulerName`, `labels`."""
         name = _text(body, "name", required=True)
@@ -63,7 +62,7 @@ class Actions:
         )
         return node
 
-    async def add_nodes(self, body: Mapping[str, Any], existing: set[str]) -> list[str]:
+    async def add_nodes(self, body: Mapping[str, object], existing: set[str]) -> list[str]:
         """`count` nodes (1 to MOST_NODES) from the cluster's template, at the first free indexes."""
         count = body.get("count", 1)
         if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MOST_NODES:
@@ -81,7 +80,7 @@ class Actions:
         return added
 
 
-def _text(body: Mapping[str, Any], field: str, *, required: bool = False) -> str:
+def _text(body: Mapping[str, object], field: str, *, required: bool = False) -> str:
     value = body.get(field)
     if value is None or value == "":
         if required:

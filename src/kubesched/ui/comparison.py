@@ -4,7 +4,6 @@ each configuration side by side."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -13,7 +12,7 @@ class ComparisonError(ValueError):
     """A file that is not a compare report: the message names the file and what is wrong."""
 
 
-def load_comparison(path: Path) -> dict[str, Any]:
+def load_comparison(path: Path) -> dict[str, object]:
     """The report in `path` (what `kubesched compare --output json` prints); ComparisonError when
     it cannot be read or is not one."""
     try:
@@ -25,10 +24,10 @@ def load_comparison(path: Path) -> dict[str, Any]:
     return checked(data, str(path))
 
 
-def checked(data: Any, where: str) -> dict[str, Any]:
+def checked(data: object, where: str) -> dict[str, object]:
     """`data` when it is a compare report: configurations, each with its name and nodes."""
     configs = data.get("configs") if isinstance(data, dict) else None
-    if not isinstance(configs, list) or len(configs) < 2:
+    if not isinstance(data, dict) or not isinstance(configs, list) or len(configs) < 2:
         raise ComparisonError(f"{where}: not a compare report (expected `configs`, two or more)")
     for i, config in enumerate(configs):
         if not isinstance(config, dict) or not isinstance(config.get("config"), str):
@@ -36,5 +35,5 @@ def checked(data: Any, where: str) -> dict[str, Any]:
         nodes = config.get("nodes")
         if not isinstance(nodes, list) or not all(isinstance(n, dict) and "name" in n for n in nodes):
             raise ComparisonError(f"{where}: configs[{i}].nodes: expected a list of nodes with names")
-    report: dict[str, Any] = data
+    report: dict[str, object] = data
     return report

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 import msgspec
+from lightkube.models import core_v1
 
 from kubesched.api.errors import FieldError
+from kubesched.api.objects import meta_of, namespace_of, present
 from kubesched.api.resources import cpu_and_memory
 from kubesched.api.selectors import parse_label_selector
+from kubesched.cache.resource import Resource
 from kubesched.clock.base import rfc3339
 from kubesched.framework.args import decode_args
 from kubesched.framework.interface import ExtensionPoint
@@ -26,6 +30,8 @@ if TYPE_CHECKING:
     from kubesched.scheduler import Scheduler
 
 DEFAULT_SCHEDULER = "default-scheduler"
+
+Document = dict[str, object]  # a JSON document a page is drawn from
 
 
 class BadParameter(ValueError):
@@ -50,9 +56,9 @@ class PodFilter:
             raise BadParameter(f"label: {e.detail}") from None
         return cls(query.get("namespace", ""), selector, query.get("scheduler", ""))
 
-    def admits(self, pod: Any) -> bool:
+    def admits(self, pod: core_v1.Pod) -> bool:
         return self.admits_fields(
-            pod.metadata.namespace, pod.spec.schedulerName or DEFAULT_SCHEDULER, pod.metadata.labels or {}
+            namespace_of(pod), _spec(pod).schedulerName or DEFAULT_SCHEDULER, meta_of(pod).labels or {}
         )
 
     def admits_fields(self, namespace: str, scheduler: str, labels: Mapping[str, str] | None) -> bool:
@@ -65,14 +71,18 @@ class PodFilter:
         return self.selector is None or (labels is not None and self.selector.matches(labels))
 
 
-def status_chip(pod: Any) -> str:
+def _spec(pod: core_v1.Pod) -> core_v1.PodSpec:
+    return present(pod.spec, "the pod's spec")
+
+
+def status_chip(pod: core_v1.Pod) -> str:
     """The word a pod's status chip shows: Terminating, the reason it waits for a node
     (Unschedulable, SchedulingGated), or its phase."""
-    if pod.metadata.deletionTimestamp is not None:
+    if meta_of(pod).deletionTimestamp is not None:
         return "Terminating"
     status = pod.status
     phase = (status.phase if status is not None else None) or "Pending"
-    if phase == "Pending" and not pod.spec.nodeName and status is not None:
+    if phase == "Pending" and not _spec(pod).nodeName and status is not None:
         for condition in status.conditions or ():
             if condition.type == "PodScheduled" and condition.status == "False" and condition.reason:
                 return str(condition.reason)
@@ -81,29 +91,31 @@ def status_chip(pod: Any) -> str:
     return str(phase)
 
 
-def pod_summary(pod: Any) -> dict[str, Any]:
+def pod_summary(pod: core_v1.Pod) -> Document:
     """A pod as its own page shows it: `pod_brief` and its phase, priority, requests and labels."""
     status = pod.status
+    meta = meta_of(pod)
     return {
         **pod_brief(pod),
-        "namespace": pod.metadata.namespace,
-        "name": pod.metadata.name,
+        "namespace": meta.namespace,
+        "name": meta.name,
         "nominatedNode": (status.nominatedNodeName if status is not None else None) or None,
         "phase": (status.phase if status is not None else None) or "Pending",
-        "priority": pod.spec.priority or 0,
+        "priority": _spec(pod).priority or 0,
         "requests": cpu_and_memory(pod),
-        "labels": dict(pod.metadata.labels or {}),
+        "labels": dict(meta.labels or {}),
     }
 
 
-def pod_brief(pod: Any) -> dict[str, Any]:
+def pod_brief(pod: core_v1.Pod) -> Document:
     """A pod as the cluster page and the live stream carry it: only what a node's card draws."""
     status = pod.status
-    out = {
-        "key": f"{pod.metadata.namespace}/{pod.metadata.name}",
-        "node": pod.spec.nodeName or None,
+    meta, spec = meta_of(pod), _spec(pod)
+    out: Document = {
+        "key": f"{meta.namespace}/{meta.name}",
+        "node": spec.nodeName or None,
         "chip": status_chip(pod),
-        "scheduler": pod.spec.schedulerName or DEFAULT_SCHEDULER,
+        "scheduler": spec.schedulerName or DEFAULT_SCHEDULER,
     }
     nominated = status.nominatedNodeName if status is not None else None
     if nominated:
@@ -111,7 +123,7 @@ def pod_brief(pod: Any) -> dict[str, Any]:
     return out
 
 
-def node_summary(mirror: Mirror, name: str) -> dict[str, Any] | None:
+def node_summary(mirror: Mirror, name: str) -> Document | None:
     """A node as the cluster page draws it: cordon, taints, labels, and cpu, memory and pods
     requested (assumed pods included) against allocatable, as the scheduler's cache counts them."""
     node = mirror.nodes.get(name)
@@ -127,20 +139,20 @@ def node_summary(mirror: Mirror, name: str) -> dict[str, Any] | None:
         "taints": [
             {"key": t.key, "value": t.value or "", "effect": t.effect} for t in ((spec.taints if spec else None) or ())
         ],
-        "labels": dict(node.metadata.labels or {}),
+        "labels": dict(meta_of(node).labels or {}),
         "allocatable": _amounts(allocatable),
         "requested": {**_amounts(requested), "pods": len(info.pods) if info is not None else 0},
         "pods": sorted(mirror.on_node.get(name, ())),
     }
 
 
-def _amounts(resource: Any) -> dict[str, int]:
+def _amounts(resource: Resource | None) -> dict[str, int]:
     if resource is None:
         return {"cpu": 0, "memory": 0, "pods": 0}
     return {"cpu": resource.cpu, "memory": resource.memory, "pods": resource.pods}
 
 
-def cluster_document(mirror: Mirror, where: PodFilter) -> dict[str, Any]:
+def cluster_document(mirror: Mirror, where: PodFilter) -> Document:
     """Every node with its gauges and pods, and the pods not bound to a node (with their place in
     the queue when this scheduler holds them), as `where` admits them."""
     pods = {key: pod for key, pod in mirror.pods.items() if where.admits(pod)}
@@ -149,12 +161,12 @@ def cluster_document(mirror: Mirror, where: PodFilter) -> dict[str, Any]:
     for name in sorted(mirror.nodes):
         summary = node_summary(mirror, name)
         assert summary is not None
-        summary["pods"] = [key for key in summary["pods"] if key in pods]
+        summary["pods"] = [key for key in sorted(mirror.on_node.get(name, ())) if key in pods]
         nodes.append(summary)
     unscheduled = []
     for key in sorted(pods):
         pod = pods[key]
-        if not pod.spec.nodeName:
+        if not _spec(pod).nodeName:
             entry = pod_brief(pod)
             waiting = pending.get(key)
             entry["queue"] = waiting.queue if waiting is not None else None
@@ -162,13 +174,13 @@ def cluster_document(mirror: Mirror, where: PodFilter) -> dict[str, Any]:
     return {
         "version": mirror.version,
         "nodes": nodes,
-        "pods": [pod_brief(pods[key]) for key in sorted(pods) if pods[key].spec.nodeName],
+        "pods": [pod_brief(pods[key]) for key in sorted(pods) if _spec(pods[key]).nodeName],
         "unscheduled": unscheduled,
         "pending": mirror.scheduler.queue.pending(),
     }
 
 
-def pod_document(mirror: Mirror, key: str) -> dict[str, Any] | None:
+def pod_document(mirror: Mirror, key: str) -> Document | None:
     """One pod: its summary and conditions, every recorded attempt explained (the document
     `kubesched explain` prints), its place in the queue, and its timeline; None for a pod this
     scheduler has not seen."""
@@ -196,12 +208,12 @@ def pod_document(mirror: Mirror, key: str) -> dict[str, Any] | None:
     }
 
 
-def events_of(events: Iterable[Any]) -> list[dict[str, Any]]:
+def events_of(events: Iterable[core_v1.Event]) -> list[Document]:
     """Events as a detail page lists them, the latest last: type, reason, message, how many times,
     when last, and who reported them."""
-    rows = []
+    rows: list[Document] = []
     for event in events:
-        last = event.lastTimestamp or event.eventTime or event.firstTimestamp or event.metadata.creationTimestamp
+        last = event.lastTimestamp or event.eventTime or event.firstTimestamp or meta_of(event).creationTimestamp
         source = event.reportingComponent or (event.source.component if event.source else None) or ""
         rows.append(
             {
@@ -213,21 +225,21 @@ def events_of(events: Iterable[Any]) -> list[dict[str, Any]]:
                 "from": source,
             }
         )
-    return sorted(rows, key=lambda r: r["last"] or "")
+    return sorted(rows, key=lambda r: str(r["last"] or ""))
 
 
-def rfc3339_text(value: Any) -> str | None:
+def rfc3339_text(value: datetime | str | None) -> str | None:
     if value is None:
         return None
     return value if isinstance(value, str) else rfc3339(value.timestamp())
 
 
-def timeline(mirror: Mirror, key: str) -> list[dict[str, Any]]:
+def timeline(mirror: Mirror, key: str) -> list[Document]:
     """The pod's trace records, oldest first."""
     return [timeline_row(record) for record in mirror.timelines.get(key, ())]
 
 
-def timeline_row(record: Record) -> dict[str, Any]:
+def timeline_row(record: Record) -> Document:
     """A trace record as a pod's timeline shows it: what happened, when, and both code sites."""
     return {
         "time": rfc3339(record.time),
@@ -240,7 +252,7 @@ def timeline_row(record: Record) -> dict[str, Any]:
     }
 
 
-def queue_page(mirror: Mirror) -> dict[str, Any]:
+def queue_page(mirror: Mirror) -> Document:
     """The queue: `scheduler_pending_pods`' counts and every pending pod with what may wake it, and
     for a pod backing off, the seconds left (`backoffSeconds`)."""
     queue = mirror.scheduler.queue
@@ -264,7 +276,7 @@ GLANCE = (  # the metrics the scheduler page shows, as /metrics names them
 )
 
 
-def scheduler_document(mirror: Mirror) -> dict[str, Any]:
+def scheduler_document(mirror: Mirror) -> Document:
     """The scheduler's profiles (each extension point's plugins in the order they run, score
     weights, each plugin's arguments as configured and defaulted), and its metrics at a glance."""
     scheduler = mirror.scheduler
@@ -274,7 +286,7 @@ def scheduler_document(mirror: Mirror) -> dict[str, Any]:
         points = {str(point): fwk.names(point) for point in ExtensionPoint if fwk.names(point)}
         profile = configured.get(name)
         given = profile.args if profile else {}
-        args = {}
+        args: Document = {}
         for plugin in sorted({p for names in points.values() for p in names}):
             entry = scheduler.registry.get(plugin)
             if plugin in given:
@@ -290,17 +302,16 @@ def scheduler_document(mirror: Mirror) -> dict[str, Any]:
     }
 
 
-def metrics_at_a_glance(scheduler: Scheduler) -> list[dict[str, Any]]:
+def metrics_at_a_glance(scheduler: Scheduler) -> list[Document]:
     """The samples of the GLANCE metrics: name, labels, value."""
-    out = []
-    for family in scheduler.metrics.registry.collect():
-        for sample in family.samples:
-            if sample.name in GLANCE:
-                out.append({"name": sample.name, "labels": dict(sample.labels), "value": sample.value})
-    return sorted(out, key=lambda m: (GLANCE.index(m["name"]), sorted(m["labels"].items())))
+    samples = [
+        sample for family in scheduler.metrics.registry.collect() for sample in family.samples if sample.name in GLANCE
+    ]
+    samples.sort(key=lambda s: (GLANCE.index(s.name), sorted(s.labels.items())))
+    return [{"name": s.name, "labels": dict(s.labels), "value": s.value} for s in samples]
 
 
-def _plain(value: object) -> Any:
+def _plain(value: object) -> object:
     """A plugin's arguments as a configuration spells them (None fields left out)."""
     data = msgspec.to_builtins(value)
     if isinstance(data, dict):
@@ -308,20 +319,29 @@ def _plain(value: object) -> Any:
     return data
 
 
-def changed_documents(mirror: Mirror, pods: Iterable[str], nodes: Iterable[str]) -> dict[str, Any]:
+def changed_documents(mirror: Mirror, pods: Iterable[str], nodes: Iterable[str]) -> Document:
     """What the live stream sends for changed pods and nodes: each one's summary, or its key
     among the removed."""
-    out: dict[str, Any] = {"version": mirror.version, "pods": [], "nodes": [], "removedPods": [], "removedNodes": []}
+    briefs: list[Document] = []
+    summaries: list[Document] = []
+    removed_pods: list[str] = []
+    removed_nodes: list[str] = []
     for key in pods:
         pod = mirror.pods.get(key)
         if pod is None:
-            out["removedPods"].append(key)
+            removed_pods.append(key)
         else:
-            out["pods"].append(pod_brief(pod))
+            briefs.append(pod_brief(pod))
     for name in nodes:
         summary = node_summary(mirror, name)
         if summary is None:
-            out["removedNodes"].append(name)
+            removed_nodes.append(name)
         else:
-            out["nodes"].append(summary)
-    return out
+            summaries.append(summary)
+    return {
+        "version": mirror.version,
+        "pods": briefs,
+        "nodes": summaries,
+        "removedPods": removed_pods,
+        "removedNodes": removed_nodes,
+    }

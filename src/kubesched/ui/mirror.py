@@ -7,6 +7,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lightkube.models import core_v1
+
 from kubesched.trace import Record
 
 if TYPE_CHECKING:
@@ -29,8 +31,14 @@ class Change:
     key: str
 
 
+# Any: a pod as the informers deliver it, its metadata set: read on their path without a check
 def pod_key(pod: Any) -> str:
     return f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+def _node_of(pod: core_v1.Pod | None) -> str | None:
+    spec = pod.spec if pod is not None else None
+    return spec.nodeName if spec is not None else None
 
 
 class Mirror:
@@ -41,8 +49,8 @@ class Mirror:
 
     def __init__(self, scheduler: Scheduler, *, log_length: int = LOG_LENGTH) -> None:
         self.scheduler = scheduler
-        self.pods: dict[str, Any] = {}  # namespace/name -> the latest pod
-        self.nodes: dict[str, Any] = {}  # name -> the latest node
+        self.pods: dict[str, core_v1.Pod] = {}  # namespace/name -> the latest pod
+        self.nodes: dict[str, core_v1.Node] = {}  # name -> the latest node
         self.on_node: dict[str, set[str]] = {}  # node name -> keys of the pods bound to it
         self.timelines: dict[str, deque[Record]] = {}  # least recently recorded first
         self.recorded = 0  # records in all the timelines
@@ -74,6 +82,7 @@ class Mirror:
         if record.kind.startswith("queue."):
             self._changed(QUEUE, record.pod)
 
+    # Any: a Pod or a Node as the informers deliver it, told apart by its kind
     def _seen(self, obj: Any, deleted: bool) -> None:
         if obj.kind == "Node":
             name = obj.metadata.name
@@ -85,8 +94,9 @@ class Mirror:
             return
         key = pod_key(obj)
         old = self.pods.pop(key, None)
-        if old is not None and old.spec.nodeName:
-            self._unplace(old.spec.nodeName, key)
+        before = _node_of(old)
+        if before:
+            self._unplace(before, key)
         if deleted:
             self.recorded -= len(self.timelines.pop(key, ()))
         else:
@@ -94,7 +104,6 @@ class Mirror:
             if obj.spec.nodeName:
                 self.on_node.setdefault(obj.spec.nodeName, set()).add(key)
         self._changed(POD, key)
-        before = old.spec.nodeName if old is not None else None
         now = None if deleted else obj.spec.nodeName
         if not before or not now:  # a pod waiting for a node, or no longer: the queue may have moved it
             self._changed(QUEUE, key)

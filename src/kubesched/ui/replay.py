@@ -6,7 +6,6 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -14,7 +13,7 @@ from kubesched.api.quantity import int_value, milli_value
 from kubesched.clock.base import rfc3339
 from kubesched.queue.scheduling_queue import GATED, IN_FLIGHT, METRIC_QUEUE, UNSCHEDULABLE
 from kubesched.trace import Record
-from kubesched.ui.documents import PodFilter, timeline_row
+from kubesched.ui.documents import Document, PodFilter, timeline_row
 
 MOMENT_SLACK = 1e-6  # seconds
 _WAITING_CHIP = {UNSCHEDULABLE: "Unschedulable", GATED: "SchedulingGated"}  # else Pending
@@ -38,7 +37,7 @@ class _Pod:
     rejected_by: list[str] = field(default_factory=list)
     attempts: int = 0
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> Document:
         namespace, _, name = self.key.partition("/")
         return {
             "key": self.key,
@@ -54,7 +53,7 @@ class _Pod:
             "labels": {},
         }
 
-    def queue_entry(self) -> dict[str, Any]:
+    def queue_entry(self) -> Document:
         """Its place in the queue, as the live queue page has it (what the trace does not keep empty)."""
         return {
             "key": self.key,
@@ -189,7 +188,7 @@ class Recording:
             state.apply(record)
         return state
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> Document:
         """What the replay's time slider needs: the span and the moments worth stopping at (a pod
         bound, deleted or nominated, a node added or gone, a preemption)."""
         marks = sorted(
@@ -211,7 +210,7 @@ class Recording:
         )
         return {"name": self.name, "start": self.start, "end": self.end, "marks": marks}
 
-    def cluster(self, at: float, where: PodFilter) -> dict[str, Any]:
+    def cluster(self, at: float, where: PodFilter) -> Document:
         """The cluster page's document at `at` (the shape the live page has)."""
         state = self.state(at)
         nodes = []
@@ -257,7 +256,7 @@ class Recording:
             "pending": _pending(state),
         }
 
-    def pod(self, key: str, at: float) -> dict[str, Any] | None:
+    def pod(self, key: str, at: float) -> Document | None:
         """A pod's page at `at`: its summary and its timeline so far; None when it does not exist then."""
         state = self.state(at)
         pod = state.pods.get(key)
@@ -272,7 +271,7 @@ class Recording:
             "tracing": True,
         }
 
-    def queue(self, at: float) -> dict[str, Any]:
+    def queue(self, at: float) -> Document:
         state = self.state(at)
         pods = [
             p.queue_entry()

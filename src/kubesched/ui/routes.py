@@ -9,14 +9,13 @@ import asyncio
 import contextlib
 import hmac
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import msgspec
 from aiohttp import web
-from aiohttp.typedefs import Handler
+from aiohttp.typedefs import Handler, Middleware
 from lightkube.resources import core_v1
 
 from kubesched.cluster import ApiError
@@ -68,7 +67,7 @@ def mount(app: web.Application, mirror: Mirror, *, actions: Actions | None = Non
 TOKEN_COOKIE = "kubesched-ui-token"
 
 
-def guard(token: str) -> Any:
+def guard(token: str) -> Middleware:
     """A middleware keeping `/ui/` to whoever has the API server's token: as a bearer token, or in
     the cookie that opening `/ui/?token=TOKEN` once sets (the address is then shown without it).
     Anything else under `/ui` is 401; the scheduler's other endpoints are left as they are."""
@@ -159,7 +158,7 @@ async def _scheduler(request: web.Request) -> web.Response:
 
 # -- actions (cluster up --ui-actions) ----------------------------------------------------------------
 
-ActionHandler = Callable[[Actions, web.Request, Any], Awaitable[web.Response]]
+ActionHandler = Callable[[Actions, web.Request, Mapping[str, object]], Awaitable[web.Response]]
 
 
 def _action(handler: ActionHandler) -> Callable[[web.Request], Awaitable[web.Response]]:
@@ -174,20 +173,21 @@ def _action(handler: ActionHandler) -> Callable[[web.Request], Awaitable[web.Res
                 {"message": "actions are off: the UI may change the cluster only with cluster up --ui-actions"},
                 status=403,
             )
-        body: object = None
+        body: Mapping[str, object] = {}
         if request.method == "POST" and request.can_read_body:
             if request.content_type != "application/json":
                 return _json(
                     {"message": f"expected a JSON body (application/json), got {request.content_type}"}, status=415
                 )
             try:
-                body = msgspec.json.decode(await request.read())
+                decoded = msgspec.json.decode(await request.read())
             except msgspec.DecodeError as e:
                 return _bad(f"the body is not JSON: {e}")
-            if not isinstance(body, dict):
+            if not isinstance(decoded, dict):
                 return _bad("the body is not a JSON object")
+            body = decoded
         try:
-            return await handler(actions, request, body or {})
+            return await handler(actions, request, body)
         except ActionError as e:
             return _bad(str(e))
         except ApiError as e:
@@ -197,7 +197,7 @@ def _action(handler: ActionHandler) -> Callable[[web.Request], Awaitable[web.Res
 
 
 @_action
-async def _create_pod(actions: Actions, request: web.Request, body: Any) -> web.Response:
+async def _create_pod(actions: Actions, request: web.Request, body: Mapping[str, object]) -> web.Response:
     pod = await actions.create_pod(body)
     return _json(documents.pod_brief(pod), status=201)
 
@@ -216,7 +216,7 @@ async def _cordon(actions: Actions, request: web.Request, body: object) -> web.R
 
 
 @_action
-async def _add_nodes(actions: Actions, request: web.Request, body: Any) -> web.Response:
+async def _add_nodes(actions: Actions, request: web.Request, body: Mapping[str, object]) -> web.Response:
     return _json({"added": await actions.add_nodes(body, set(request.app[MIRROR].nodes))}, status=201)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from kubesched.ui.documents import Document
 from kubesched.ui.replay import Recording, Replayed
 from kubesched.ui.routes import replayed
 from kubesched.whatif.scenario.fields import ScenarioError
@@ -53,7 +54,7 @@ class SweepPage:
         except SweepError as e:
             raise PageError(409, str(e)) from None
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> Document:
         """The sweep page's document: the sweep's description (name, file, axes, metrics, the
         number of points), every finished point in index order, and the point opened."""
         table = self.table()
@@ -64,7 +65,7 @@ class SweepPage:
             "opened": self.opened,
         }
 
-    def open(self, index: int) -> dict[str, Any]:
+    def open(self, index: int) -> Document:
         """Run point `index` again with its trace kept, and replay that run; what was opened. Blocks
         for the whole simulation (call it from a thread); PageError for a point that is not in the
         results (404), or that failed, or whose sweep file no longer loads or has changed (409)."""
@@ -89,7 +90,7 @@ class SweepPage:
             }
 
 
-def _row(result: PointResult) -> dict[str, Any]:
+def _row(result: PointResult) -> Document:
     return {
         "index": result.index,
         "point": result.coordinates,
@@ -99,7 +100,8 @@ def _row(result: PointResult) -> dict[str, Any]:
     }
 
 
-def _rerun(meta: dict[str, Any], result: PointResult) -> tuple[Recording, dict[str, Any]]:
+# Any: the sweep's description as its results directory holds it (`results.Table.meta`)
+def _rerun(meta: dict[str, Any], result: PointResult) -> tuple[Recording, dict[str, object]]:
     """Point `result` of the sweep `meta` describes, simulated again with its trace kept: the
     recording and the metrics it measured. PageError (409) when it cannot be."""
     where = meta.get("file", "")

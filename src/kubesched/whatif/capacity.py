@@ -23,6 +23,7 @@ from typing import Any
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import meta_of, present
 from kubesched.clock import VirtualClock
 from kubesched.cluster import DELETED
 from kubesched.cluster.codec import decoder
@@ -31,6 +32,7 @@ from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
 from kubesched.storage import MemoryCluster, MemoryStore
+from kubesched.whatif.documents import entry, mapping, mappings, metadata, section, string
 from kubesched.whatif.snapshot import Snapshot
 
 PROVISIONED_BY = "cc.kubernetes.io/provisioned-by"
@@ -44,12 +46,17 @@ DECISION_SECONDS = 3600.0
 class Template:
     """A pod to place copies of: `pod` a Pod document, `replicas` how many (None: as many as fit)."""
 
-    pod: dict[str, Any]
+    pod: dict[str, object]
     replicas: int | None = None
 
     @property
     def name(self) -> str:
-        return str(self.pod["metadata"]["name"])
+        return str(metadata(self.pod)["name"])
+
+    @property
+    def namespace(self) -> str:
+        """The pod's namespace (a template with defaults has one)."""
+        return string(metadata(self.pod)["namespace"], "metadata.namespace")
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,8 @@ class CapacityError(ValueError):
     """A question capacity cannot answer, in one line naming the input at fault."""
 
 
-def with_defaults(pod: dict[str, Any], scheduler_names: Sequence[str]) -> dict[str, Any]:
+# Any: the pod as its callers go on to read and change it, at any depth
+def with_defaults(pod: dict[str, object], scheduler_names: Sequence[str]) -> dict[str, Any]:
     """The template as the simulation uses it, defaulted as cluster-capacity defaults a pod spec
     (namespace `default`, dnsPolicy ClusterFirst, restartPolicy Always, each container's
     terminationMessagePolicy FallbackToLogsOnError), its schedulerName the first profile's when it
@@ -86,11 +94,11 @@ def with_defaults(pod: dict[str, Any], scheduler_names: Sequence[str]) -> dict[s
     out = copy.deepcopy(pod)
     out.setdefault("apiVersion", "v1")
     out.setdefault("kind", "Pod")
-    meta = out.setdefault("metadata", {})
+    meta = entry(out, "metadata")
     if not meta.get("name"):
         raise CapacityError("a pod spec needs metadata.name")
     meta.setdefault("namespace", "default")
-    spec = out.setdefault("spec", {})
+    spec = entry(out, "spec")
     spec.pop("nodeName", None)
     spec.setdefault("schedulerName", scheduler_names[0])
     if spec["schedulerName"] not in scheduler_names:
@@ -102,19 +110,19 @@ def with_defaults(pod: dict[str, Any], scheduler_names: Sequence[str]) -> dict[s
         raise CapacityError(f"pod {meta['name']}: spec.schedulingGates: a gated copy is never scheduled")
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("restartPolicy", "Always")
-    for container in spec.get("containers") or ():
+    for container in mappings(spec, "containers"):
         container.setdefault("terminationMessagePolicy", "FallbackToLogsOnError")
     return out
 
 
-def _kept(item: dict[str, Any], excluded: frozenset[str]) -> bool:
+def _kept(item: dict[str, object], excluded: frozenset[str]) -> bool:
     """What of the cluster the simulation starts from: no excluded node, and of the pods only those
     bound to a node kept and still holding it (not Succeeded or Failed)."""
     if item.get("kind") == "Node" and item.get("apiVersion") == "v1":
-        return item["metadata"]["name"] not in excluded
+        return metadata(item)["name"] not in excluded
     if item.get("kind") == "Pod" and item.get("apiVersion") == "v1":
-        node = (item.get("spec") or {}).get("nodeName")
-        phase = (item.get("status") or {}).get("phase")
+        node = section(item, "spec").get("nodeName")
+        phase = section(item, "status").get("phase")
         return bool(node) and node not in excluded and phase not in ("Succeeded", "Failed")
     return True
 
@@ -123,11 +131,14 @@ def _namespaces(store: MemoryStore) -> set[str]:
     return {n.metadata.name for n in store.list(core_v1.Namespace).items}
 
 
-def _copy(template: dict[str, Any], index: int) -> core_v1.Pod:
+def _copy(template: dict[str, object], index: int) -> core_v1.Pod:
     pod = copy.deepcopy(template)
-    meta = pod["metadata"]
+    meta = metadata(pod)
     meta["name"] = f"{meta['name']}-{index}"  # as _place names it
-    meta["annotations"] = {**(meta.get("annotations") or {}), PROVISIONED_BY: pod["spec"]["schedulerName"]}
+    meta["annotations"] = {
+        **section(meta, "annotations"),
+        PROVISIONED_BY: mapping(pod["spec"], "spec")["schedulerName"],
+    }
     for key in ("uid", "resourceVersion", "creationTimestamp"):
         meta.pop(key, None)
     pod.pop("status", None)
@@ -135,10 +146,11 @@ def _copy(template: dict[str, Any], index: int) -> core_v1.Pod:
     return obj
 
 
-def _outcome(pod: Any) -> tuple[str, str] | None:
+def _outcome(pod: core_v1.Pod) -> tuple[str, str] | None:
     """('', node) once bound, (reason, message) once the scheduler said it could not, else None."""
-    if pod.spec.nodeName:
-        return "", pod.spec.nodeName
+    node = present(pod.spec, "the pod's spec").nodeName
+    if node:
+        return "", node
     for c in (pod.status.conditions if pod.status else None) or ():
         if c.type == "PodScheduled" and c.status == "False" and c.reason:
             return c.reason, c.message or ""
@@ -158,7 +170,7 @@ def simulate(
     """Each template's copies placed on a copy of `snapshot`'s cluster (see the module)."""
     names = [p.scheduler_name for p in config.profiles]
     prepared = [Template(with_defaults(t.pod, names), t.replicas) for t in templates]
-    seen = Counter((t.pod["metadata"]["namespace"], t.name) for t in prepared)
+    seen = Counter((t.namespace, t.name) for t in prepared)
     for (namespace, name), count in seen.items():
         if count > 1:
             raise CapacityError(f"pod {namespace}/{name}: given {count} times; each template needs a name of its own")
@@ -166,7 +178,7 @@ def simulate(
     clock = VirtualClock()
     store = MemoryStore(clock=clock, seed=seed, watch_latency=0.0)
     Snapshot(tuple(i for i in snapshot.items if _kept(i, excluded))).restore(store)
-    for namespace in sorted({t.pod["metadata"]["namespace"] for t in prepared} - _namespaces(store)):
+    for namespace in sorted({t.namespace for t in prepared} - _namespaces(store)):
         store.create(core_v1.Namespace(metadata=meta_v1.ObjectMeta(name=namespace)))
     cluster = MemoryCluster(store)
     scheduler = Scheduler(cluster, clock, config, registry, seed=seed, identity="capacity")
@@ -179,7 +191,8 @@ def simulate(
             if event.type == DELETED:
                 continue
             pod = event.object
-            key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+            meta = meta_of(pod)
+            key = f"{meta.namespace}/{meta.name}"
             future = waiting.get(key)
             if future is not None and not future.done() and (outcome := _outcome(pod)) is not None:
                 future.set_result(outcome)
@@ -197,7 +210,7 @@ async def _place(
 ) -> None:
     template = placed.template
     limit = template.replicas if template.replicas is not None else max_limit if max_limit > 0 else None
-    namespace = template.pod["metadata"]["namespace"]
+    namespace = template.namespace
     index = 0
     while True:
         if limit is not None and index >= limit:

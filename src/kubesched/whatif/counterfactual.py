@@ -35,12 +35,14 @@ import msgspec
 from lightkube.models import meta_v1
 
 from kubesched.api.quantity import format_bytes, format_milli_cpu, parse_quantity, to_milli, to_units
-from kubesched.api.selectors import compile_label_selector
+from kubesched.api.selectors import LabelSelectorMatcher, compile_label_selector
 from kubesched.config import SchedulerConfig
 from kubesched.framework.registry import Registry
 from kubesched.whatif.capacity import Template, simulate
+from kubesched.whatif.documents import document_name, mapping, mappings, metadata, section, string
 from kubesched.whatif.snapshot import Snapshot
 
+# Any: a pod or node document, read and loosened at any depth (each variant a deep copy)
 Document = dict[str, Any]
 HOSTNAME = "kubernetes.io/hostname"
 MAX_SKEW_TRIED = 5
@@ -59,7 +61,7 @@ class Proposal:
     cluster: Snapshot
     pod: Document
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The proposal, the changed pod with it (the cluster is left out: it is the input's size)."""
         return {"kind": self.kind, "change": self.change, "cost": self.cost, "node": self.node, "pod": self.pod}
 
@@ -89,9 +91,9 @@ def pending_pod(snapshot: Snapshot, key: str) -> tuple[Snapshot, Document]:
     namespace, _, name = key.rpartition("/")
     namespace = namespace or "default"
     for item in snapshot.items:
-        meta = item.get("metadata") or {}
+        meta = section(item, "metadata")
         if item.get("kind") == "Pod" and meta.get("name") == name and meta.get("namespace", "default") == namespace:
-            pod = copy.deepcopy(item)
+            pod: Document = copy.deepcopy(item)
             pod.pop("status", None)
             (pod.get("spec") or {}).pop("nodeName", None)
             return Snapshot(tuple(i for i in snapshot.items if i is not item)), pod
@@ -196,11 +198,11 @@ def _taint_key(taint: Document) -> tuple[str, str, str]:
 def _without_taint(snapshot: Snapshot, taint: tuple[str, str, str], only: str | None = None) -> Snapshot:
     items = []
     for item in snapshot.items:
-        if item.get("kind") == "Node" and (only is None or item["metadata"]["name"] == only):
-            taints = (item.get("spec") or {}).get("taints") or []
+        if item.get("kind") == "Node" and (only is None or metadata(item)["name"] == only):
+            taints = mappings(section(item, "spec"), "taints")
             kept = [t for t in taints if _taint_key(t) != taint]
             if len(kept) != len(taints):
-                item = {**item, "spec": {**item["spec"], "taints": kept or None}}
+                item = {**item, "spec": {**mapping(item["spec"], "spec"), "taints": kept or None}}
         items.append(item)
     return Snapshot(tuple(items))
 
@@ -211,7 +213,7 @@ def _taints(space: Search, pod: Document) -> list[Proposal]:
         {
             _taint_key(t)
             for n in space.snapshot.of_kind("Node")
-            for t in (n.get("spec") or {}).get("taints") or ()
+            for t in mappings(section(n, "spec"), "taints")
             if t.get("effect") in ("NoSchedule", "NoExecute")
         }
     )
@@ -349,34 +351,54 @@ def _cpu(pod: Document) -> int:
     )
 
 
+@dataclass
+class _Budget:
+    """A PodDisruptionBudget as the evictions taken so far leave it."""
+
+    namespace: object
+    selector: LabelSelectorMatcher
+    allowed: int
+
+
+def _count(value: object) -> int:
+    """A count as `int` reads it from a document (a number or its text)."""
+    if not isinstance(value, int | float | str):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    return int(value)
+
+
 def _evictable(victims: list[Document], snapshot: Snapshot) -> list[Document]:
     """Of `victims` in order, those the eviction API would let go: each taken only while every
     PodDisruptionBudget over it allows one more disruption (`status.disruptionsAllowed`; a budget
     without a status allows none, as the API refuses an eviction it cannot check)."""
     budgets = []
     for pdb in snapshot.of_kind("PodDisruptionBudget"):
-        selector = msgspec.convert((pdb.get("spec") or {}).get("selector"), meta_v1.LabelSelector | None)
-        allowed = int((pdb.get("status") or {}).get("disruptionsAllowed") or 0)
-        budgets.append([pdb["metadata"].get("namespace", "default"), compile_label_selector(selector), allowed])
+        selector = msgspec.convert(section(pdb, "spec").get("selector"), meta_v1.LabelSelector | None)
+        allowed = _count(section(pdb, "status").get("disruptionsAllowed") or 0)
+        budgets.append(_Budget(metadata(pdb).get("namespace", "default"), compile_label_selector(selector), allowed))
     taken = []
     for victim in victims:
         meta = victim["metadata"]
-        over = [b for b in budgets if b[0] == meta.get("namespace", "default") and b[1].matches(meta.get("labels"))]
-        if all(b[2] > 0 for b in over):
+        over = [
+            b
+            for b in budgets
+            if b.namespace == meta.get("namespace", "default") and b.selector.matches(meta.get("labels"))
+        ]
+        if all(b.allowed > 0 for b in over):
             for b in over:
-                b[2] -= 1
+                b.allowed -= 1
             taken.append(victim)
     return taken
 
 
 def _evictions(space: Search, pod: Document, *, nodes_tried: int = 5) -> list[Proposal]:
-    classes = {c["metadata"]["name"]: int(c.get("value", 0)) for c in space.snapshot.of_kind("PriorityClass")}
+    classes = {document_name(c): _count(c.get("value", 0)) for c in space.snapshot.of_kind("PriorityClass")}
     own = _priority(pod, classes)
     lower: dict[str, list[Document]] = {}
     for p in space.snapshot.of_kind("Pod"):
-        node = (p.get("spec") or {}).get("nodeName")
+        node = section(p, "spec").get("nodeName")
         if node and _priority(p, classes) < own:
-            lower.setdefault(node, []).append(p)
+            lower.setdefault(string(node, "spec.nodeName"), []).append(p)
     best: Proposal | None = None
     ranked = sorted(lower, key=lambda n: (-sum(_cpu(p) for p in lower[n]), n))[:nodes_tried]
     for node in ranked:

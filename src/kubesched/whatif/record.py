@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-from kubesched.api.objects import Served, key_of
+from kubesched.api.objects import Served, key_of, meta_of
 from kubesched.clock import Clock
 from kubesched.cluster import ADDED, DELETED, MODIFIED, Cluster, NotFound, WatchEvent
 from kubesched.scheduler.reflector import reflect
@@ -42,7 +42,7 @@ class RecordingError(ValueError):
 class Change:
     t: float
     type: str
-    object: dict[str, Any]
+    object: dict[str, object]
 
     @property
     def kind(self) -> str:
@@ -52,11 +52,11 @@ class Change:
 @dataclass(frozen=True)
 class Recording:
     started: str
-    initial: tuple[dict[str, Any], ...]
+    initial: tuple[dict[str, object], ...]
     changes: tuple[Change, ...]
 
 
-def _stub(kind: type[Served], key: tuple[str, str], uid: str | None) -> dict[str, Any]:
+def _stub(kind: type[Served], key: tuple[str, str], uid: str | None) -> dict[str, object]:
     """What a DELETED line found by a relist says of the object: its kind, name and uid."""
     info = kind._api_info.resource
     api_version = f"{info.group}/{info.version}" if info.group else info.version
@@ -64,7 +64,7 @@ def _stub(kind: type[Served], key: tuple[str, str], uid: str | None) -> dict[str
     return {"apiVersion": api_version, "kind": info.kind, "metadata": meta}
 
 
-Sink = Callable[[str, dict[str, Any], bool], None]  # (type, document, initial)
+Sink = Callable[[str, dict[str, object], bool], None]  # (type, document, initial)
 
 
 class Follower:
@@ -106,20 +106,20 @@ class Follower:
                 task.cancel()
             await asyncio.gather(*watches, return_exceptions=True)
 
-    async def _list_into(self, kind: type[Served], versions: dict[type[Served], str]) -> list[dict[str, Any]]:
+    async def _list_into(self, kind: type[Served], versions: dict[type[Served], str]) -> list[dict[str, object]]:
         """List `kind` and hand on its objects as initial; their documents (none when not served)."""
         try:
             items, versions[kind] = await self._list(kind)
         except NotFound:  # not served here
             return []
-        self._known[kind] = {key_of(o): (o.metadata.resourceVersion or "", o.metadata.uid) for o in items}
+        self._known[kind] = {key_of(o): _version(o) for o in items}
         documents = [plain(obj) for obj in sorted(items, key=key_of)]
         for document in documents:
             self.sink(ADDED, document, True)
         return documents
 
-    async def _list(self, kind: type[Served]) -> tuple[list[Any], str]:
-        items: list[object] = []
+    async def _list(self, kind: type[Served]) -> tuple[list[Served], str]:
+        items: list[Served] = []
         token: str | None = None
         while True:
             page = await self.cluster.list(kind, limit=PAGE, continue_token=token)
@@ -137,19 +137,25 @@ class Follower:
             self.sink(DELETED, _stub(kind, key, known.pop(key)[1]), False)
         for key, obj in sorted(now.items()):
             seen = known.get(key)
-            if seen is None or seen[0] != obj.metadata.resourceVersion:
+            if seen is None or seen[0] != meta_of(obj).resourceVersion:
                 self.sink(ADDED if seen is None else MODIFIED, plain(obj), False)
-                known[key] = (obj.metadata.resourceVersion or "", obj.metadata.uid)
+                known[key] = _version(obj)
         return version
 
-    def _handle(self, kind: type[Served], event: WatchEvent[Any]) -> None:
+    def _handle(self, kind: type[Served], event: WatchEvent[Served]) -> None:
         obj = event.object
         known = self._known.setdefault(kind, {})
         if event.type == DELETED:
             known.pop(key_of(obj), None)
         else:
-            known[key_of(obj)] = (obj.metadata.resourceVersion or "", obj.metadata.uid)
+            known[key_of(obj)] = _version(obj)
         self.sink(event.type, plain(obj), False)
+
+
+def _version(obj: Served) -> tuple[str, str | None]:
+    """What the follower keeps of an object: its resourceVersion and uid."""
+    meta = meta_of(obj)
+    return meta.resourceVersion or "", meta.uid
 
 
 class Recorder:
@@ -241,7 +247,7 @@ def _parse(path: Path, f: TextIO) -> Recording:
     return Recording(str(header.get("started", "")), tuple(initial), tuple(changes))
 
 
-def _json(path: Path, numbered: tuple[int, str]) -> Any:
+def _json(path: Path, numbered: tuple[int, str]) -> object:
     number, line = numbered
     try:
         return json.loads(line)

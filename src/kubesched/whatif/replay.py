@@ -20,15 +20,16 @@ import copy
 import json
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import msgspec
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import meta_of, present
 from kubesched.clock import VirtualClock
 from kubesched.cluster import ADDED, DELETED, MODIFIED, NotFound
 from kubesched.cluster.errors import ApiError
@@ -39,6 +40,15 @@ from kubesched.scheduler import Scheduler
 from kubesched.sim import FakeKubelets
 from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import Sink, Tracer
+from kubesched.whatif.documents import (
+    document_name,
+    document_namespace,
+    mapping,
+    mappings,
+    metadata,
+    section,
+    string,
+)
 from kubesched.whatif.record import Change, Recording
 from kubesched.whatif.snapshot import Snapshot, SnapshotError
 
@@ -60,6 +70,18 @@ class PodOutcome:
         return None if self.bound is None else self.bound - self.created
 
 
+class Summary(TypedDict):
+    """A run's outcome in numbers (seconds of waiting; None when no pod was placed)."""
+
+    pods: int
+    placed: int
+    unplaced: int
+    waitP50: float | None
+    waitP99: float | None
+    preemptions: int
+    refusedChanges: int
+
+
 @dataclass
 class Outcome:
     """What came of a run: `pods` the scheduler had to place (by uid); `refused` the changes the
@@ -74,7 +96,7 @@ class Outcome:
     store: MemoryStore | None = None  # a replay's cluster as it ended
     attempts: int = 0  # a replay's scheduling attempts
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> Summary:
         waits = sorted(w for p in self.pods.values() if (w := p.waited) is not None)
         placed = sum(1 for p in self.pods.values() if p.node)
         return {
@@ -94,27 +116,27 @@ def _quantile(values: Sequence[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[max(0, min(98, round(q * 100) - 1))]
 
 
-def _uid(obj: dict[str, Any]) -> str:
-    meta = obj["metadata"]
+def _uid(obj: Mapping[str, object]) -> str:
+    meta = metadata(obj)
     return str(meta.get("uid") or f"{meta.get('namespace', '')}/{meta['name']}")
 
 
-def _key(obj: dict[str, Any]) -> str:
-    meta = obj["metadata"]
+def _key(obj: Mapping[str, object]) -> str:
+    meta = metadata(obj)
     return f"{meta.get('namespace') or 'default'}/{meta['name']}"
 
 
-def _scheduler_of(pod: dict[str, Any]) -> str:
+def _scheduler_of(pod: Mapping[str, object]) -> str:
     """The scheduler a pod document asks for (the API server's default when it names none)."""
-    return str((pod.get("spec") or {}).get("schedulerName") or "default-scheduler")
+    return str(section(pod, "spec").get("schedulerName") or "default-scheduler")
 
 
-def _is_pod(obj: dict[str, Any]) -> bool:
+def _is_pod(obj: Mapping[str, object]) -> bool:
     return obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1"
 
 
-def _preempted(obj: dict[str, Any]) -> bool:
-    for c in (obj.get("status") or {}).get("conditions") or ():
+def _preempted(obj: Mapping[str, object]) -> bool:
+    for c in mappings(section(obj, "status"), "conditions"):
         if (
             c.get("type") == "DisruptionTarget"
             and c.get("status") == "True"
@@ -129,8 +151,8 @@ def recorded(recording: Recording, *, schedulers: Sequence[str] | None = None) -
     and, when `schedulers` is given, naming one of them."""
     out = Outcome("recorded")
 
-    def track(obj: dict[str, Any], t: float) -> None:
-        spec = obj.get("spec") or {}
+    def track(obj: dict[str, object], t: float) -> None:
+        spec = section(obj, "spec")
         if spec.get("nodeName") or (schedulers is not None and _scheduler_of(obj) not in schedulers):
             return
         out.pods[_uid(obj)] = PodOutcome(_key(obj), t)
@@ -146,9 +168,9 @@ def recorded(recording: Recording, *, schedulers: Sequence[str] | None = None) -
         if change.type == ADDED and uid not in out.pods:
             track(obj, change.t)
         pod = out.pods.get(uid)
-        node = (obj.get("spec") or {}).get("nodeName")
+        node = section(obj, "spec").get("nodeName")
         if pod is not None and node and pod.node is None:
-            pod.node, pod.bound = node, change.t
+            pod.node, pod.bound = string(node, "spec.nodeName"), change.t
         if _preempted(obj):
             out.victims.add(uid)
             if pod is not None:
@@ -180,8 +202,8 @@ class _Replayer:
         self.scheduler = Scheduler(
             self.cluster, self.clock, config, registry, seed=seed, identity="replay", tracer=tracer
         )
-        nodes = {o["metadata"]["name"] for o in recording.initial if o.get("kind") == "Node"}
-        nodes |= {c.object["metadata"]["name"] for c in recording.changes if c.object.get("kind") == "Node"}
+        nodes = {document_name(o) for o in recording.initial if o.get("kind") == "Node"}
+        nodes |= {document_name(c.object) for c in recording.changes if c.object.get("kind") == "Node"}
         self.kubelets = FakeKubelets(self.cluster, self.clock, serve=nodes, tracer=tracer)
         self.outcome = Outcome(label)
         self.start = self.clock.now()
@@ -218,7 +240,7 @@ class _Replayer:
     def restore_initial(self) -> None:
         Snapshot(self.recording.initial).restore(self.store)
         for obj in self.recording.initial:
-            if _is_pod(obj) and not (obj.get("spec") or {}).get("nodeName"):
+            if _is_pod(obj) and not section(obj, "spec").get("nodeName"):
                 self._track(obj)
 
     def _track(self, obj: dict[str, object]) -> None:
@@ -232,59 +254,58 @@ class _Replayer:
         if _is_pod(obj):
             self._apply_pod(change)
             return
-        kind = self.store.kind_named(obj["apiVersion"], obj["kind"])
+        api_version, kind_name = obj["apiVersion"], obj["kind"]
+        kind = None
+        if isinstance(api_version, str) and isinstance(kind_name, str):
+            kind = self.store.kind_named(api_version, kind_name)
         if kind is None:
-            raise SnapshotError(f"{obj['apiVersion']} {obj['kind']} is not a kind the cluster serves")
+            raise SnapshotError(f"{api_version} {kind_name} is not a kind the cluster serves")
         cls = kind.cls
-        meta = obj["metadata"]
         if change.type == DELETED:
             with contextlib.suppress(NotFound):
-                self.store.delete(cls, meta["name"], namespace=meta.get("namespace"))
+                self.store.delete(cls, document_name(obj), namespace=document_namespace(obj))
             return
         self.store.restore(msgspec.json.decode(json.dumps(obj).encode(), type=cls))
 
-    def _current(self, obj: dict[str, Any]) -> Any:
-        meta = obj["metadata"]
+    def _current(self, obj: dict[str, object]) -> core_v1.Pod | None:
         try:
-            pod: Any = self.store.get(core_v1.Pod, meta["name"], namespace=meta.get("namespace") or "default")
+            pod = self.store.get(core_v1.Pod, document_name(obj), namespace=document_namespace(obj) or "default")
         except NotFound:
             return None
-        return pod if pod.metadata.uid == meta.get("uid") else None
+        return pod if meta_of(pod).uid == metadata(obj).get("uid") else None
 
     def _apply_pod(self, change: Change) -> None:
         obj = change.object
-        meta = obj["metadata"]
-        namespace = meta.get("namespace") or "default"
+        name, namespace = document_name(obj), document_namespace(obj) or "default"
         current = self._current(obj)
         if change.type == ADDED:
             if current is not None:
                 return
             pod = copy.deepcopy(obj)
-            pod["metadata"].pop("creationTimestamp", None)
-            pod["metadata"].pop("deletionTimestamp", None)
-            if not pod["spec"].get("nodeName"):
+            metadata(pod).pop("creationTimestamp", None)
+            metadata(pod).pop("deletionTimestamp", None)
+            if not mapping(pod["spec"], "spec").get("nodeName"):
                 self._track(obj)
-            pod["status"] = {"phase": "Pending", "qosClass": (obj.get("status") or {}).get("qosClass")}
+            pod["status"] = {"phase": "Pending", "qosClass": section(obj, "status").get("qosClass")}
             self.store.restore(msgspec.json.decode(json.dumps(pod).encode(), type=core_v1.Pod))
             return
         if current is None:
             return
         if change.type == DELETED:
-            self.store.delete(core_v1.Pod, meta["name"], namespace=namespace, grace_period_seconds=0)
+            self.store.delete(core_v1.Pod, name, namespace=namespace, grace_period_seconds=0)
             return
         assert change.type == MODIFIED
-        node = (obj.get("spec") or {}).get("nodeName")
-        if _uid(obj) in self.foreign and node and not current.spec.nodeName:
+        node = section(obj, "spec").get("nodeName")
+        bound = present(current.spec, "the pod's spec").nodeName
+        if _uid(obj) in self.foreign and node and not bound:
             binding = core_v1.Binding(
-                metadata=meta_v1.ObjectMeta(name=meta["name"], namespace=namespace),
-                target=m.ObjectReference(kind="Node", name=node),
+                metadata=meta_v1.ObjectMeta(name=name, namespace=namespace),
+                target=m.ObjectReference(kind="Node", name=string(node, "spec.nodeName")),
             )
             self.store.post(core_v1.Pod, "binding", binding, namespace=namespace)
-        phase = (obj.get("status") or {}).get("phase")
-        if phase in TERMINAL and current.spec.nodeName and (current.status.phase if current.status else None) != phase:
-            self.store.patch(
-                core_v1.Pod, meta["name"], {"status": {"phase": phase}}, namespace=namespace, subresource="status"
-            )
+        phase = section(obj, "status").get("phase")
+        if phase in TERMINAL and bound and (current.status.phase if current.status else None) != phase:
+            self.store.patch(core_v1.Pod, name, {"status": {"phase": phase}}, namespace=namespace, subresource="status")
 
 
 def replay(

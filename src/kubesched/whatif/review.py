@@ -11,31 +11,92 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from kubesched.api import yamlfile
 from kubesched.api.quantity import format_bytes, format_milli_cpu, parse_quantity, to_milli, to_units
 from kubesched.plugins.resource_scoring import is_scalar_resource_name
 from kubesched.whatif.capacity import LIMIT_REACHED, Placed, StopReason
+from kubesched.whatif.documents import mapping, mappings, metadata, section
 
 GPU = "nvdia.com/gpu"  # cluster-capacity's spelling: its reports always carry this key, at zero
 FORMATS = ("json", "yaml")
+
+
+class FailReason(TypedDict):
+    failType: str
+    failMessage: str
+
+
+class Resources(TypedDict):
+    primaryResources: dict[str, str]
+    scalarResources: dict[str, int] | None
+
+
+class Requirements(TypedDict):
+    podName: object
+    resources: Resources
+    nodeSelectors: dict[str, object] | None
+
+
+class ReviewSpec(TypedDict):
+    templates: list[dict[str, object]]
+    replicas: int
+    podRequirements: list[Requirements]
+
+
+class OnNode(TypedDict):
+    nodeName: str
+    replicas: int
+
+
+class PodReview(TypedDict):
+    podName: str
+    replicasOnNodes: list[OnNode]
+    failSummary: None
+    replicas: int
+    failReason: FailReason | None
+
+
+class ReviewStatus(TypedDict):
+    creationTimestamp: str
+    replicas: int
+    failReason: FailReason | None
+    pods: list[PodReview]
+    nodesNeeded: NotRequired[dict[str, object]]  # `capacity --nodes-needed` adds it
+
+
+class Review(TypedDict):
+    """A ClusterCapacityReview, as cluster-capacity's `-o json` gives it (see the module)."""
+
+    spec: ReviewSpec
+    status: ReviewStatus
 
 
 def _binary(text: str) -> bool:
     return str(text).rstrip().endswith("i")
 
 
-def _total(pod: dict[str, Any], name: str) -> tuple[Fraction, bool]:
+def _requests(pod: Mapping[str, object]) -> list[dict[str, object]]:
+    """Each container's requests (empty for one without)."""
+    return [section(section(c, "resources"), "requests") for c in mappings(section(pod, "spec"), "containers")]
+
+
+def _quantity(value: object) -> str | int | float:
+    """`value` as parse_quantity reads it: a number as it is, anything else as its text."""
+    return value if isinstance(value, str | int | float) else str(value)
+
+
+def _total(pod: Mapping[str, object], name: str) -> tuple[Fraction, bool]:
     """The sum of the containers' requests for `name`, and whether the last container asking for
     it wrote a binary (Ki, Mi, ...) quantity, whose suffixes the sum is then printed with."""
     total, binary = Fraction(0), name == "memory"
-    for container in (pod.get("spec") or {}).get("containers") or ():
-        value = ((container.get("resources") or {}).get("requests") or {}).get(name)
+    for requests in _requests(pod):
+        value = requests.get(name)
         if value is not None:
-            total += parse_quantity(value)
+            total += parse_quantity(_quantity(value))
             binary = _binary(str(value))
     return total, binary
 
@@ -46,17 +107,18 @@ def _text(amount: Fraction, *, binary: bool) -> str:
     return format_milli_cpu(to_milli(amount))
 
 
-def requirements(pod: dict[str, Any]) -> dict[str, Any]:
+def requirements(pod: Mapping[str, object]) -> Requirements:
     """What one template asks for, as cluster-capacity sums it: containers' requests only."""
     cpu, cpu_binary = _total(pod, "cpu")
     memory, memory_binary = _total(pod, "memory")
     scalar: dict[str, int] = {}
-    for container in (pod.get("spec") or {}).get("containers") or ():
-        for name, value in (((container.get("resources") or {}).get("requests")) or {}).items():
+    for requests in _requests(pod):
+        for name, value in requests.items():
             if name not in ("cpu", "memory") and is_scalar_resource_name(name):
-                scalar[name] = scalar.get(name, 0) + to_units(parse_quantity(value))
+                scalar[name] = scalar.get(name, 0) + to_units(parse_quantity(_quantity(value)))
+    selector = section(pod, "spec").get("nodeSelector")
     return {
-        "podName": pod["metadata"]["name"],
+        "podName": metadata(pod)["name"],
         "resources": {
             "primaryResources": {
                 "cpu": _text(cpu, binary=cpu_binary),
@@ -65,11 +127,11 @@ def requirements(pod: dict[str, Any]) -> dict[str, Any]:
             },
             "scalarResources": dict(sorted(scalar.items())) or None,
         },
-        "nodeSelectors": (pod.get("spec") or {}).get("nodeSelector"),
+        "nodeSelectors": None if selector is None else mapping(selector, "spec.nodeSelector"),
     }
 
 
-def _reason(stop: StopReason | None) -> dict[str, str] | None:
+def _reason(stop: StopReason | None) -> FailReason | None:
     return None if stop is None else {"failType": stop.fail_type, "failMessage": stop.fail_message.strip()}
 
 
@@ -81,7 +143,7 @@ def headline(results: Sequence[Placed]) -> StopReason | None:
     return results[-1].stop if results else None
 
 
-def review(results: Sequence[Placed], *, max_limit: int, now: datetime.datetime | None = None) -> dict[str, Any]:
+def review(results: Sequence[Placed], *, max_limit: int, now: datetime.datetime | None = None) -> Review:
     """The ClusterCapacityReview of a simulation."""
     stamp = (now or datetime.datetime.now(datetime.UTC)).isoformat().replace("+00:00", "Z")
     return {
@@ -108,14 +170,14 @@ def review(results: Sequence[Placed], *, max_limit: int, now: datetime.datetime 
     }
 
 
-def dumps(document: dict[str, object], output: str) -> str:
+def dumps(document: Mapping[str, object], output: str) -> str:
     """The review in `output` (json: one line, as cluster-capacity prints it; yaml: keys sorted)."""
     if output == "json":
         return json.dumps(document, separators=(",", ":")) + "\n"
     return yamlfile.dumps(document)
 
 
-def _selector(labels: dict[str, str]) -> str:
+def _selector(labels: Mapping[str, object]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
 
 
@@ -123,7 +185,7 @@ def _go_map(values: dict[str, int]) -> str:
     return "map[" + " ".join(f"{k}:{v}" for k, v in sorted(values.items())) + "]"
 
 
-def text(document: dict[str, Any], *, verbose: bool) -> str:
+def text(document: Review, *, verbose: bool) -> str:
     """The review as cluster-capacity prints it without `-o`: one count a template, or, verbose,
     each template's requirements, the counts, the termination reason and the distribution."""
     lines: list[str] = []

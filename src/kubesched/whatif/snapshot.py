@@ -15,12 +15,12 @@ saved twice gives the same file, and a file restored and saved again gives it ba
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import msgspec
+from lightkube.core.dictmixin import DictMixin
 from lightkube.resources import (
     apiextensions_v1,
     apps_v1,
@@ -33,12 +33,13 @@ from lightkube.resources import (
 )
 
 from kubesched.api import yamlfile
-from kubesched.api.objects import Served
+from kubesched.api.objects import Served, key_of
 from kubesched.cluster import Cluster
 from kubesched.cluster.codec import decoder
 from kubesched.cluster.custom import custom_resource
 from kubesched.cluster.errors import ApiError, NotFound
 from kubesched.storage import MemoryStore
+from kubesched.whatif.documents import listed, mapping, mappings, metadata, section, string
 
 # Restored in this order: what an object refers to comes before it.
 KINDS: tuple[type[Served], ...] = (
@@ -93,9 +94,9 @@ class SnapshotError(ValueError):
 class Snapshot:
     """The objects, as plain documents (`apiVersion`, `kind`, ...), in restore order."""
 
-    items: tuple[dict[str, Any], ...]
+    items: tuple[dict[str, object], ...]
 
-    def of_kind(self, kind: str) -> list[dict[str, Any]]:
+    def of_kind(self, kind: str) -> list[dict[str, object]]:
         return [i for i in self.items if i.get("kind") == kind]
 
     def dumps(self) -> str:
@@ -115,7 +116,7 @@ class Snapshot:
             try:
                 store.restore(decoder(cls).decode(json.dumps(item).encode()))
             except (ApiError, msgspec.ValidationError) as e:
-                meta = item["metadata"]
+                meta = metadata(item)
                 name = f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
                 raise SnapshotError(f"items[{index}] ({item.get('kind')} {name}): {e}") from None
             stored += 1
@@ -125,33 +126,40 @@ class Snapshot:
 _BUILT_IN = {(c._api_info.resource.api_version, c._api_info.resource.kind): c for c in KINDS}
 
 
-def custom_classes(crds: Sequence[dict[str, Any]]) -> dict[tuple[str, str], type[Served]]:
+def custom_classes(crds: Sequence[Mapping[str, object]]) -> dict[tuple[str, str], type[Served]]:
     """The resource class of each storage version the CRDs define, by (apiVersion, kind)."""
     out: dict[tuple[str, str], type[Served]] = {}
     for crd in crds:
-        spec = crd["spec"]
-        version = next((v for v in spec["versions"] if v.get("storage")), spec["versions"][0])
-        names = spec["names"]
+        spec = mapping(crd["spec"], "spec")
+        versions = [mapping(v, "spec.versions[]") for v in listed(spec["versions"], "spec.versions")]
+        version = next((v for v in versions if v.get("storage")), versions[0])
+        names = mapping(spec["names"], "spec.names")
+        group, version_name = string(spec["group"], "spec.group"), string(version["name"], "spec.versions[].name")
+        kind = string(names["kind"], "spec.names.kind")
         cls = custom_resource(
-            group=spec["group"],
-            version=version["name"],
-            kind=names["kind"],
-            plural=names["plural"],
+            group=group,
+            version=version_name,
+            kind=kind,
+            plural=string(names["plural"], "spec.names.plural"),
             namespaced=spec.get("scope") == "Namespaced",
         )
-        out[(f"{spec['group']}/{version['name']}", names["kind"])] = cls
+        out[(f"{group}/{version_name}", kind)] = cls
     return out
 
 
-def _class_of(item: dict[str, Any], custom: dict[tuple[str, str], type[Served]]) -> type[Served]:
-    key = (item.get("apiVersion", ""), item.get("kind", ""))
-    found = _BUILT_IN.get(key) or custom.get(key)
+def _class_of(item: Mapping[str, object], custom: dict[tuple[str, str], type[Served]]) -> type[Served]:
+    api_version, kind = item.get("apiVersion", ""), item.get("kind", "")
+    found = None
+    if isinstance(api_version, str) and isinstance(kind, str):
+        found = _BUILT_IN.get((api_version, kind)) or custom.get((api_version, kind))
     if found is None:
-        raise SnapshotError(f"items: {key[0]} {key[1]} is not a kind a snapshot holds")
+        raise SnapshotError(f"items: {api_version} {kind} is not a kind a snapshot holds")
     return found
 
 
-def document_class(item: dict[str, object], custom: dict[tuple[str, str], type[Served]] | None = None) -> type[Served]:
+def document_class(
+    item: Mapping[str, object], custom: dict[tuple[str, str], type[Served]] | None = None
+) -> type[Served]:
     """The resource class of a document: a built-in kind's, or one of `custom` (`custom_classes`);
     SnapshotError for any other kind."""
     return _class_of(item, custom or {})
@@ -179,24 +187,26 @@ def load(path: Path) -> Snapshot:
     return snapshot
 
 
-def plain(obj: Any) -> dict[str, Any]:
+def plain(obj: object) -> dict[str, object]:
     """An object as the document a snapshot (or a recording) keeps: bookkeeping fields dropped, a
     pod's env variables without their values."""
-    document: dict[str, Any] = obj.to_dict()
-    meta = document.get("metadata") or {}
+    if not isinstance(obj, DictMixin):  # every served kind's class is one (custom kinds' too)
+        raise TypeError(f"{type(obj).__name__}: not an object of a served kind")
+    document: dict[str, object] = obj.to_dict()
+    meta = section(document, "metadata")
     for key in VOLATILE:
         meta.pop(key, None)
     if document.get("kind") == "Pod":
-        spec = document.get("spec") or {}
+        spec = section(document, "spec")
         for field in ("initContainers", "containers", "ephemeralContainers"):
-            for container in spec.get(field) or ():
-                for variable in container.get("env") or ():
+            for container in mappings(spec, field):
+                for variable in mappings(container, "env"):
                     variable.pop("value", None)
     return document
 
 
-async def _all(cluster: Cluster, kind: type[Served], selector: str) -> list[Any]:
-    items: list[object] = []
+async def _all(cluster: Cluster, kind: type[Served], selector: str) -> list[Served]:
+    items: list[Served] = []
     token: str | None = None
     while True:
         page = await cluster.list(kind, label_selector=selector, limit=PAGE, continue_token=token)
@@ -210,28 +220,28 @@ async def read(cluster: Cluster, *, selector: str = "") -> Snapshot:
     """The snapshot of `cluster`, read with list requests only. `selector` (a label selector)
     keeps, of the workloads' namespaced objects (SELECTED), those it matches; the rest is read
     whole. The namespaces kept are those holding something kept."""
-    groups: list[list[dict[str, Any]]] = []
+    groups: list[list[dict[str, object]]] = []
     for kind in KINDS:
         if kind is core_v1.Pod:  # the objects of the custom kinds, before the pods that name them
             for cls in custom_classes(groups[KINDS.index(apiextensions_v1.CustomResourceDefinition)]).values():
                 groups.append(await _documents(cluster, cls, selector))
         groups.append(await _documents(cluster, kind, selector if kind in SELECTED else ""))
-    used = {d["metadata"].get("namespace") for group in groups for d in group} - {None}
-    groups[0] = [d for d in groups[0] if d["metadata"]["name"] in used]
+    used = {metadata(d).get("namespace") for group in groups for d in group} - {None}
+    groups[0] = [d for d in groups[0] if metadata(d)["name"] in used]
     documents = [d for group in groups for d in group]
-    kept = {d["metadata"].get("uid") for d in documents}
+    kept = {metadata(d).get("uid") for d in documents}
     for d in documents:  # an owner left out would have a garbage collector delete what it owns
-        owners = d["metadata"].get("ownerReferences")
-        if owners:
-            d["metadata"]["ownerReferences"] = [o for o in owners if o.get("uid") in kept] or None
-            if d["metadata"]["ownerReferences"] is None:
-                del d["metadata"]["ownerReferences"]
+        meta = metadata(d)
+        if meta.get("ownerReferences"):
+            meta["ownerReferences"] = [o for o in mappings(meta, "ownerReferences") if o.get("uid") in kept] or None
+            if meta["ownerReferences"] is None:
+                del meta["ownerReferences"]
     return Snapshot(tuple(documents))
 
 
-async def _documents(cluster: Cluster, kind: type[Served], selector: str) -> list[dict[str, Any]]:
+async def _documents(cluster: Cluster, kind: type[Served], selector: str) -> list[dict[str, object]]:
     try:
         objs = await _all(cluster, kind, selector)
     except NotFound:  # a kind this cluster does not serve (an API group switched off, say)
         return []
-    return [plain(o) for o in sorted(objs, key=lambda o: (o.metadata.namespace or "", o.metadata.name))]
+    return [plain(o) for o in sorted(objs, key=key_of)]

@@ -19,16 +19,17 @@ import contextlib
 import copy
 import json
 import logging
-from typing import Any
+from typing import cast
 
 import msgspec
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
-from kubesched.api.objects import Served
+from kubesched.api.objects import Served, meta_of, present
 from kubesched.cluster import ADDED, DELETED, Cluster, NotFound
 from kubesched.cluster.errors import ApiError
+from kubesched.whatif.documents import document_name, document_namespace, metadata, section, string
 from kubesched.whatif.record import Follower
 from kubesched.whatif.snapshot import SnapshotError, custom_classes, document_class
 
@@ -43,7 +44,7 @@ class Syncer:
 
     def __init__(self, source: Cluster, target: Cluster) -> None:
         self.target = target
-        self._queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[str, dict[str, object]] | None] = asyncio.Queue()
         self._follower = Follower(source, lambda type_, doc, _initial: self._queue.put_nowait((type_, doc)))
         self.synced = asyncio.Event()
         self.applied = 0
@@ -64,11 +65,10 @@ class Syncer:
             following.cancel()
             await asyncio.gather(following, return_exceptions=True)
 
-    async def _apply(self, type_: str, document: dict[str, Any]) -> None:
-        meta = document["metadata"]
-        what = (
-            f"{document.get('kind')} {meta.get('namespace', '') + '/' if meta.get('namespace') else ''}{meta['name']}"
-        )
+    async def _apply(self, type_: str, document: dict[str, object]) -> None:
+        meta = metadata(document)
+        namespace = meta.get("namespace")
+        what = f"{document.get('kind')} {f'{namespace}/' if namespace else ''}{meta['name']}"
         try:
             if document.get("kind") == "CustomResourceDefinition" and type_ != DELETED:
                 self._custom |= custom_classes([document])
@@ -84,53 +84,54 @@ class Syncer:
                 self.reasons.append(f"{what}: {e}")
             log.warning("sync: %s %s: %s", type_, what, e)
 
-    async def _delete(self, cls: type[Served], document: dict[str, Any]) -> None:
-        meta = document["metadata"]
+    async def _delete(self, cls: type[Served], document: dict[str, object]) -> None:
         grace = 0 if cls is core_v1.Pod else None
+        name, namespace = document_name(document), document_namespace(document)
         with contextlib.suppress(NotFound):
-            await self.target.delete(cls, meta["name"], namespace=meta.get("namespace"), grace_period_seconds=grace)
+            await self.target.delete(cls, name, namespace=namespace, grace_period_seconds=grace)
 
-    async def _upsert(self, cls: type[Served], document: dict[str, Any], *, created: bool) -> None:
+    async def _upsert(self, cls: type[Served], document: dict[str, object], *, created: bool) -> None:
         body = copy.deepcopy(document)
+        meta = metadata(body)
         for key in DROPPED:
-            body["metadata"].pop(key, None)
+            meta.pop(key, None)
         status = body.pop("status", None)
-        meta = body["metadata"]
-        namespace = meta.get("namespace")
+        name, namespace = document_name(body), document_namespace(body)
+        current: Served | None
         try:
-            current: Any = await self.target.get(cls, meta["name"], namespace=namespace)
+            current = await self.target.get(cls, name, namespace=namespace)
         except NotFound:
             current = None
         if current is None:
             await self.target.create(_decoded(cls, body | ({"status": status} if status else {})), namespace=namespace)
         elif cls is core_v1.Pod:
-            await self._follow_pod(current, body)
+            await self._follow_pod(cast(core_v1.Pod, current), body)  # got as a Pod: cls is core_v1.Pod
         else:
-            body["metadata"]["resourceVersion"] = current.metadata.resourceVersion
+            meta["resourceVersion"] = meta_of(current).resourceVersion
             await self.target.update(_decoded(cls, body))
         if status and document.get("kind") in WITH_STATUS:
             patch = {"status": status}
-            await self.target.patch(cls, meta["name"], patch, namespace=namespace, subresource="status")
+            await self.target.patch(cls, name, patch, namespace=namespace, subresource="status")
 
-    async def _follow_pod(self, current: Any, body: dict[str, Any]) -> None:
+    async def _follow_pod(self, current: core_v1.Pod, body: dict[str, object]) -> None:
         """A pod's changes a pod may have: its binding, its labels and annotations."""
-        meta = body["metadata"]
-        namespace = meta.get("namespace") or "default"
-        node = (body.get("spec") or {}).get("nodeName")
-        if node and not current.spec.nodeName:
+        meta = metadata(body)
+        name, namespace = document_name(body), document_namespace(body) or "default"
+        node = section(body, "spec").get("nodeName")
+        if node and not present(current.spec, "the pod's spec").nodeName:
             binding = core_v1.Binding(
-                metadata=meta_v1.ObjectMeta(name=meta["name"], namespace=namespace),
-                target=m.ObjectReference(kind="Node", name=node),
+                metadata=meta_v1.ObjectMeta(name=name, namespace=namespace),
+                target=m.ObjectReference(kind="Node", name=string(node, "spec.nodeName")),
             )
             await self.target.bind(binding, namespace=namespace)
-        changed: dict[str, Any] = {}
+        changed: dict[str, object] = {}
         for field in ("labels", "annotations"):
-            have, want = getattr(current.metadata, field) or {}, meta.get(field) or {}
+            have, want = getattr(meta_of(current), field) or {}, section(meta, field)
             if have != want:
                 changed[field] = {**dict.fromkeys(set(have) - set(want)), **want}
         if changed:
-            await self.target.patch(core_v1.Pod, meta["name"], {"metadata": changed}, namespace=namespace)
+            await self.target.patch(core_v1.Pod, name, {"metadata": changed}, namespace=namespace)
 
 
-def _decoded(cls: type[Served], body: dict[str, object]) -> Any:
+def _decoded(cls: type[Served], body: dict[str, object]) -> Served:
     return msgspec.json.decode(json.dumps(body).encode(), type=cls)

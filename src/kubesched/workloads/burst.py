@@ -11,6 +11,7 @@ from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import present
 from kubesched.api.quantity import milli_value
 from kubesched.clock import VirtualClock
 from kubesched.config import default_config
@@ -47,7 +48,7 @@ class BurstResult:
     failures: dict[str, str] = field(default_factory=dict)  # pod -> last FailedScheduling message
     queue: list[PendingPod] | None = None  # the kubesched scheduler's queue at the horizon
     pending: dict[str, int] | None = None  # and its pending counts
-    explained: dict[str, dict[str, Any]] = field(default_factory=dict)  # pod -> its attempts explained
+    explained: dict[str, dict[str, object]] = field(default_factory=dict)  # pod -> its attempts explained
 
     @property
     def rejected(self) -> list[Placement]:
@@ -57,7 +58,7 @@ class BurstResult:
     def bound(self) -> list[Placement]:
         return [p for p in self.placements if p.node]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "nodes": self.nodes,
             "placements": [p.__dict__ for p in self.placements],
@@ -89,7 +90,7 @@ MINIMAL = "minimal"
 KUBESCHED = "kubesched"
 
 
-def run_minimal(**kwargs: Any) -> BurstResult:
+def run_minimal(**kwargs: Any) -> BurstResult:  # Any: run_burst's keyword arguments, passed on
     """The burst with the from-scratch scheduler (see `run_burst`)."""
     return run_burst(scheduler=MINIMAL, **kwargs)
 
@@ -128,7 +129,7 @@ def run_burst(
     gated = {name for name, _ in extra_gated}
     queue: list[PendingPod] | None = None
     pending: dict[str, int] | None = None
-    explained: dict[str, dict[str, Any]] = {}
+    explained: dict[str, dict[str, object]] = {}
 
     async def main() -> None:
         nonlocal queue, pending
@@ -191,14 +192,14 @@ def _placements(store: MemoryStore, tracer: Tracer, specs: Sequence[tuple[str, s
     seen = {r.pod: r.details for r in tracer.records if r.kind == "minimal.picked"}
     placements = []
     for name, cpu in specs:
-        pod: Any = store.get(core_v1.Pod, name, namespace="default")
-        status = pod.status
+        pod = store.get(core_v1.Pod, name, namespace="default")
+        status = present(pod.status, "the pod's status")
         placements.append(
             Placement(
                 pod=name,
                 cpu=cpu,
-                node=pod.spec.nodeName,
-                phase=status.phase,
+                node=present(pod.spec, "the pod's spec").nodeName,
+                phase=present(status.phase, "the pod's phase"),
                 reason=status.reason,
                 message=status.message,
                 free_cpu_seen=seen.get(f"default/{name}", {}).get("free_cpu_seen"),

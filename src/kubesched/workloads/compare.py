@@ -35,6 +35,7 @@ import msgspec
 from lightkube.resources import apiextensions_v1, core_v1, events_v1
 
 from kubesched.api import yamlfile
+from kubesched.api.objects import Served, meta_of, present
 from kubesched.api.quantity import int_value, milli_value
 from kubesched.api.resources import pod_requests
 from kubesched.clock import VirtualClock
@@ -56,7 +57,7 @@ class WorkloadError(ValueError):
 class NodeSpec(msgspec.Struct, forbid_unknown_fields=True):
     count: int = 1
     prefix: str = "node-"
-    template: dict[str, Any] = {}
+    template: dict[str, Any] = {}  # Any: a Node manifest as the file has it, read by NodeTemplate.from_node
 
 
 class PodSpec(msgspec.Struct, forbid_unknown_fields=True):
@@ -64,7 +65,7 @@ class PodSpec(msgspec.Struct, forbid_unknown_fields=True):
     name: str = "pod-{i}"
     at: float = 0.0  # when the first is created
     every: float = 0.0  # seconds between two of them (entries with the same times interleave)
-    template: dict[str, Any] = {}
+    template: dict[str, object] = {}
 
 
 class WorkloadFile(msgspec.Struct, forbid_unknown_fields=True):
@@ -73,7 +74,7 @@ class WorkloadFile(msgspec.Struct, forbid_unknown_fields=True):
     horizon: float = 60.0
     crds: list[str] = []
     nodes: list[NodeSpec] = []
-    objects: list[dict[str, Any]] = []
+    objects: list[dict[str, Any]] = []  # Any: manifests as the file has them (see `_object`)
     pods: list[PodSpec] = []
 
 
@@ -117,7 +118,7 @@ class Report:
     nodes: list[NodeReport]
     pending: list[str]
     messages: dict[str, int]  # last FailedScheduling message of each pending pod -> pods
-    groups: dict[str, dict[str, Any]] = field(default_factory=dict)  # namespace/name -> placed, of, min, state
+    groups: dict[str, dict[str, object]] = field(default_factory=dict)  # namespace/name -> placed, of, min, state
     quotas: dict[str, dict[str, int]] = field(default_factory=dict)  # namespace -> used/min/max CPU (milli)
     attempts: int = 0
 
@@ -139,7 +140,7 @@ class Report:
         counts = Counter(g["state"] for g in self.groups.values())
         return {state: counts.get(state, 0) for state in ("placed", "partly placed", "not placed")}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "config": self.config,
             "schedulerName": self.scheduler_name,
@@ -163,11 +164,12 @@ class Report:
         }
 
 
-def _node_template(data: dict[str, Any]) -> NodeTemplate:
+def _node_template(data: dict[str, Any]) -> NodeTemplate:  # Any: as NodeSpec.template
     return NodeTemplate.from_node(data, zones=tuple(data.get("zones", ())) or ("zone-a", "zone-b", "zone-c"))
 
 
-def _object(data: dict[str, Any], store: MemoryStore, where: str) -> Any:
+# Any: a manifest as the file has it, converted to its kind's class (its apiVersion read as text)
+def _object(data: dict[str, Any], store: MemoryStore, where: str) -> Served:
     api_version, kind = data.get("apiVersion", ""), data.get("kind", "")
     for served in store.kinds():
         if served.api_version == api_version and served.kind == kind:
@@ -224,11 +226,11 @@ async def _simulate(
 
 def report_of(store: MemoryStore, label: str, scheduler_name: str, attempts: int) -> Report:
     """The report of a configuration's run from the store it ended with (`compare`, `replay --ui`)."""
-    pods = store.list(core_v1.Pod).items
-    by_node: dict[str, list[Any]] = {}
+    pods: list[core_v1.Pod] = store.list(core_v1.Pod).items
+    by_node: dict[str, list[core_v1.Pod]] = {}
     for pod in pods:
-        if pod.spec.nodeName:
-            by_node.setdefault(pod.spec.nodeName, []).append(pod)
+        if node_name := _node_of(pod):
+            by_node.setdefault(node_name, []).append(pod)
     nodes = []
     for node in store.list(core_v1.Node).items:
         alloc = (node.status.allocatable if node.status else None) or {}
@@ -237,7 +239,7 @@ def report_of(store: MemoryStore, label: str, scheduler_name: str, attempts: int
         nodes.append(
             NodeReport(
                 node.metadata.name,
-                sorted(f"{p.metadata.namespace}/{p.metadata.name}" for p in here),
+                sorted(_pod_key(p) for p in here),
                 sum(r.get("cpu", 0) for r in requests),
                 milli_value(alloc.get("cpu", "0")),
                 sum(r.get("memory", 0) for r in requests),
@@ -251,7 +253,7 @@ def report_of(store: MemoryStore, label: str, scheduler_name: str, attempts: int
             when = event.eventTime.timestamp() if event.eventTime else 0.0
             if key not in last or when >= last[key][0]:
                 last[key] = (when, event.note or "")
-    pending = sorted(f"{p.metadata.namespace}/{p.metadata.name}" for p in pods if not p.spec.nodeName)
+    pending = sorted(_pod_key(p) for p in pods if not _node_of(p))
     messages = Counter(last[p][1] for p in pending if p in last)
     report = Report(label, scheduler_name, nodes, pending, dict(sorted(messages.items())), attempts=attempts)
     report.groups = _groups(store, pods)
@@ -259,35 +261,45 @@ def report_of(store: MemoryStore, label: str, scheduler_name: str, attempts: int
     return report
 
 
-def _served(store: MemoryStore, group: str, kind: str) -> Any | None:
+def _node_of(pod: core_v1.Pod) -> str | None:
+    return present(pod.spec, "the pod's spec").nodeName
+
+
+def _pod_key(pod: core_v1.Pod) -> str:
+    meta = meta_of(pod)
+    return f"{meta.namespace}/{meta.name}"
+
+
+def _served(store: MemoryStore, group: str, kind: str) -> type[Served] | None:
     for served in store.kinds():
         if served.group == group and served.kind == kind:
             return served.cls
     return None
 
 
-def _groups(store: MemoryStore, pods: list[Any]) -> dict[str, dict[str, Any]]:
+def _groups(store: MemoryStore, pods: list[core_v1.Pod]) -> dict[str, dict[str, object]]:
     cls = _served(store, "scheduling.x-k8s.io", "PodGroup")
     minimum: dict[str, int] = {}
     if cls is not None:
         for pg in store.list(cls).items:
             spec = msgspec.to_builtins(pg.spec) if pg.spec is not None else {}
             minimum[f"{pg.metadata.namespace}/{pg.metadata.name}"] = int(spec.get("minMember", 0) or 0)
-    members: dict[str, list[Any]] = {}
+    members: dict[str, list[core_v1.Pod]] = {}
     for pod in pods:
-        label = (pod.metadata.labels or {}).get(POD_GROUP_LABEL)
+        meta = meta_of(pod)
+        label = (meta.labels or {}).get(POD_GROUP_LABEL)
         if label:
-            members.setdefault(f"{pod.metadata.namespace}/{label}", []).append(pod)
-    out = {}
+            members.setdefault(f"{meta.namespace}/{label}", []).append(pod)
+    out: dict[str, dict[str, object]] = {}
     for key, group in sorted(members.items()):
-        placed = sum(1 for p in group if p.spec.nodeName)
+        placed = sum(1 for p in group if _node_of(p))
         need = minimum.get(key, len(group))
         state = "placed" if placed >= need and placed else "partly placed" if placed else "not placed"
         out[key] = {"placed": placed, "pods": len(group), "minMember": need, "state": state}
     return out
 
 
-def _quotas(store: MemoryStore, pods: list[Any]) -> dict[str, dict[str, int]]:
+def _quotas(store: MemoryStore, pods: list[core_v1.Pod]) -> dict[str, dict[str, int]]:
     cls = _served(store, "scheduling.x-k8s.io", "ElasticQuota")
     if cls is None:
         return {}
@@ -295,7 +307,7 @@ def _quotas(store: MemoryStore, pods: list[Any]) -> dict[str, dict[str, int]]:
     for quota in store.list(cls).items:
         spec = msgspec.to_builtins(quota.spec) if quota.spec is not None else {}
         ns = quota.metadata.namespace
-        used = sum(pod_requests(p).get("cpu", 0) for p in pods if p.metadata.namespace == ns and p.spec.nodeName)
+        used = sum(pod_requests(p).get("cpu", 0) for p in pods if meta_of(p).namespace == ns and _node_of(p))
         out[ns] = {
             "cpuUsed": used,
             "cpuMin": milli_value((spec.get("min") or {}).get("cpu", 0)),

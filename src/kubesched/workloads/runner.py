@@ -18,12 +18,13 @@ import gc
 import resource
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import Served, meta_of, name_of
 from kubesched.clock import RealClock
 from kubesched.cluster import NotFound
 from kubesched.config import default_config
@@ -67,7 +68,7 @@ class Result:
     def overall(self) -> float:
         return self.scheduled / self.seconds if self.seconds else 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "throughput": self.throughput.to_json(),
             "scheduled": self.scheduled,
@@ -77,7 +78,7 @@ class Result:
         }
 
 
-def make_pod(name: str, requests: dict[str, str], labels: dict[str, str] | None = None, **spec: Any) -> core_v1.Pod:
+def make_pod(name: str, requests: dict[str, str], labels: dict[str, str] | None = None, **spec: object) -> core_v1.Pod:
     """A pod of one pause container with `requests`, `labels`, and more spec fields."""
     container = {"name": "pause", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": requests}}
     pod = core_v1.Pod.from_dict(
@@ -93,6 +94,7 @@ class Stalled(RuntimeError):
     """Pods that should be scheduled are not, and nothing has moved for a while."""
 
 
+# Any: a pod the Pod informer hands its handlers, read on each change without narrowing
 def _attempted(pod: Any) -> bool:
     """Scheduled, or tried: scheduler_perf's isAttempted (any PodScheduled condition)."""
     if pod.spec.nodeName:
@@ -109,6 +111,7 @@ class ScheduledCounter:
         self.counts: Counter[str] = Counter()
         self.attempted: Counter[str] = Counter()
 
+    # Any: pods the Pod informer hands its handlers, read on each change without narrowing
     def __call__(self, old: Any | None, new: Any | None) -> None:
         if new is None:
             return
@@ -174,10 +177,11 @@ class _Run:
         count = self.selected.count(op.count)
         prefix = f"node-{index}-" if not op.template else None
         for i in range(count):
-            node: Any = make_node(op.template, self.next_node + i, prefix=prefix)
+            node = make_node(op.template, self.next_node + i, prefix=prefix)
             if op.label_values:
                 value = op.label_values[i % len(op.label_values)]
-                node.metadata.labels = {**(node.metadata.labels or {}), op.label_key: value}
+                meta = meta_of(node)
+                meta.labels = {**(meta.labels or {}), op.label_key: value}
             self.store.create(node)
         self.next_node += count
 
@@ -223,16 +227,16 @@ class _Run:
         """The pods there now, deleted with the API's default grace: a pod with a finalizer stays,
         terminating, as nothing in the workload removes it."""
         wanted = dict(op.labels)
-        pods = [
+        pods: list[core_v1.Pod] = [
             p
             for p in self.store.list(core_v1.Pod, namespace=op.namespace).items
-            if wanted.items() <= (p.metadata.labels or {}).items()
+            if wanted.items() <= (meta_of(p).labels or {}).items()
         ]
 
         async def delete() -> None:
             for pod in pods:
                 with contextlib.suppress(NotFound):
-                    self.store.delete(core_v1.Pod, pod.metadata.name, namespace=op.namespace)
+                    self.store.delete(core_v1.Pod, name_of(pod), namespace=op.namespace)
                 if op.per_second:
                     await asyncio.sleep(1.0 / op.per_second)
 
@@ -247,7 +251,7 @@ class _Run:
         for i in range(self.selected.count(op.count)):
             self.store.create(make_object(op.template, i, op.namespace))
 
-    async def _until(self, done: Any) -> None:
+    async def _until(self, done: Callable[[], bool]) -> None:
         """Until `done()`; Stalled when no pod is scheduled for STALL_SECONDS meanwhile."""
         seen, still = self.scheduler.scheduled, 0.0
         while not done():
@@ -264,7 +268,7 @@ class _Run:
         """Make (and, recreating, remove) objects of each template every `op.interval` seconds."""
         namespace = f"namespace-{index}"
         self._namespace(namespace)
-        made: dict[str, list[Any]] = {path: [] for path in op.templates}
+        made: dict[str, list[Served]] = {path: [] for path in op.templates}
         serial = 0
         while True:
             for path in op.templates:
@@ -272,7 +276,7 @@ class _Run:
                 if op.mode == "recreate" and len(mine) >= op.number:
                     old = mine.pop(0)
                     with contextlib.suppress(NotFound):
-                        self.store.delete(type(old), old.metadata.name, namespace=old.metadata.namespace)
+                        self.store.delete(type(old), name_of(old), namespace=meta_of(old).namespace)
                 if op.mode == "create" and op.number and len(mine) >= op.number:
                     continue
                 mine.append(self.store.create(make_object(path, serial, namespace)))
@@ -296,7 +300,7 @@ Inspect = Callable[[MemoryStore], None]
 async def _run(
     selected: Selected,
     *,
-    config: dict[str, object] | None,
+    config: Mapping[str, object] | None,
     batch: bool,
     registry: Registry,
     record: bool,
@@ -333,7 +337,7 @@ async def _run(
 def run(
     selected: Selected,
     *,
-    config: dict[str, Any] | None = None,
+    config: Mapping[str, object] | None = None,
     batch: bool = True,
     registry: Registry | None = None,
     record: bool = True,

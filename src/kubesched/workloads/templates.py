@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Required, TypedDict
 
 import msgspec
 from lightkube.models import meta_v1
 from lightkube.resources import core_v1
 
-from kubesched.api.objects import Served
+from kubesched.api.objects import Served, meta_of
 from kubesched.cluster.codec import decoder
 
 PAUSE = "registry.k8s.io/pause:3.10.1"
@@ -24,7 +24,17 @@ HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 
 
-def _container(resources: dict[str, object] | None = None, *, port: bool = True) -> dict[str, Any]:
+class Manifest(TypedDict, total=False):
+    """A template: an object's manifest, as scheduler_perf's YAML files have it."""
+
+    apiVersion: Required[str]
+    kind: Required[str]
+    metadata: Required[dict[str, object]]
+    spec: dict[str, object]
+    status: dict[str, object]
+
+
+def _container(resources: dict[str, object] | None = None, *, port: bool = True) -> dict[str, object]:
     out: dict[str, object] = {"image": PAUSE, "name": "pause"}
     if port:
         out["ports"] = [{"containerPort": 80}]
@@ -39,7 +49,7 @@ def _pod(
     *,
     labels: dict[str, str] | None = None,
     finalizers: list[str] | None = None,
-) -> dict[str, Any]:
+) -> Manifest:
     metadata: dict[str, object] = {"generateName": generate_name}
     if labels:
         metadata["labels"] = labels
@@ -48,21 +58,21 @@ def _pod(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
-def _fixed(cpu: str) -> dict[str, Any]:
+def _fixed(cpu: str) -> dict[str, object]:
     """Requests and limits alike: `cpu` and 500Mi."""
     return {"limits": {"cpu": cpu, "memory": "500Mi"}, "requests": {"cpu": cpu, "memory": "500Mi"}}
 
 
-def _small(**spec: object) -> dict[str, Any]:
+def _small(**spec: object) -> dict[str, object]:
     """A spec with the usual pause container (port 80, 100m / 500Mi requested and limited)."""
     return {**spec, "containers": [_container(_fixed("100m"))]}
 
 
-def _term(color: str, topology: str) -> dict[str, Any]:
+def _term(color: str, topology: str) -> dict[str, object]:
     return {"labelSelector": {"matchLabels": {"color": color}}, "topologyKey": topology, "namespaces": SCHED_NS}
 
 
-def _spread(when: str) -> dict[str, Any]:
+def _spread(when: str) -> Manifest:
     constraint = {
         "maxSkew": 5,
         "topologyKey": ZONE,
@@ -74,7 +84,7 @@ def _spread(when: str) -> dict[str, Any]:
 
 def _preferred(
     generate_name: str, kind: str, color: str, term_of: Callable[[str, str], dict[str, object]] | None = None
-) -> dict[str, Any]:
+) -> Manifest:
     """A pod labelled `color` preferring (weight 1) nodes whose pods are `color` (`kind`:
     podAffinity or podAntiAffinity), per hostname; the term names the sched namespaces, or is
     made by `term_of`."""
@@ -83,7 +93,7 @@ def _preferred(
     return _pod(generate_name, spec, labels={"color": color})
 
 
-def _devops(color: str, topology: str) -> dict[str, Any]:
+def _devops(color: str, topology: str) -> dict[str, object]:
     """A term matching `color` pods in the namespaces labelled team=devops."""
     return {
         "labelSelector": {"matchLabels": {"color": color}},
@@ -92,7 +102,7 @@ def _devops(color: str, topology: str) -> dict[str, Any]:
     }
 
 
-def _bare(generate_name: str, *, labels: dict[str, str] | None = None, **spec: object) -> dict[str, Any]:
+def _bare(generate_name: str, *, labels: dict[str, str] | None = None, **spec: object) -> Manifest:
     """A pod with one pause container, no port, nothing requested."""
     return _pod(generate_name, {**spec, "containers": [_container(port=False)]}, labels=labels)
 
@@ -103,7 +113,7 @@ SCHEDULER_PERF = {"app": "scheduler-perf"}
 _READY = {"conditions": [{"status": "True", "type": "Ready"}], "phase": "Running"}
 _CAPACITY = {"pods": "110", "cpu": "4", "memory": "32Gi"}
 
-NODE_TEMPLATES: dict[str, dict[str, Any]] = {
+NODE_TEMPLATES: dict[str, Manifest] = {
     # scheduler_perf's makeBaseNode, for createNodes without nodeTemplatePath (capacity = allocatable)
     "": {
         "apiVersion": "v1",
@@ -141,7 +151,7 @@ NODE_TEMPLATES: dict[str, dict[str, Any]] = {
     },
 }
 
-POD_TEMPLATES: dict[str, dict[str, Any]] = {
+POD_TEMPLATES: dict[str, Manifest] = {
     "pod-default.yaml": _pod("pod-", _small()),
     "pod-with-pod-anti-affinity.yaml": _pod(
         "anti-affinity-pod-",
@@ -289,7 +299,7 @@ POD_TEMPLATES |= {
     ),
 }
 
-OTHER_TEMPLATES: dict[str, dict[str, Any]] = {
+OTHER_TEMPLATES: dict[str, Manifest] = {
     "namespace-with-labels.yaml": {"apiVersion": "v1", "kind": "Namespace", "metadata": {"labels": {"team": "devops"}}},
     "service.yaml": {
         "apiVersion": "v1",
@@ -326,7 +336,7 @@ def _encoded(path: str) -> tuple[type[Served], bytes]:
     raise KeyError(path)
 
 
-def _name(meta: Any, index: int, width: int, prefix: str | None = None) -> str:
+def _name(meta: meta_v1.ObjectMeta, index: int, width: int, prefix: str | None = None) -> str:
     if not meta.name:
         meta.name = f"{prefix if prefix is not None else meta.generateName or 'obj-'}{index:0{width}d}"
     meta.generateName = None
@@ -336,35 +346,38 @@ def _name(meta: Any, index: int, width: int, prefix: str | None = None) -> str:
 def make_node(path: str, index: int, *, prefix: str | None = None) -> core_v1.Node:
     """Node `index` of the template at `path` ("" = makeBaseNode with `prefix`), labelled with its
     hostname as scheduler_perf labels it."""
-    node: Any = decoder(core_v1.Node).decode(_encoded(path)[1])
-    name = _name(node.metadata, index, 5, prefix)
-    node.metadata.labels = {**(node.metadata.labels or {}), HOSTNAME: name}
-    return cast(core_v1.Node, node)
+    node: core_v1.Node = decoder(core_v1.Node).decode(_encoded(path)[1])
+    meta = meta_of(node)
+    name = _name(meta, index, 5, prefix)
+    meta.labels = {**(meta.labels or {}), HOSTNAME: name}
+    return node
 
 
 def make_pod_from(path: str, index: int, namespace: str) -> core_v1.Pod:
     """Pod `index` of the template at `path`, in `namespace`."""
-    pod: Any = decoder(core_v1.Pod).decode(_encoded(path)[1])
-    _name(pod.metadata, index, 6)
-    pod.metadata.namespace = namespace
-    return cast(core_v1.Pod, pod)
+    pod: core_v1.Pod = decoder(core_v1.Pod).decode(_encoded(path)[1])
+    meta = meta_of(pod)
+    _name(meta, index, 6)
+    meta.namespace = namespace
+    return pod
 
 
-def make_object(path: str, index: int, namespace: str) -> Any:
+def make_object(path: str, index: int, namespace: str) -> Served:
     """Object `index` of the template at `path`, whatever its kind (namespaced ones in `namespace`)."""
     kind, encoded = _encoded(path)
     if kind is core_v1.Node:
         return make_node(path, index)
     if kind is core_v1.Pod:
         return make_pod_from(path, index, namespace)
-    obj: Any = decoder(kind).decode(encoded)
-    _name(obj.metadata, index, 5)
-    obj.metadata.namespace = namespace
+    obj: Served = decoder(kind).decode(encoded)
+    meta = meta_of(obj)
+    _name(meta, index, 5)
+    meta.namespace = namespace
     return obj
 
 
 def make_namespace(path: str, name: str) -> core_v1.Namespace:
     """Namespace `name` from the template at `path` ("" = an empty Namespace)."""
-    namespace: Any = decoder(core_v1.Namespace).decode(_encoded(path)[1]) if path else core_v1.Namespace()
+    namespace: core_v1.Namespace = decoder(core_v1.Namespace).decode(_encoded(path)[1]) if path else core_v1.Namespace()
     namespace.metadata = msgspec.structs.replace(namespace.metadata or _EMPTY_META, name=name)
-    return cast(core_v1.Namespace, namespace)
+    return namespace

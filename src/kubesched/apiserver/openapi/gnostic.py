@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Never, TypeVar
 
 from kubesched.storage.schemas import Json
+
+T = TypeVar("T")
+
+# A field's number and its encoder, of the number and the field's value: what value it takes
+# depends on the field (`Never`: no one type), and it is handed only that field's.
+Field = tuple[int, Callable[[int, Never], bytes]]
 
 
 def _varint(value: int) -> bytes:
@@ -50,7 +56,7 @@ def _strings(field: int, values: Iterable[str]) -> bytes:
     return b"".join(_len(field, v.encode()) for v in values)
 
 
-def _any(value: Any) -> bytes:
+def _any(value: object) -> bytes:
     return _string(2, json.dumps(value, ensure_ascii=False) + "\n")
 
 
@@ -62,7 +68,7 @@ def _extensions(field: int, obj: Json) -> bytes:
     return b"".join(_named(field, k, _any(v)) for k, v in obj.items() if k.startswith("x-"))
 
 
-def _message(obj: Json, fields: dict[str, tuple[int, Any]], extension_field: int, what: str) -> bytes:
+def _message(obj: Json, fields: Mapping[str, Field], extension_field: int, what: str) -> bytes:
     """Encode the keys of `obj` by `fields` (key -> field number, encoder), in field-number order."""
     parts: list[tuple[int, bytes]] = []
     for key, value in obj.items():
@@ -77,11 +83,11 @@ def _message(obj: Json, fields: dict[str, tuple[int, Any]], extension_field: int
     return b"".join(payload for _, payload in parts)
 
 
-def _sub(encoder: Any) -> Any:
+def _sub(encoder: Callable[[T], bytes]) -> Callable[[int, T], bytes]:
     return lambda number, value: _len(number, encoder(value))
 
 
-def _subs(encoder: Any) -> Any:
+def _subs(encoder: Callable[[T], bytes]) -> Callable[[int, Iterable[T]], bytes]:
     return lambda number, values: b"".join(_len(number, encoder(v)) for v in values)
 
 
@@ -111,7 +117,7 @@ def _external_docs(obj: Json) -> bytes:
     return _message(obj, {"description": (1, _string), "url": (2, _string)}, 3, "ExternalDocs")
 
 
-_SCHEMA_FIELDS: dict[str, tuple[int, Any]] = {
+_SCHEMA_FIELDS: dict[str, Field] = {
     "$ref": (1, _string),
     "format": (2, _string),
     "title": (3, _string),
@@ -145,7 +151,7 @@ _SCHEMA_FIELDS: dict[str, tuple[int, Any]] = {
 
 # QueryParameterSubSchema and PathParameterSubSchema share their first fields; past `name` the path
 # one lacks allowEmptyValue, so its numbers are one lower.
-_QUERY_FIELDS: dict[str, tuple[int, Any]] = {
+_QUERY_FIELDS: dict[str, Field] = {
     "required": (1, _bool),
     "in": (2, _string),
     "description": (3, _string),
@@ -158,7 +164,7 @@ _QUERY_FIELDS: dict[str, tuple[int, Any]] = {
     "uniqueItems": (20, _bool),
     "enum": (21, _subs(_any)),
 }
-_PATH_FIELDS: dict[str, tuple[int, Any]] = {
+_PATH_FIELDS: dict[str, Field] = {
     "required": (1, _bool),
     "in": (2, _string),
     "description": (3, _string),
@@ -170,7 +176,7 @@ _PATH_FIELDS: dict[str, tuple[int, Any]] = {
     "uniqueItems": (19, _bool),
     "enum": (20, _subs(_any)),
 }
-_BODY_FIELDS: dict[str, tuple[int, Any]] = {
+_BODY_FIELDS: dict[str, Field] = {
     "description": (1, _string),
     "name": (2, _string),
     "in": (3, _string),
@@ -195,8 +201,12 @@ def _parameters_item(param: Json) -> bytes:
     return _len(1, parameter)
 
 
+def _response_schema(obj: Json) -> bytes:
+    return _len(1, _schema(obj))
+
+
 def _response(obj: Json) -> bytes:
-    fields = {"description": (1, _string), "schema": (2, _sub(lambda s: _len(1, _schema(s))))}
+    fields: dict[str, Field] = {"description": (1, _string), "schema": (2, _sub(_response_schema))}
     return _message(obj, fields, 5, "Response")
 
 
@@ -205,7 +215,7 @@ def _responses_message(obj: Json) -> bytes:
     return codes + _extensions(2, obj)
 
 
-_OPERATION_FIELDS: dict[str, tuple[int, Any]] = {
+_OPERATION_FIELDS: dict[str, Field] = {
     "tags": (1, _strings),
     "summary": (2, _string),
     "description": (3, _string),
@@ -224,7 +234,7 @@ def _operation_message(obj: Json) -> bytes:
     return _message(obj, _OPERATION_FIELDS, 13, "Operation")
 
 
-_PATH_ITEM_FIELDS: dict[str, tuple[int, Any]] = {
+_PATH_ITEM_FIELDS: dict[str, Field] = {
     "$ref": (1, _string),
     "get": (2, _sub(_operation_message)),
     "put": (3, _sub(_operation_message)),
@@ -247,7 +257,7 @@ def _paths(obj: Json) -> bytes:
 
 
 def _info(obj: Json) -> bytes:
-    fields = {"title": (1, _string), "version": (2, _string), "description": (3, _string)}
+    fields: dict[str, Field] = {"title": (1, _string), "version": (2, _string), "description": (3, _string)}
     return _message(obj, fields, 7, "Info")
 
 
@@ -255,7 +265,7 @@ def _definitions_message(obj: Json) -> bytes:
     return b"".join(_named(1, name, _schema(schema)) for name, schema in obj.items())
 
 
-_DOCUMENT_FIELDS: dict[str, tuple[int, Any]] = {
+_DOCUMENT_FIELDS: dict[str, Field] = {
     "swagger": (1, _string),
     "info": (2, _sub(_info)),
     "host": (3, _string),

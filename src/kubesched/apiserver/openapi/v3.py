@@ -7,7 +7,6 @@ import functools
 import hashlib
 import json
 from collections.abc import Iterator
-from typing import Any
 
 from kubesched import K8S_VERSION
 from kubesched.apiserver.openapi.v2 import ACTION, swagger_v2
@@ -18,7 +17,7 @@ def _gv_path(group: str, version: str) -> str:
     return f"apis/{group}/{version}" if group else f"api/{version}"
 
 
-def _v3_schema(schema: object) -> Any:
+def _v3_schema(schema: object) -> object:
     """A v2 schema in v3 form: component references, and `allOf` around references with siblings."""
     if isinstance(schema, list):
         return [_v3_schema(item) for item in schema]

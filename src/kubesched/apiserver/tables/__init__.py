@@ -21,15 +21,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final, cast
 
 import msgspec
 
-from kubesched.api.objects import Served, name_of
+from kubesched.api.objects import Named, Served, name_of
+from kubesched.apiserver.jsontypes import JsonObject
 from kubesched.apiserver.tables import cluster, core, dra, storage, workloads
 from kubesched.apiserver.tables.printing import (
+    Cell,
     Col,
     Printer,
+    Printers,
     age,
     cells,
     created,
@@ -63,7 +66,7 @@ INCLUDE_OBJECT: Final = "Object"
 _INCLUDE_VALUES = (INCLUDE_NONE, INCLUDE_METADATA, INCLUDE_OBJECT)
 
 
-_PRINTERS: dict[type[Served], Printer] = {
+_PRINTERS: Printers = {
     **core.PRINTERS,
     **cluster.PRINTERS,
     **workloads.PRINTERS,
@@ -84,7 +87,7 @@ def parse_include_object(value: str | None) -> str:
     raise BadRequest(f"includeObject: Invalid value: {value!r}: must be 'Metadata', 'Object', 'None', or empty")
 
 
-def _created_at(obj: Any, now: float) -> list[Any]:
+def _created_at(obj: Named, now: float) -> list[Cell]:
     ts = created(obj)
     stamp = "0001-01-01T00:00:00Z" if ts is None else ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return [name_of(obj), stamp]
@@ -96,16 +99,17 @@ _DEFAULT = Printer(
 )
 
 
-def _printer(kind: Kind) -> Printer:
+def _printer(kind: Kind) -> Printer[Served]:
+    """The printer of `kind`'s objects: the only objects it is handed."""
     found = _PRINTERS.get(kind.cls)
     if found is not None:
-        return found
+        return cast("Printer[Served]", found)  # found by kind.cls: it is handed only objects of kind.cls
     if kind.columns:
         return _custom_printer(kind)
     return _DEFAULT
 
 
-def _json_path(data: object, path: str) -> Any:
+def _json_path(data: object, path: str) -> object:
     """A simple JSONPath (`.status.phase`) into the object's JSON form; None where it leads nowhere."""
     for part in [p for p in path.strip().lstrip("$").split(".") if p]:
         if not isinstance(data, dict):
@@ -114,7 +118,7 @@ def _json_path(data: object, path: str) -> Any:
     return data
 
 
-def _custom_printer(kind: Kind) -> Printer:
+def _custom_printer(kind: Kind) -> Printer[Served]:
     """A custom kind's additionalPrinterColumns after the name; `date` columns as ages."""
     specs = kind.columns
     cols = [Col("Name", format="name", description="Name must be unique within a namespace.")]
@@ -130,9 +134,9 @@ def _custom_printer(kind: Kind) -> Printer:
             )
         )
 
-    def custom_cells(obj: Any, now: float) -> list[Any]:
+    def custom_cells(obj: Served, now: float) -> list[Cell]:
         data = msgspec.to_builtins(obj)
-        out: list[Any] = [name_of(obj)]
+        out: list[Cell] = [name_of(obj)]
         for spec in specs:
             value = _json_path(data, spec.get("jsonPath", ""))
             if spec.get("type") == "date":
@@ -149,12 +153,12 @@ def _custom_printer(kind: Kind) -> Printer:
     return Printer(tuple(cols), cells(custom_cells))
 
 
-def columns(kind: Kind, *, wide: bool = True) -> list[dict[str, Any]]:
+def columns(kind: Kind, *, wide: bool = True) -> list[dict[str, str | int]]:
     """The `columnDefinitions` of `kind`'s table (without the priority-1 ones unless `wide`)."""
     return [c.as_json() for c in _printer(kind).columns if wide or c.priority == 0]
 
 
-def _row_object(kind: Kind, obj: Any, include_object: str) -> dict[str, Any] | None:
+def _row_object(kind: Kind, obj: Served, include_object: str) -> JsonObject | None:
     if include_object == INCLUDE_NONE:
         return None
     if include_object == INCLUDE_METADATA:
@@ -164,13 +168,13 @@ def _row_object(kind: Kind, obj: Any, include_object: str) -> dict[str, Any] | N
             "apiVersion": TABLE_API_VERSION,
             "metadata": msgspec.to_builtins(meta) if meta is not None else {},
         }
-    body: dict[str, Any] = msgspec.to_builtins(obj)
+    body: JsonObject = msgspec.to_builtins(obj)
     return {"apiVersion": kind.api_version, "kind": kind.kind, **body}
 
 
 def table(
     kind: Kind,
-    objects: Sequence[object],
+    objects: Sequence[Served],
     *,
     now: float,
     wide: bool,
@@ -178,7 +182,7 @@ def table(
     resource_version: str = "",
     continue_token: str | None = None,
     remaining_item_count: int | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """`objects` of `kind` as a ``meta.k8s.io/v1`` `Table` (JSON-ready dict), one row each, in order.
 
     `wide` means upstream's "generate wide" option. kube-apiserver always generates wide tables and

@@ -4,15 +4,20 @@ bindings."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from lightkube.models import coordination_v1 as coordination_m
+from lightkube.models import core_v1 as m
+from lightkube.models import policy_v1 as policy_m
+from lightkube.models import rbac_v1 as rbac_m
+from lightkube.models import scheduling_v1 as scheduling_m
 from lightkube.resources import coordination_v1, core_v1, policy_v1, rbac_authorization_v1, scheduling_v1
 
-from kubesched.api.objects import Served, name_of
+from kubesched.api.objects import name_of
 from kubesched.apiserver.tables.printing import (
     AGE,
+    Cell,
     Col,
     Printer,
+    Printers,
     age,
     as_int,
     cells,
@@ -23,7 +28,7 @@ from kubesched.apiserver.tables.printing import (
 from kubesched.cluster.legacy import PodDisruptionBudgetV1beta1
 
 
-def _pdb_cells(pdb: Any, now: float) -> list[Any]:
+def _pdb_cells(pdb: policy_m.PodDisruptionBudget, now: float) -> list[Cell]:
     spec = pdb.spec
     return [
         name_of(pdb),
@@ -45,7 +50,7 @@ _PDB = Printer(
     cells(_pdb_cells),
 )
 
-_PRIORITY_CLASS = Printer(
+_PRIORITY_CLASS: Printer[scheduling_m.PriorityClass] = Printer(
     (
         name_col("The priority class's name."),
         Col("Value", type="integer", description="The priority pods of this class receive."),
@@ -64,7 +69,7 @@ _PRIORITY_CLASS = Printer(
     ),
 )
 
-_LEASE = Printer(
+_LEASE: Printer[coordination_m.Lease] = Printer(
     (name_col(), Col("Holder", description="The identity holding the lease."), AGE),
     cells(
         lambda lease, now: [
@@ -76,12 +81,12 @@ _LEASE = Printer(
 )
 
 
-_CONFIG_MAP = Printer(
+_CONFIG_MAP: Printer[m.ConfigMap] = Printer(
     (name_col(), Col("Data", type="integer", description="The number of keys."), AGE),
     cells(lambda cm, now: [name_of(cm), len(cm.data or {}) + len(cm.binaryData or {}), age(created(cm), now)]),
 )
 
-_SECRET = Printer(
+_SECRET: Printer[m.Secret] = Printer(
     (
         name_col(),
         Col("Type", description="The secret's type."),
@@ -98,12 +103,12 @@ _SECRET = Printer(
     ),
 )
 
-_SERVICE_ACCOUNT = Printer(
+_SERVICE_ACCOUNT: Printer[m.ServiceAccount] = Printer(
     (name_col(), Col("Secrets", type="integer", description="The number of secrets."), AGE),
     cells(lambda sa, now: [name_of(sa), len(sa.secrets or []), age(created(sa), now)]),
 )
 
-_ROLE_BINDING = Printer(
+_ROLE_BINDING: Printer[rbac_m.RoleBinding | rbac_m.ClusterRoleBinding] = Printer(
     (
         name_col(),
         Col("Role", description="The role bound: its kind and name."),
@@ -119,7 +124,7 @@ _ROLE_BINDING = Printer(
 )
 
 
-PRINTERS: dict[type[Served], Printer] = {
+PRINTERS: Printers = {
     policy_v1.PodDisruptionBudget: _PDB,
     PodDisruptionBudgetV1beta1: _PDB,
     scheduling_v1.PriorityClass: _PRIORITY_CLASS,

@@ -6,18 +6,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TypeVar
 
 from lightkube.models import core_v1 as m
+from lightkube.models import events_v1 as events_m
 from lightkube.resources import core_v1, events_v1
 
-from kubesched.api.objects import Served, name_of
+from kubesched.api.objects import name_of
 from kubesched.apiserver.tables.printing import (
     AGE,
     NONE,
     UNKNOWN,
+    Cell,
     Col,
     Printer,
+    Printers,
     Row,
     age,
     as_int,
@@ -34,8 +37,10 @@ _POD_COMPLETED = [
 _POD_FAILED = [{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}]
 _NODE_LOST = "NodeLost"
 
+C = TypeVar("C", m.PodCondition, m.NodeCondition)
 
-def _condition(conditions: Iterable[Any] | None, type_: str) -> Any | None:
+
+def _condition(conditions: Iterable[C] | None, type_: str) -> C | None:
     for cond in conditions or ():
         if cond.type == type_:
             return cond
@@ -50,13 +55,13 @@ def _later(current: datetime | None, candidate: datetime | None) -> datetime | N
     return current
 
 
-def _finished_at(status: Any) -> datetime | None:
+def _finished_at(status: m.ContainerStatus) -> datetime | None:
     last = status.lastState
     term = last.terminated if last else None
     return term.finishedAt if term else None
 
 
-def _terminated_reason(term: Any, prefix: str) -> str:
+def _terminated_reason(term: m.ContainerStateTerminated, prefix: str) -> str:
     if term.reason:
         return f"{prefix}{term.reason}"
     if term.signal:
@@ -145,7 +150,7 @@ def _readiness_gates(spec: m.PodSpec | None, conditions: list[m.PodCondition]) -
     return f"{passed}/{len(gates)}"
 
 
-def _pod_row(pod: core_v1.Pod, now: float) -> Row:
+def _pod_row(pod: m.Pod, now: float) -> Row:
     spec = pod.spec
     status = pod.status
     containers = (spec.containers if spec else None) or []
@@ -170,7 +175,7 @@ def _pod_row(pod: core_v1.Pod, now: float) -> Row:
     if tally.restarts and tally.last_restart is not None:
         restarts_cell = f"{tally.restarts} ({age(tally.last_restart, now)} ago)"
     pod_ips = (status.podIPs if status else None) or []
-    cells = [
+    cells: list[Cell] = [
         name_of(pod),
         f"{tally.ready}/{total}",
         tally.reason,
@@ -217,14 +222,14 @@ def _node_roles(labels: Mapping[str, str] | None) -> list[str]:
     return sorted(roles)
 
 
-def _node_address(status: Any, type_: str) -> str:
+def _node_address(status: m.NodeStatus | None, type_: str) -> str:
     for address in (status.addresses if status else None) or []:
         if address.type == type_:
             return str(address.address)
     return NONE
 
 
-def _node_cells(node: Any, now: float) -> list[Any]:
+def _node_cells(node: m.Node, now: float) -> list[Cell]:
     status = node.status
     ready = _condition(status.conditions if status else None, "Ready")
     states = ["Unknown"] if ready is None else ["Ready" if ready.status == "True" else "NotReady"]
@@ -262,7 +267,7 @@ _NODE = Printer(
     cells(_node_cells),
 )
 
-_NAMESPACE = Printer(
+_NAMESPACE: Printer[m.Namespace] = Printer(
     (name_col("The namespace's name."), Col("Status", description="The namespace's phase."), AGE),
     cells(lambda ns, now: [name_of(ns), (ns.status.phase if ns.status else None) or "", age(created(ns), now)]),
 )
@@ -273,19 +278,19 @@ class _EventView:
     first: datetime | None
     last: datetime | None
     event_time: datetime | None
-    series: Any | None
+    series: m.EventSeries | events_m.EventSeries | None
     count: int
-    ref: Any | None
+    ref: m.ObjectReference | None
     type: str
     reason: str
     message: str
-    source: Any | None
+    source: m.EventSource | None
     controller: str
     instance: str
 
 
-def _event_view(ev: Any) -> _EventView:
-    if isinstance(ev, events_v1.Event):
+def _event_view(ev: m.Event | events_m.Event) -> _EventView:
+    if isinstance(ev, events_m.Event):
         return _EventView(
             first=ev.deprecatedFirstTimestamp,
             last=ev.deprecatedLastTimestamp,
@@ -316,7 +321,7 @@ def _event_view(ev: Any) -> _EventView:
     )
 
 
-def _event_cells(ev: Any, now: float) -> list[Any]:
+def _event_cells(ev: m.Event | events_m.Event, now: float) -> list[Cell]:
     view = _event_view(ev)
     first = age(view.event_time if is_zero(view.first) else view.first, now)
     last = first if is_zero(view.last) else age(view.last, now)
@@ -364,7 +369,7 @@ _EVENT = Printer(
 )
 
 
-PRINTERS: dict[type[Served], Printer] = {
+PRINTERS: Printers = {
     core_v1.Pod: _POD,
     core_v1.Node: _NODE,
     core_v1.Namespace: _NAMESPACE,

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from lightkube.models import resource_v1 as resource_m
 from lightkube.resources import resource_v1
 
-from kubesched.api.objects import Served, name_of
+from kubesched.api.objects import name_of
 from kubesched.apiserver.tables.printing import (
     AGE,
+    Cell,
     Col,
     Printer,
+    Printers,
     age,
     being_deleted,
     cells,
@@ -19,7 +20,7 @@ from kubesched.apiserver.tables.printing import (
 )
 
 
-def _claim_state(claim: Any) -> str:
+def _claim_state(claim: resource_m.ResourceClaim) -> str:
     states = []
     deleting = being_deleted(claim)
     if deleting:
@@ -35,13 +36,13 @@ def _claim_state(claim: Any) -> str:
     return ",".join(states)
 
 
-_RESOURCE_CLAIM = Printer(
+_RESOURCE_CLAIM: Printer[resource_m.ResourceClaim] = Printer(
     (name_col(), Col("State", description="Deleted, pending, allocated and/or reserved."), AGE),
     cells(lambda c, now: [name_of(c), _claim_state(c), age(created(c), now)]),
 )
 
 
-def _resource_slice_cells(s: Any, now: float) -> list[Any]:
+def _resource_slice_cells(s: resource_m.ResourceSlice, now: float) -> list[Cell]:
     spec = s.spec
     pool = spec.pool if spec else None
     return [
@@ -64,10 +65,12 @@ _RESOURCE_SLICE = Printer(
     cells(_resource_slice_cells),
 )
 
-_DEVICE_CLASS = Printer((name_col(), AGE), cells(lambda c, now: [name_of(c), age(created(c), now)]))
+_DEVICE_CLASS: Printer[resource_m.DeviceClass] = Printer(
+    (name_col(), AGE), cells(lambda c, now: [name_of(c), age(created(c), now)])
+)
 
 
-PRINTERS: dict[type[Served], Printer] = {
+PRINTERS: Printers = {
     resource_v1.ResourceClaim: _RESOURCE_CLAIM,
     resource_v1.ResourceSlice: _RESOURCE_SLICE,
     resource_v1.DeviceClass: _DEVICE_CLASS,

@@ -6,8 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Generic, Never, TypeVar
 
+from lightkube.models import meta_v1
+
+from kubesched.api.objects import Named, Served
 from kubesched.api.selectors import selector_string
 
 NONE = "<none>"
@@ -96,7 +99,7 @@ class Col:
     priority: int = 0
     format: str = ""
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, str | int]:
         return {
             "name": self.name,
             "type": self.type,
@@ -115,29 +118,41 @@ CONTAINERS = Col("Containers", description="Container names of the pod template.
 IMAGES = Col("Images", description="Container images of the pod template.", priority=1)
 SELECTOR = Col("Selector", description="The label selector picking the managed pods.", priority=1)
 
-Row = tuple[list[Any], list[dict[str, str]] | None]
-RowFn = Callable[[Any, float], Row]
+Cell = str | int | bool  # a cell's JSON value: text, a number or a flag
+Row = tuple[list[Cell], list[dict[str, str]] | None]  # the cells, and the row's conditions if any
+
+M = TypeVar("M")
+M_contra = TypeVar("M_contra", contravariant=True)  # the model a printer prints
 
 
 @dataclass(frozen=True)
-class Printer:
+class Printer(Generic[M_contra]):
+    """The columns of a kind's table, and the row of one of its objects (`row(obj, now)`)."""
+
     columns: tuple[Col, ...]
-    row: RowFn
+    row: Callable[[M_contra, float], Row]
 
 
-def cells(fn: Callable[[Any, float], list[object]]) -> RowFn:
-    def row(obj: object, now: float) -> Row:
+Printers = dict[type[Served], Printer[Never]]
+"""Printers by the class of the kind they print. Each one's model is its key's, which no one type
+says (`Never`): it is called only with objects of that kind."""
+
+
+def cells(fn: Callable[[M, float], list[Cell]]) -> Callable[[M, float], Row]:
+    """The row of cells `fn` gives, without conditions."""
+
+    def row(obj: M, now: float) -> Row:
         return fn(obj, now), None
 
     return row
 
 
-def created(obj: Any) -> datetime | None:
+def created(obj: Named) -> datetime | None:
     meta = obj.metadata
     return meta.creationTimestamp if meta else None
 
 
-def being_deleted(obj: Any) -> bool:
+def being_deleted(obj: Named) -> bool:
     meta = obj.metadata
     return bool(meta and meta.deletionTimestamp)
 
@@ -157,7 +172,7 @@ def format_labels(labels: Mapping[str, str] | None) -> str:
     return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
 
 
-def format_selector(selector: Any | None) -> str:
+def format_selector(selector: meta_v1.LabelSelector | None) -> str:
     text = selector_string(selector)
     if text is None:
         return "<error>"

@@ -4,17 +4,20 @@ drivers and capacities, VolumeAttachments."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
+from lightkube.models import core_v1 as m
+from lightkube.models import storage_v1 as storage_m
 from lightkube.resources import core_v1, storage_v1
 
-from kubesched.api.objects import Served, name_of
+from kubesched.api.objects import Named, name_of
 from kubesched.apiserver.tables.printing import (
     AGE,
     NONE,
     UNSET,
+    Cell,
     Col,
     Printer,
+    Printers,
     age,
     being_deleted,
     cells,
@@ -40,7 +43,7 @@ def _access_modes(modes: Iterable[str] | None) -> str:
     return ",".join(short for mode, short in _ACCESS_MODES if mode in present)
 
 
-def _storage_class_of(obj: Any, spec: Any | None) -> str:
+def _storage_class_of(obj: Named, spec: m.PersistentVolumeSpec | m.PersistentVolumeClaimSpec | None) -> str:
     annotations = (obj.metadata.annotations if obj.metadata else None) or {}
     if _STORAGE_CLASS_ANNOTATION in annotations:
         return str(annotations[_STORAGE_CLASS_ANNOTATION])
@@ -52,7 +55,7 @@ def _storage(resources: Mapping[str, object] | None) -> str:
     return "0" if value is None else str(value)
 
 
-def _pv_cells(pv: Any, now: float) -> list[Any]:
+def _pv_cells(pv: m.PersistentVolume, now: float) -> list[Cell]:
     spec, status = pv.spec, pv.status
     claim = spec.claimRef if spec else None
     claim_cell = f"{claim.namespace or ''}/{claim.name or ''}" if claim else ""
@@ -90,7 +93,7 @@ _PERSISTENT_VOLUME = Printer(
 )
 
 
-def _pvc_cells(pvc: Any, now: float) -> list[Any]:
+def _pvc_cells(pvc: m.PersistentVolumeClaim, now: float) -> list[Cell]:
     spec, status = pvc.spec, pvc.status
     volume = (spec.volumeName if spec else None) or ""
     capacity = access = ""
@@ -127,7 +130,7 @@ _PERSISTENT_VOLUME_CLAIM = Printer(
 )
 
 
-def _storage_class_cells(sc: Any, now: float) -> list[Any]:
+def _storage_class_cells(sc: storage_m.StorageClass, now: float) -> list[Cell]:
     annotations = (sc.metadata.annotations if sc.metadata else None) or {}
     name = name_of(sc)
     if any(annotations.get(key) == "true" for key in _DEFAULT_CLASS_ANNOTATIONS):
@@ -154,13 +157,13 @@ _STORAGE_CLASS = Printer(
     cells(_storage_class_cells),
 )
 
-_CSI_NODE = Printer(
+_CSI_NODE: Printer[storage_m.CSINode] = Printer(
     (name_col(), Col("Drivers", type="integer", description="CSI drivers registered on the node."), AGE),
     cells(lambda n, now: [name_of(n), len((n.spec.drivers if n.spec else None) or ()), age(created(n), now)]),
 )
 
 
-def _csi_driver_cells(d: Any, now: float) -> list[Any]:
+def _csi_driver_cells(d: storage_m.CSIDriver, now: float) -> list[Cell]:
     spec = d.spec
     attach = True if spec is None or spec.attachRequired is None else bool(spec.attachRequired)
     tokens = spec.tokenRequests if spec else None
@@ -191,7 +194,7 @@ _CSI_DRIVER = Printer(
     cells(_csi_driver_cells),
 )
 
-_CSI_STORAGE_CAPACITY = Printer(
+_CSI_STORAGE_CAPACITY: Printer[storage_m.CSIStorageCapacity] = Printer(
     (
         name_col(),
         Col("StorageClassName", description="The storage class the capacity is for."),
@@ -201,7 +204,7 @@ _CSI_STORAGE_CAPACITY = Printer(
 )
 
 
-def _volume_attachment_cells(va: Any, now: float) -> list[Any]:
+def _volume_attachment_cells(va: storage_m.VolumeAttachment, now: float) -> list[Cell]:
     spec = va.spec
     source = spec.source if spec else None
     return [
@@ -227,7 +230,7 @@ _VOLUME_ATTACHMENT = Printer(
 )
 
 
-PRINTERS: dict[type[Served], Printer] = {
+PRINTERS: Printers = {
     core_v1.PersistentVolume: _PERSISTENT_VOLUME,
     core_v1.PersistentVolumeClaim: _PERSISTENT_VOLUME_CLAIM,
     storage_v1.StorageClass: _STORAGE_CLASS,

@@ -4,11 +4,13 @@ StatefulSets, DaemonSets, Jobs and Services."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from lightkube.models import apps_v1 as apps_m
+from lightkube.models import batch_v1 as batch_m
+from lightkube.models import core_v1 as m
 from lightkube.resources import apps_v1, batch_v1, core_v1
 
-from kubesched.api.objects import Served, name_of
+from kubesched.api.objects import meta_of, name_of
 from kubesched.api.selectors import selector_string
 from kubesched.apiserver.tables.printing import (
     AGE,
@@ -17,8 +19,10 @@ from kubesched.apiserver.tables.printing import (
     NONE,
     SELECTOR,
     UNKNOWN,
+    Cell,
     Col,
     Printer,
+    Printers,
     age,
     as_int,
     cells,
@@ -30,19 +34,22 @@ from kubesched.apiserver.tables.printing import (
 )
 
 
-def _container_cells(template: Any | None) -> list[str]:
+def _container_cells(template: m.PodTemplateSpec | None) -> list[str]:
     spec = template.spec if template else None
     containers = (spec.containers if spec else None) or []
     return [",".join(c.name or "" for c in containers), ",".join(c.image or "" for c in containers)]
 
 
-def _replicas(spec: Any | None) -> int:
+_ReplicatedSpec = apps_m.DeploymentSpec | apps_m.ReplicaSetSpec | apps_m.StatefulSetSpec | m.ReplicationControllerSpec
+
+
+def _replicas(spec: _ReplicatedSpec | None) -> int:
     """Desired replicas; unset means 1, as API defaulting would have filled in."""
     value = spec.replicas if spec else None
     return 1 if value is None else int(value)
 
 
-def _deployment_cells(d: Any, now: float) -> list[Any]:
+def _deployment_cells(d: apps_m.Deployment, now: float) -> list[Cell]:
     spec, status = d.spec, d.status
     ready = as_int(status.readyReplicas if status else None)
     selector = selector_string(spec.selector if spec else None)
@@ -72,7 +79,7 @@ _DEPLOYMENT = Printer(
 )
 
 
-def _replica_set_cells(rs: Any, now: float) -> list[Any]:
+def _replica_set_cells(rs: apps_m.ReplicaSet, now: float) -> list[Cell]:
     spec, status = rs.spec, rs.status
     return [
         name_of(rs),
@@ -98,7 +105,7 @@ _REPLICA_COLUMNS = (
 _REPLICA_SET = Printer(_REPLICA_COLUMNS, cells(_replica_set_cells))
 
 
-def _rc_cells(rc: Any, now: float) -> list[Any]:
+def _rc_cells(rc: m.ReplicationController, now: float) -> list[Cell]:
     spec, status = rc.spec, rc.status
     return [
         name_of(rc),
@@ -114,7 +121,7 @@ def _rc_cells(rc: Any, now: float) -> list[Any]:
 _REPLICATION_CONTROLLER = Printer(_REPLICA_COLUMNS, cells(_rc_cells))
 
 
-def _stateful_set_cells(sts: Any, now: float) -> list[Any]:
+def _stateful_set_cells(sts: apps_m.StatefulSet, now: float) -> list[Cell]:
     spec, status = sts.spec, sts.status
     return [
         name_of(sts),
@@ -124,7 +131,7 @@ def _stateful_set_cells(sts: Any, now: float) -> list[Any]:
     ]
 
 
-def _daemon_set_cells(ds: Any, now: float) -> list[Any]:
+def _daemon_set_cells(ds: apps_m.DaemonSet, now: float) -> list[Cell]:
     spec, status = ds.spec, ds.status
     template = spec.template if spec else None
     node_selector = (template.spec.nodeSelector if template and template.spec else None) or {}
@@ -160,16 +167,16 @@ _DAEMON_SET = Printer(
 )
 
 
-def _job_status(job: Any) -> str:
+def _job_status(job: batch_m.Job) -> str:
     """The Status column: the job's finished condition, else Suspended, Terminating or Running."""
     conditions = {c.type for c in (job.status.conditions if job.status else None) or () if c.status == "True"}
     for type_ in ("Complete", "Failed", "FailureTarget", "SuccessCriteriaMet", "Suspended"):
         if type_ in conditions:
             return type_
-    return "Terminating" if job.metadata.deletionTimestamp is not None else "Running"
+    return "Terminating" if meta_of(job).deletionTimestamp is not None else "Running"
 
 
-def _job_cells(job: Any, now: float) -> list[Any]:
+def _job_cells(job: batch_m.Job, now: float) -> list[Cell]:
     spec, status = job.spec, job.status
     succeeded = as_int(status.succeeded if status else None)
     if spec is not None and spec.completions is not None:
@@ -212,7 +219,7 @@ _STATEFUL_SET = Printer(
 )
 
 
-def _load_balancer_addresses(status: Any | None) -> list[str]:
+def _load_balancer_addresses(status: m.ServiceStatus | None) -> list[str]:
     lb = status.loadBalancer if status else None
     found: set[str] = set()
     for ingress in (lb.ingress if lb else None) or []:
@@ -223,7 +230,7 @@ def _load_balancer_addresses(status: Any | None) -> list[str]:
     return sorted(found)
 
 
-def _service_external_ip(svc: Any, type_: str) -> str:
+def _service_external_ip(svc: m.Service, type_: str) -> str:
     spec = svc.spec
     external = list((spec.externalIPs if spec else None) or [])
     if type_ in ("ClusterIP", "NodePort"):
@@ -238,7 +245,7 @@ def _service_external_ip(svc: Any, type_: str) -> str:
     return UNKNOWN
 
 
-def _service_ports(ports: Sequence[Any] | None) -> str:
+def _service_ports(ports: Sequence[m.ServicePort] | None) -> str:
     pieces = []
     for port in ports or ():
         protocol = port.protocol or "TCP"
@@ -249,7 +256,7 @@ def _service_ports(ports: Sequence[Any] | None) -> str:
     return ",".join(pieces) or NONE
 
 
-def _service_cells(svc: Any, now: float) -> list[Any]:
+def _service_cells(svc: m.Service, now: float) -> list[Cell]:
     spec = svc.spec
     type_ = (spec.type if spec else None) or "ClusterIP"
     cluster_ips = (spec.clusterIPs if spec else None) or []
@@ -279,7 +286,7 @@ _SERVICE = Printer(
 )
 
 
-PRINTERS: dict[type[Served], Printer] = {
+PRINTERS: Printers = {
     apps_v1.Deployment: _DEPLOYMENT,
     apps_v1.ReplicaSet: _REPLICA_SET,
     apps_v1.StatefulSet: _STATEFUL_SET,

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from lightkube.resources import core_v1
 from rich.console import Console
@@ -20,7 +19,17 @@ from kubesched.clock import VirtualClock
 from kubesched.config import default_config
 from kubesched.console.tables import print_table
 from kubesched.framework.registry import Registry
-from kubesched.lab.drill.story import failed_scheduling, print_citations, print_explained, print_steps
+from kubesched.lab.drill.story import (
+    attempts_of,
+    failed_scheduling,
+    int_of,
+    list_of,
+    mapping_of,
+    print_citations,
+    print_explained,
+    print_steps,
+    string_of,
+)
 from kubesched.plugins import node_affinity, noderesources_fit, taint_toleration
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
@@ -47,7 +56,7 @@ class Group:
     count: int
     cpu: str
     why: str  # what keeps them out, in a sentence
-    spec: dict[str, Any]
+    spec: dict[str, object]
 
 
 GROUPS = (
@@ -105,11 +114,13 @@ def plugins_from_message(message: str) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def plugins_from_explain(attempt: dict[str, Any]) -> dict[str, int]:
+def plugins_from_explain(attempt: Mapping[str, object]) -> dict[str, int]:
     """The rejecting plugins and their node counts from a recorded attempt's Filter verdicts."""
     out: Counter[str] = Counter()
-    for group in attempt["filter"]:
-        out[group["plugin"]] += group.get("count", len(group.get("nodes") or ()))
+    for verdict in list_of(attempt["filter"], "the Filter verdicts"):
+        group = mapping_of(verdict, "a Filter verdict")
+        count = group["count"] if "count" in group else len(list_of(group.get("nodes") or [], "its nodes"))
+        out[string_of(group["plugin"], "its plugin")] += int_of(count, "its node count")
     return dict(sorted(out.items()))
 
 
@@ -147,11 +158,11 @@ class BacklogStory:
     per_pod: dict[str, dict[str, list[str]]]  # each pod's rejecting plugins, from its message and from explain
     exits: list[Exit]  # every move of a followed pod out of unschedulablePods, in time order
     followed: dict[str, list[Step]]  # one pod of each group, step by step
-    explained: dict[str, Any]  # `kubesched explain` of the first pod of the first group, first attempt
+    explained: Mapping[str, object]  # `kubesched explain` of the first pod of the first group, first attempt
     pending_at_end: dict[str, int]  # the scheduler's queue at the horizon
     citations: dict[str, str]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "nodes": self.nodes,
             "diagnoses": [asdict(d) for d in self.diagnoses],
@@ -240,17 +251,17 @@ def run_c1(
         per_pod,
         exits,
         followed,
-        {**big, "attempts": big["attempts"][:1]},
+        {**big, "attempts": attempts_of(big)[:1]},
         scheduler.queue.pending(),
         CITATIONS,
     )
 
 
-def _plugins_named(message: str, explained: dict[str, Any]) -> dict[str, list[str]]:
+def _plugins_named(message: str, explained: Mapping[str, object]) -> dict[str, list[str]]:
     """The plugins a pod's FailedScheduling message names, and those its first attempt names."""
     return {
         "fromMessage": sorted(plugins_from_message(message)),
-        "fromExplain": sorted(plugins_from_explain(explained["attempts"][0])),
+        "fromExplain": sorted(plugins_from_explain(attempts_of(explained)[0])),
     }
 
 
@@ -270,7 +281,7 @@ def _all_exits(pods: list[str], records: list[Record], start: float) -> list[Exi
 
 
 def _diagnoses(
-    pods: dict[str, list[str]], messages: dict[str, str], explained: dict[str, dict[str, Any]]
+    pods: dict[str, list[str]], messages: dict[str, str], explained: Mapping[str, Mapping[str, object]]
 ) -> list[Diagnosis]:
     """Each group's FailedScheduling message and the plugins it names, beside those the first
     pod's attempt, explained, names."""
@@ -278,7 +289,7 @@ def _diagnoses(
     for group in GROUPS:
         distinct = {messages.get(name, "") for name in pods[group.name]}
         message = min(distinct)  # every pod of a group gets the same text (one line per group)
-        first_attempt = explained[f"default/{pods[group.name][0]}"]["attempts"][0]
+        first_attempt = attempts_of(explained[f"default/{pods[group.name][0]}"])[0]
         diagnoses.append(
             Diagnosis(
                 group.name,

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from lightkube.models import core_v1 as m
 from lightkube.models import meta_v1
@@ -12,11 +11,20 @@ from lightkube.models import policy_v1 as pm
 from lightkube.resources import core_v1, policy_v1, scheduling_v1
 from rich.console import Console
 
+from kubesched.api.objects import meta_of, present
 from kubesched.clock import VirtualClock
 from kubesched.cluster import NotFound
 from kubesched.config import default_config
 from kubesched.controllers import DisruptionController
-from kubesched.lab.drill.story import EventSeen, events_of, print_events, print_explained, print_steps
+from kubesched.lab.drill.story import (
+    EventSeen,
+    attempts_of,
+    events_of,
+    mapping_of,
+    print_events,
+    print_explained,
+    print_steps,
+)
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.explain import explain_pod
@@ -45,16 +53,16 @@ class PreemptionStory:
     placements: dict[str, str | None]  # pod -> node (None: gone or pending)
     lines: list[Step]
     events: list[EventSeen]  # urgent's and the victims', as kubectl describe lists them
-    explained: dict[str, Any]  # `kubesched explain default/urgent`: its attempts
+    explained: Mapping[str, object]  # `kubesched explain default/urgent`: its attempts
 
     @property
-    def preemption(self) -> dict[str, Any] | None:
+    def preemption(self) -> dict[str, object] | None:
         """The recorded preemption of the preemptor (from the attempt that preempted), as
         `kubesched explain` shows it: candidates, nominated node, victims, why."""
-        attempt = next((a for a in self.explained["attempts"] if a.get("preemption")), None)
-        return attempt["preemption"] if attempt is not None else None
+        attempt = next((a for a in attempts_of(self.explained) if a.get("preemption")), None)
+        return mapping_of(attempt["preemption"], "the preemption") if attempt is not None else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "placements": self.placements,
             "lines": [asdict(line) for line in self.lines],
@@ -98,10 +106,10 @@ def run_c2(*, pdb_blocks: bool = False, spare_node: bool = False, sinks: Sequenc
         await clock.sleep(0.1)
         for name, node, cpu, cls, labels in running:  # placed one second apart: distinct start times
             pod = make_pod(name, {"cpu": cpu}, labels, priorityClassName=cls, terminationGracePeriodSeconds=5)
-            created: Any = await cluster.create(pod)
+            created = await cluster.create(pod)
             await cluster.bind(
                 core_v1.Binding(
-                    metadata=meta_v1.ObjectMeta(name=name, namespace="default", uid=created.metadata.uid),
+                    metadata=meta_v1.ObjectMeta(name=name, namespace="default", uid=meta_of(created).uid),
                     target=m.ObjectReference(kind="Node", name=node),
                 )
             )
@@ -138,8 +146,8 @@ def _placements(store: MemoryStore, names: list[str]) -> dict[str, str | None]:
     placements: dict[str, str | None] = {}
     for name in names:
         try:
-            stored: Any = store.get(core_v1.Pod, name, namespace="default")
-            placements[name] = stored.spec.nodeName
+            stored = store.get(core_v1.Pod, name, namespace="default")
+            placements[name] = present(stored.spec, "the pod's spec").nodeName
         except NotFound:
             placements[name] = None
     return placements

@@ -3,13 +3,14 @@ told apart by their FailedScheduling messages."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from lightkube.resources import core_v1
 from rich.console import Console
 from rich.table import Table
 
+from kubesched.api.objects import present
 from kubesched.clock import VirtualClock
 from kubesched.config import default_config
 from kubesched.lab.drill.story import failed_scheduling, print_citations, print_explained
@@ -27,8 +28,8 @@ WEB = {"app": "web"}
 WEB_REPLICAS = 4
 
 
-def _spread(policy: str | None) -> dict[str, Any]:
-    constraint: dict[str, Any] = {
+def _spread(policy: str | None) -> dict[str, object]:
+    constraint: dict[str, object] = {
         "maxSkew": 1,
         "topologyKey": ZONE,
         "whenUnsatisfiable": "DoNotSchedule",
@@ -51,9 +52,9 @@ class PodOutcome:
 class DrillResult:
     nodes: dict[str, str]  # node -> zone (and taint, if any)
     pods: list[PodOutcome]
-    explained: dict[str, Any] = field(default_factory=dict)  # `kubesched explain default/web-1`
+    explained: Mapping[str, object] = field(default_factory=dict)  # `kubesched explain default/web-1`
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"nodes": self.nodes, "pods": [p.__dict__ for p in self.pods], "explain": self.explained}
 
 
@@ -102,8 +103,8 @@ def run_c3(*, taints_policy: str | None = None, horizon: float = 30.0) -> DrillR
     messages = failed_scheduling(store)
     outcomes = []
     for name in names:
-        stored: Any = store.get(core_v1.Pod, name, namespace="default")
-        bound = stored.spec.nodeName
+        stored = store.get(core_v1.Pod, name, namespace="default")
+        bound = present(stored.spec, "the pod's spec").nodeName
         outcomes.append(PodOutcome(name, bound, "" if bound else messages.get(name, ""), rejected.get(name, [])))
     taint = f"{TAINT['key']}={TAINT['value']}:{TAINT['effect']}"
     return DrillResult(

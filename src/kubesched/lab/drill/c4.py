@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from lightkube.resources import core_v1
 from rich.console import Console
 from rich.markup import escape
 
+from kubesched.api.objects import present
 from kubesched.clock import VirtualClock
 from kubesched.config import default_config
 from kubesched.lab.drill.story import print_citations, print_explained
@@ -21,7 +23,7 @@ from kubesched.scheduler.discovery import plugin_registry
 from kubesched.scheduler.explain import explain_pod
 from kubesched.sim import FakeKubelets, NodeTemplate
 from kubesched.storage import MemoryCluster, MemoryStore
-from kubesched.trace import Tracer, cite
+from kubesched.trace import Record, Tracer, cite
 from kubesched.workloads.runner import make_pod
 
 CONTESTED = "contested"
@@ -65,9 +67,9 @@ class RaceOutcome:
     rejected_by_kubelet: int
     cache_agrees: bool  # kubesched's cache counts on each node exactly the pods the API server has there
     assumed_at_crash: list[str] = field(default_factory=list)  # the crash variant: assumed, not bound
-    explained: dict[str, Any] = field(default_factory=dict)  # `kubesched explain` of a pod kubesched lost
+    explained: Mapping[str, object] = field(default_factory=dict)  # `kubesched explain` of a pod kubesched lost
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return self.__dict__
 
 
@@ -80,11 +82,11 @@ CITATIONS = {
 }
 
 
-def _outcome(store: MemoryStore, records: list[Any], pods: list[str], scheduler: Scheduler) -> RaceOutcome:
+def _outcome(store: MemoryStore, records: list[Record], pods: list[str], scheduler: Scheduler) -> RaceOutcome:
     bound = {}
     for name in pods:
-        stored: Any = store.get(core_v1.Pod, name, namespace="default")
-        bound[name] = stored.spec.nodeName
+        stored = store.get(core_v1.Pod, name, namespace="default")
+        bound[name] = present(stored.spec, "the pod's spec").nodeName
     winners: dict[str, str] = {}
     conflicts = []
     for r in records:
@@ -142,7 +144,7 @@ def run_c4(*, crash: bool = False, seed: int = 4, links: tuple[float, float] = L
         store.create(template.make(f"node-{i}", i))
     registry = plugin_registry()
     registry.register(SlowPreBind.name, SlowPreBind)
-    profile: dict[str, Any] = {"schedulerName": CONTESTED}
+    profile: dict[str, object] = {"schedulerName": CONTESTED}
     if crash:
         profile["plugins"] = {"preBind": {"enabled": [{"name": SlowPreBind.name}]}}
     settings = default_config(registry, profiles=[profile])
@@ -150,7 +152,7 @@ def run_c4(*, crash: bool = False, seed: int = 4, links: tuple[float, float] = L
     rng = random.Random(seed)
     link = cluster if crash else SlowLink(store, clock, rng, most=links[0])
     first = Scheduler(link, clock, settings, registry, tracer=tracer, seed=4, identity="first")
-    rivals: list[Any] = (
+    rivals: list[MinimalScheduler] = (
         []
         if crash
         else [MinimalScheduler(SlowLink(store, clock, rng, most=links[1]), clock, name=CONTESTED, tracer=tracer)]

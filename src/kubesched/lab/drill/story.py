@@ -4,14 +4,14 @@ explained."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from lightkube.resources import core_v1
 from rich.console import Console
 from rich.markup import escape
 
+from kubesched.api.objects import present
 from kubesched.console.attempts import print_attempt
 from kubesched.storage import MemoryStore
 from kubesched.trace.narrate import Step
@@ -41,7 +41,7 @@ class EventSeen:
         return asdict(self)
 
 
-def _events(store: MemoryStore) -> list[Any]:
+def _events(store: MemoryStore) -> list[core_v1.Event]:
     """Every stored event, oldest first."""
     return sorted(store.list(core_v1.Event).items, key=lambda e: int(e.metadata.resourceVersion or 0))
 
@@ -49,7 +49,7 @@ def _events(store: MemoryStore) -> list[Any]:
 def events_of(store: MemoryStore, pods: Collection[str]) -> list[EventSeen]:
     """The events recorded on the named pods (namespace `default`), oldest first."""
     return [
-        EventSeen(e.involvedObject.name, e.type or "", e.reason or "", e.message or "")
+        EventSeen(present(e.involvedObject.name, "an event's object"), e.type or "", e.reason or "", e.message or "")
         for e in _events(store)
         if e.involvedObject.name in pods
     ]
@@ -57,7 +57,11 @@ def events_of(store: MemoryStore, pods: Collection[str]) -> list[EventSeen]:
 
 def failed_scheduling(store: MemoryStore) -> dict[str, str]:
     """Each pod's (namespace `default`) FailedScheduling message, the latest where there are several."""
-    return {e.involvedObject.name: e.message for e in _events(store) if e.reason == "FailedScheduling"}
+    return {
+        present(e.involvedObject.name, "an event's object"): e.message or ""
+        for e in _events(store)
+        if e.reason == "FailedScheduling"
+    }
 
 
 def print_events(console: Console, events: Iterable[EventSeen]) -> None:
@@ -66,18 +70,56 @@ def print_events(console: Console, events: Iterable[EventSeen]) -> None:
         console.print(f"  {e.pod:<10} {e.type:<8} {e.reason:<17} {escape(e.message)}", soft_wrap=True, highlight=False)
 
 
-def print_explained(console: Console, document: dict[str, Any], *, last: int = 2) -> None:
+def print_explained(console: Console, document: Mapping[str, object], *, last: int = 2) -> None:
     """What `kubesched explain --attempt N` prints of the pod's `last` attempts (`document` is
     `explain_pod`'s)."""
-    attempts = document["attempts"]
+    attempts = attempts_of(document)
+    pod = string_of(document["pod"], "the explained pod")
     if not attempts:
-        console.print(f"{document['pod']}: no attempt recorded")
+        console.print(f"{pod}: no attempt recorded")
         return
     for attempt in attempts[-last:]:
-        console.print(
-            f"$ kubesched explain {document['pod']} --attempt {attempt['attempt']}", style="bold", highlight=False
-        )
-        print_attempt(console, document["pod"], attempt, kept=len(attempts))
+        console.print(f"$ kubesched explain {pod} --attempt {attempt['attempt']}", style="bold", highlight=False)
+        print_attempt(console, pod, attempt, kept=len(attempts))
+
+
+# Reading `explain_pod`'s document: each value narrowed to what the drills and labs read of it
+# (TypeError, naming it, for any other).
+
+
+def attempts_of(document: Mapping[str, object]) -> list[dict[str, object]]:
+    """The document's attempts, oldest first."""
+    return [mapping_of(a, "an attempt") for a in list_of(document["attempts"], "the attempts")]
+
+
+def mapping_of(value: object, what: str) -> dict[str, object]:
+    if not isinstance(value, dict):
+        raise TypeError(f"{what} is not a mapping: {value!r}")
+    return value
+
+
+def list_of(value: object, what: str) -> list[object]:
+    if not isinstance(value, list):
+        raise TypeError(f"{what} is not a list: {value!r}")
+    return value
+
+
+def strings_of(value: object, what: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{what} is not a list of strings: {value!r}")
+    return value
+
+
+def string_of(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} is not a string: {value!r}")
+    return value
+
+
+def int_of(value: object, what: str) -> int:
+    if not isinstance(value, int):
+        raise TypeError(f"{what} is not an integer: {value!r}")
+    return value
 
 
 def print_citations(console: Console, citations: dict[str, str]) -> None:

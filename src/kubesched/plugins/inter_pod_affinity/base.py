@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,7 +33,7 @@ class _Base:
         self.args = args
         self.handle = handle
         self._index = _Index()
-        self._parsed: dict[int, tuple[Any, _PodTerms]] = {}
+        self._parsed: dict[int, tuple[object, _PodTerms]] = {}
         self._hint_terms: dict[Hashable, _PodTerms] = {}
 
     def _terms(self, pod: object) -> _PodTerms:

@@ -22,6 +22,7 @@ class _Index:
         self.term_ids: dict[Hashable, int] = {}
         self.terms: list[_Term] = []
         self.signature_ids: dict[Hashable, int] = {(): 0}
+        # Any: a multiset's entries, (term id, count) or ((kind, weight, term id), count) as its user keeps them
         self.signatures: list[tuple[Any, ...]] = [()]
 
     def domain_id(self, key: str, value: str) -> int:

@@ -25,6 +25,7 @@ from kubesched.plugins.inter_pod_affinity.terms import (
 HINT_CACHE_SIZE = 1024  # queued pods' parsed terms, by hint key
 
 
+# Any: the event's pod as served (spec set), read without checks in the hint
 def _placed(pod: Any) -> bool:
     return bool(pod.spec.nodeName) or bool(pod.status is not None and pod.status.nominatedNodeName)
 
@@ -41,6 +42,7 @@ class _Hints(_Base):
             ),
         ]
 
+    # Any: the queued pod as served (metadata and spec set), read without checks on the queue's per-pod path
     def hint_key(self, pod: Any) -> Hashable:
         """The pod's namespace, labels and required terms: all the hints read of the pod."""
         affinity = pod.spec.affinity
@@ -65,6 +67,7 @@ class _Hints(_Base):
             raise ValueError(terms.error)
         return terms
 
+    # Any: the event's pods as served (metadata set), read without checks in this hint
     def _after_pod_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         if (
             old is not None
@@ -94,6 +97,7 @@ class _Hints(_Base):
             raise ValueError(deleted.errors[_REQUIRED_ANTI_AFFINITY])
         return QueueingHint.QUEUE if _matches_all(deleted.required_anti_affinity, pod) else QueueingHint.QUEUE_SKIP
 
+    # Any: the event's Nodes as served (metadata set), read without checks in this hint
     def _after_node_change(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         terms = self._queued_terms(pod)
         new_labels = new.metadata.labels or _NO_LABELS

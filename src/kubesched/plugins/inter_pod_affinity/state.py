@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from kubesched.plugins.inter_pod_affinity.counts import _Counts, _Index
 from kubesched.plugins.inter_pod_affinity.terms import _Term
@@ -15,7 +14,7 @@ from kubesched.plugins.inter_pod_affinity.terms import _Term
 @dataclass
 class _PreFilterState:
     index: _Index
-    pod: Any
+    pod: object
     namespace_labels: Mapping[str, str] | None
     affinity_terms: tuple[_Term, ...]  # the pod's required terms, namespaceSelector resolved
     anti_affinity_terms: tuple[_Term, ...]

@@ -9,6 +9,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lightkube.models import core_v1
+
 from kubesched.api.selectors import IN, NOT_IN, LabelRequirement, LabelSelectorMatcher, compile_label_selector
 from kubesched.plugins.resource_scoring import aggregate_message
 
@@ -26,6 +28,7 @@ def _selector_key(selector: LabelSelectorMatcher) -> Hashable:
     return None if selector.matches_nothing else frozenset(selector.requirements)
 
 
+# Any: a pod as served (metadata set), read without checks on the per-pod paths
 def _namespace(pod: Any) -> str:
     return pod.metadata.namespace or "default"
 
@@ -53,6 +56,7 @@ class _Term:
         self.match_key = (namespaces, _selector_key(namespace_selector), _selector_key(selector))
         self.key = (*self.match_key, topology_key)
 
+    # Any: a pod as served (metadata set), read without checks in the per-pod loops
     def matches(self, pod: Any, namespace_labels: Mapping[str, str] | None) -> bool:
         """Whether `pod` is selected; `namespace_labels` are those of the pod's namespace."""
         meta = pod.metadata
@@ -76,7 +80,8 @@ def _matches_all(terms: Sequence[_Term], pod: object) -> bool:
     return bool(terms) and all(t.matches(pod, None) for t in terms)
 
 
-def _term(pod: Any, term: Any) -> _Term:
+# Any: a pod as served (metadata set), read without checks when its terms are parsed
+def _term(pod: Any, term: core_v1.PodAffinityTerm) -> _Term:
     """Parse one PodAffinityTerm of `pod`; a selector that does not parse raises a ValueError."""
     selector = compile_label_selector(term.labelSelector, field="labelSelector")
     if term.labelSelector is not None and (term.matchLabelKeys or term.mismatchLabelKeys):
@@ -113,20 +118,21 @@ class _PodTerms:
 NO_TERMS = _PodTerms((), (), (), (), {})  # a pod without inter-pod (anti-)affinity
 
 
+# Any: a pod as served (spec set), read without checks when its terms are parsed
 def _parse(pod: Any) -> _PodTerms:
     affinity = pod.spec.affinity
     positive = affinity.podAffinity if affinity is not None else None
     negative = affinity.podAntiAffinity if affinity is not None else None
     errors: dict[str, str] = {}
 
-    def required(kind: str, group: Any) -> tuple[_Term, ...]:
+    def required(kind: str, group: core_v1.PodAffinity | core_v1.PodAntiAffinity) -> tuple[_Term, ...]:
         try:
             return tuple(_term(pod, t) for t in (group.requiredDuringSchedulingIgnoredDuringExecution or ()))
         except ValueError as err:
             errors[kind] = str(err)
             return ()
 
-    def preferred(kind: str, group: Any) -> tuple[tuple[int, _Term], ...]:
+    def preferred(kind: str, group: core_v1.PodAffinity | core_v1.PodAntiAffinity) -> tuple[tuple[int, _Term], ...]:
         try:
             return tuple(
                 (t.weight, _term(pod, t.podAffinityTerm))

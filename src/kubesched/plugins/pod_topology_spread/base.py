@@ -47,6 +47,7 @@ class SpreadBase:
         lister = self._lister
         return lister if lister is not None and not lister.empty() else None
 
+    # Any: a pod as served (metadata and spec set), read without checks on the per-pod path
     def constraints(self, pod: Any, action: str) -> list[Constraint]:
         """The pod's constraints for `action`, or the default ones when it has none; ValueError
         (with upstream's wording) when a selector does not parse."""

@@ -8,6 +8,8 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lightkube.models import core_v1
+
 from kubesched.api.selectors import IN, LabelRequirement, LabelSelectorMatcher, compile_label_selector
 from kubesched.plugin.handle import Workloads
 from kubesched.plugins.pod_topology_spread.args import HONOR, IGNORE
@@ -53,7 +55,9 @@ def _with_match_label_keys(
     return LabelSelectorMatcher([*added, *selector.requirements])
 
 
-def parse_constraints(constraints: Iterable[Any], labels: Mapping[str, str] | None, action: str) -> list[Constraint]:
+def parse_constraints(
+    constraints: Iterable[core_v1.TopologySpreadConstraint], labels: Mapping[str, str] | None, action: str
+) -> list[Constraint]:
     """The constraints with `whenUnsatisfiable == action`, compiled; ValueError on a bad selector."""
     labels = labels or _NO_LABELS
     out: list[Constraint] = []
@@ -87,6 +91,7 @@ def count_matching(pods: Iterable[PodInfo], selector: LabelSelectorMatcher, name
     )
 
 
+# Any: a Node as served (metadata set), read without checks in the per-node loops
 def _labels(node: Any) -> Mapping[str, str]:
     """A Node's labels (none for a missing node)."""
     return (node.metadata.labels if node is not None else None) or _NO_LABELS
@@ -106,6 +111,7 @@ _CONTROLLER_KINDS = {
 }
 
 
+# Any: a pod as served (metadata set), read without checks on the per-pod path
 def default_selector(pod: Any, workloads: Workloads) -> LabelSelectorMatcher:
     """The selectors of the Services selecting the pod merged, ANDed with that of its controlling
     ReplicationController (merged into the same label set), ReplicaSet or StatefulSet."""

@@ -32,6 +32,7 @@ class QueueingHints(SpreadBase):
             ClusterEventWithHint(ClusterEvent(NODE, node_actions), self._is_schedulable_after_node),
         ]
 
+    # Any: the queued pod as served (metadata and spec set), read without checks on the queue's per-pod path
     def hint_key(self, pod: Any) -> Hashable:
         """What the hints read of the pod besides its own identity: its namespace and what its hard
         constraints are made of (its constraints and the labels matchLabelKeys names, or, for
@@ -63,6 +64,7 @@ class QueueingHints(SpreadBase):
             raise found
         return found
 
+    # Any: the event's pods as served (metadata and spec set), read without checks in this hint
     def _is_schedulable_after_pod(self, pod: m.Pod, old: Any, new: Any) -> QueueingHint:
         """Queue for an assigned pod of the namespace that starts or stops matching a hard
         constraint's selector (added, deleted or relabelled), or for the pod itself gaining
@@ -87,7 +89,7 @@ class QueueingHints(SpreadBase):
         matches = any(c.selector.matches(labels) for c in constraints)
         return QueueingHint.QUEUE if matches else QueueingHint.QUEUE_SKIP
 
-    def _is_schedulable_after_node(self, pod: m.Pod, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_node(self, pod: m.Pod, old: m.Node | None, new: m.Node | None) -> QueueingHint:
         """Queue for a node added or deleted that has every hard constraint's key, or updated so that
         it gains or loses one, changes a key's value, or changes its taints while having them all."""
         constraints = self._hard_constraints(pod)
@@ -104,6 +106,7 @@ class QueueingHints(SpreadBase):
         return QueueingHint.QUEUE if (new_matches if new is not None else old_matches) else QueueingHint.QUEUE_SKIP
 
 
+# Any: pods as served (metadata and spec set), read without checks in the hint
 def _involved(changed: Any, pod: Any) -> bool:
     """Whether a changed pod bears on `pod`'s spreading: it is `pod`, or assigned in its namespace."""
     if (changed.metadata.uid or "") == (pod.metadata.uid or ""):
@@ -113,5 +116,5 @@ def _involved(changed: Any, pod: Any) -> bool:
     )
 
 
-def _taints(node: Any) -> list[core_v1.Taint] | None:
+def _taints(node: core_v1.Node) -> list[core_v1.Taint] | None:
     return node.spec.taints if node.spec is not None else None

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from lightkube.models import meta_v1
 
@@ -171,7 +171,7 @@ def encode(managed: Managed) -> list[meta_v1.ManagedFieldsEntry] | None:
 _SERVER_SET = frozenset(p[1].text for p in STRIPPED if len(p) == 2)  # metadata's stripped fields
 
 
-def _comparable(v: object, top: frozenset[str]) -> Any:
+def _comparable(v: object, top: frozenset[str]) -> object:
     """`v` without the top-level fields `top` and the metadata no manager owns (neither is walked)."""
     if not isinstance(v, Mapping):
         return v
@@ -196,8 +196,8 @@ def _diff(root: Type, old: object, new: object, ignored: FieldSet) -> typed.Comp
 
 def update(
     root: Type,
-    live: Mapping[str, Any],
-    new: Mapping[str, Any],
+    live: Mapping[str, object],
+    new: Mapping[str, object],
     managed: Managed,
     manager: Manager,
     *,
@@ -226,7 +226,7 @@ def update(
 class Applied:
     """An Apply's outcome: the object (plain data) and its new ownership."""
 
-    obj: dict[str, Any]
+    obj: dict[str, object]
     managed: Managed
     changed: bool
 
@@ -279,10 +279,12 @@ def apply(
     return Applied(merged, out, object_changed)
 
 
-def _last_applied_fields(root: Type, live: Mapping[str, Any]) -> FieldSet:
+def _last_applied_fields(root: Type, live: Mapping[str, object]) -> FieldSet:
     """The fields of the live object's client-side apply annotation: kubectl's server-side apply
     may take them over from the client-side manager without a conflict."""
-    text = (live.get("metadata") or {}).get("annotations", {}).get(LAST_APPLIED)
+    meta = live.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    text = annotations.get(LAST_APPLIED) if isinstance(annotations, Mapping) else None
     try:
         last = json.loads(text) if isinstance(text, str) and text else None
     except ValueError:
@@ -290,10 +292,13 @@ def _last_applied_fields(root: Type, live: Mapping[str, Any]) -> FieldSet:
     return typed.field_set(root, last) if isinstance(last, dict) else EMPTY
 
 
-def _with_last_applied(merged: dict[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
+def _with_last_applied(merged: dict[str, object], config: Mapping[str, object]) -> dict[str, object]:
     """`merged` with its client-side apply annotation, if it has one, set to what was applied."""
-    annotations = (merged.get("metadata") or {}).get("annotations") or {}
-    if LAST_APPLIED not in annotations:
+    meta = merged.get("metadata")
+    if not isinstance(meta, Mapping):
+        return merged
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, Mapping) or LAST_APPLIED not in annotations:
         return merged
     applied = json.loads(json.dumps(config))
     applied_annotations = (applied.get("metadata") or {}).get("annotations")
@@ -302,11 +307,11 @@ def _with_last_applied(merged: dict[str, Any], config: Mapping[str, Any]) -> dic
         if not applied_annotations:
             del applied["metadata"]["annotations"]
     value = json.dumps(applied, separators=(",", ":"), sort_keys=True)
-    metadata = {**merged["metadata"], "annotations": {**annotations, LAST_APPLIED: value}}
+    metadata = {**meta, "annotations": {**annotations, LAST_APPLIED: value}}
     return {**merged, "metadata": metadata}
 
 
-def _prune(root: Type, merged: dict[str, object], last: FieldSet, owned_now: list[FieldSet]) -> dict[str, Any]:
+def _prune(root: Type, merged: dict[str, object], last: FieldSet, owned_now: list[FieldSet]) -> dict[str, object]:
     """`merged` without what the applier owned before and no one owns now (a field, or a struct
     left with nothing anyone owns)."""
     owned: set[Path] = set()
@@ -316,7 +321,7 @@ def _prune(root: Type, merged: dict[str, object], last: FieldSet, owned_now: lis
     gone = paths.outermost(candidates - owned)
     if not gone:
         return merged
-    return typed.remove(root, merged, gone)  # type: ignore[no-any-return]
+    return typed.remove(root, merged, gone)
 
 
 def conflict_error(conflicts: Mapping[Manager, FieldSet]) -> ApplyConflict:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 FIELD, KEY, VALUE, INDEX = 0, 1, 2, 3  # the element kinds, in the order paths sort by
 
@@ -37,6 +37,10 @@ class Element(NamedTuple):
 Path = tuple[Element, ...]
 FieldSet = frozenset[Path]
 EMPTY: FieldSet = frozenset()
+FieldsV1 = dict[str, "FieldsV1"]  # the wire form: element spellings (and MEMBER) down to empty objects
+Json = None | bool | int | float | str | list["Json"] | dict[str, "Json"]  # a value as JSON decodes it
+_Trie = dict[Element, "_Trie"]
+_Order = tuple[int, int | str | tuple[object, ...]]  # an element's place among its siblings
 
 MEMBER = "."  # the FieldsV1 key of a path that is in the set and has descendants in it
 _PREFIXES = {"f": FIELD, "k": KEY, "v": VALUE, "i": INDEX}
@@ -53,12 +57,12 @@ def field(name: str) -> Element:
     return Element(FIELD, name)
 
 
-def key(item: Mapping[str, Any], names: Iterable[str]) -> Element:
+def key(item: Mapping[str, object], names: Iterable[str]) -> Element:
     """The element of a list-map item: the item's values of the list's key fields."""
     return Element(KEY, canonical({n: item[n] for n in sorted(names) if n in item}))
 
 
-def value(item: Any) -> Element:
+def value(item: object) -> Element:
     return Element(VALUE, canonical(item))
 
 
@@ -76,12 +80,12 @@ def path_string(path: Path) -> str:
     return "".join(str(e) for e in path)
 
 
-def _shown(v: Any) -> str:
+def _shown(v: object) -> str:
     return json.dumps(v, ensure_ascii=False) if isinstance(v, str) else canonical(v)
 
 
 @functools.lru_cache(maxsize=65536)
-def _element_order(e: Element) -> tuple[int, Any]:
+def _element_order(e: Element) -> _Order:
     if e.kind == INDEX:
         return (e.kind, int(e.text))
     if e.kind == FIELD:
@@ -89,7 +93,7 @@ def _element_order(e: Element) -> tuple[int, Any]:
     return (e.kind, _json_order(json.loads(e.text)))
 
 
-def _json_order(v: Any) -> tuple[Any, ...]:
+def _json_order(v: Json) -> tuple[object, ...]:
     """Values ordered null < booleans < numbers < strings < lists < maps."""
     if v is None:
         return (0,)
@@ -104,7 +108,7 @@ def _json_order(v: Any) -> tuple[Any, ...]:
     return (5, tuple((k, _json_order(x)) for k, x in sorted(v.items())))
 
 
-def sort_key(path: Path) -> tuple[Any, ...]:
+def sort_key(path: Path) -> tuple[tuple[int, _Order], ...]:
     """Paths in the order a set lists them: at each level, the paths ending there before the ones
     that go deeper, and each group by element."""
     last = len(path) - 1
@@ -146,14 +150,14 @@ def outermost(paths: Iterable[Path]) -> list[Path]:
 # -- FieldsV1 ------------------------------------------------------------------------------------
 
 
-def to_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
+def to_fields_v1(paths: Iterable[Path]) -> FieldsV1:
     """A field set in its wire form (shared between equal sets: never changed in place)."""
     return _wire(paths if isinstance(paths, frozenset) else frozenset(paths))
 
 
 @functools.lru_cache(maxsize=1024)
-def _wire(paths: FieldSet) -> dict[str, Any]:
-    root: dict[Element, Any] = {}
+def _wire(paths: FieldSet) -> FieldsV1:
+    root: _Trie = {}
     members: set[int] = set()
     for path in paths:
         node = root
@@ -171,10 +175,10 @@ def _spelled(e: Element) -> str:
     return _SPELLING[e.kind] + e.text
 
 
-def _encode(node: dict[Element, Any], members: set[int]) -> dict[str, Any]:
+def _encode(node: _Trie, members: set[int]) -> FieldsV1:
     if not node:
         return {}
-    out: dict[str, Any] = {MEMBER: {}} if id(node) in members else {}
+    out: FieldsV1 = {MEMBER: {}} if id(node) in members else {}
     for e in sorted(node, key=_element_order) if len(node) > 1 else node:
         out[_spelled(e)] = _encode(node[e], members)
     return out

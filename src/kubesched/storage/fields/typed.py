@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal, overload
 
 import msgspec
 
 from kubesched.storage.fields import paths
 from kubesched.storage.fields.paths import Element, Path
 
-Json = dict[str, Any]
+Json = dict[str, Any]  # Any: an OpenAPI schema, read key by key as the published documents shape it
+_Gone = dict[Element, "_Gone | Literal[True]"]  # the paths to remove, as a trie (True: all below)
 
 SCALAR, STRUCT, MAP, LIST, UNTYPED = "scalar", "struct", "map", "list", "untyped"
 
@@ -47,7 +48,7 @@ class Type:
     _schema: Json = field(default_factory=dict)
     _types: Types | None = None
     _children: dict[str, Type] = field(default_factory=dict)
-    _defaults: dict[str, Any] | None = None  # a list map's key fields' defaults
+    _defaults: dict[str, object] | None = None  # a list map's key fields' defaults
     _wholes: dict[bytes, frozenset[Path]] = field(default_factory=dict)  # see `paths_under`
     leaf: bool = field(init=False)  # walked as one value whatever it holds
 
@@ -84,7 +85,7 @@ class Type:
             return paths.key(item, self.keys)
         return paths.value(item)
 
-    def paths_under(self, v: Any, at: Path) -> Iterable[Path]:
+    def paths_under(self, v: object, at: Path) -> Iterable[Path]:
         """Every path of a value present on one side of a comparison only, at `at`. A value's
         paths do not depend on its scalars' values alone, but the objects one template stamps out
         repeat whole subtrees byte for byte: those are walked once (a bounded table per type)."""
@@ -107,7 +108,7 @@ class Type:
         found.append(at)
         return found
 
-    def _key_defaults(self) -> dict[str, Any]:
+    def _key_defaults(self) -> dict[str, object]:
         if self._defaults is None:
             item = self.child("")
             props = item._schema.get("properties", {}) if item.form == STRUCT else {}
@@ -153,9 +154,9 @@ class Types:
         self._cache[id(schema)] = (dict(schema) if not isinstance(schema, dict) else schema, made)
         return made
 
-    def _resolve(self, schema: Mapping[str, Any]) -> Json:
+    def _resolve(self, schema: Mapping[str, object]) -> Json:
         seen = 0
-        node: Mapping[str, Any] = schema
+        node: Mapping[str, Any] = schema  # Any: read as Json is
         while True:
             ref = node.get("$ref")
             if ref is None and len(node.get("allOf", ())) == 1:
@@ -185,17 +186,6 @@ class Types:
         return Type(UNTYPED, atomic=map_atomic, _schema=s, _types=self)
 
 
-def _shape(t: Type, v: object) -> str:
-    """How a value of type `t` is walked: as a leaf, or by its fields, entries or items."""
-    if t.leaf:
-        return SCALAR
-    if isinstance(v, dict):
-        return STRUCT if t.form != LIST else SCALAR
-    if isinstance(v, list):
-        return LIST if t.form == LIST else SCALAR
-    return SCALAR
-
-
 # -- the fields a value sets --------------------------------------------------------------------
 
 
@@ -207,24 +197,24 @@ def field_set(t: Type, v: object) -> frozenset[Path]:
     return frozenset(out)
 
 
-def _collect(t: Type, v: Any, at: Path, out: set[Path]) -> None:
-    shape = _shape(t, v)
-    if shape == SCALAR:
-        if at:
-            out.add(at)
-        return
-    if shape == STRUCT:
-        for name, child in v.items():
-            here = (*at, paths.field(name))
-            _collect(t.child(name), child, here, out)
-            if not t.declares(name) or child is None or (isinstance(child, dict) and not child):
+def _collect(t: Type, v: object, at: Path, out: set[Path]) -> None:
+    if not t.leaf:  # a value is walked by its fields (a dict, unless a list is due) or its items
+        if isinstance(v, dict) and t.form != LIST:
+            for name, child in v.items():
+                here = (*at, paths.field(name))
+                _collect(t.child(name), child, here, out)
+                if not t.declares(name) or child is None or (isinstance(child, dict) and not child):
+                    out.add(here)
+            return
+        if isinstance(v, list) and t.form == LIST:
+            element = t.child("")
+            for item in v:
+                here = (*at, t.element(item))
+                _collect(element, item, here, out)
                 out.add(here)
-        return
-    element = t.child("")
-    for item in v:
-        here = (*at, t.element(item))
-        _collect(element, item, here, out)
-        out.add(here)
+            return
+    if at:
+        out.add(at)
 
 
 # -- comparing ----------------------------------------------------------------------------------
@@ -251,25 +241,21 @@ def compare(t: Type, old: object, new: object) -> Comparison:
     return out
 
 
-def _empty(v: object) -> bool:
-    return v is MISSING or v is None or (isinstance(v, dict | list) and not v)
-
-
-def _whole(t: Type, v: Any, at: Path, out: set[Path]) -> None:
+def _whole(t: Type, v: object, at: Path, out: set[Path]) -> None:
     """Every path of `v` (present on one side only): what a comparison finds added or removed."""
-    shape = _shape(t, v)
-    if shape == STRUCT:
-        for name, child in v.items():
-            _whole(t.child(name), child, (*at, paths.field(name)), out)
-    elif shape == LIST:
-        element = t.child("")
-        for e, item in {t.element(i): i for i in v}.items():
-            _whole(element, item, (*at, e), out)
+    if not t.leaf:  # a value is walked by its fields (a dict, unless a list is due) or its items
+        if isinstance(v, dict) and t.form != LIST:
+            for name, child in v.items():
+                _whole(t.child(name), child, (*at, paths.field(name)), out)
+        elif isinstance(v, list) and t.form == LIST:
+            element = t.child("")
+            for e, item in {t.element(i): i for i in v}.items():
+                _whole(element, item, (*at, e), out)
     if at:
         out.add(at)
 
 
-def _compare(t: Type, old: Any, new: Any, at: Path, out: Comparison) -> None:
+def _compare(t: Type, old: object, new: object, at: Path, out: Comparison) -> None:
     if old is MISSING or new is MISSING:
         if new is not MISSING:
             out.added.update(t.paths_under(new, at))
@@ -278,50 +264,60 @@ def _compare(t: Type, old: Any, new: Any, at: Path, out: Comparison) -> None:
         return
     if old == new:
         return  # nothing differs below (the equality is checked in C, the walk is not)
-    shape = _shape(t, new)
-    if shape == SCALAR or _shape(t, old) != shape or (_empty(old) and _empty(new)):
-        out.modified.add(at)
-    elif shape == STRUCT:
-        for name in {**old, **new}:
-            _compare(t.child(name), old.get(name, MISSING), new.get(name, MISSING), (*at, paths.field(name)), out)
-    else:
-        element = t.child("")
-        left_items = {t.element(i): i for i in old}
-        right_items = {t.element(i): i for i in new}
-        for e in {**left_items, **right_items}:
-            _compare(element, left_items.get(e, MISSING), right_items.get(e, MISSING), (*at, e), out)
+    if not t.leaf:  # two values of one shape (unequal, so not both empty) are walked
+        if isinstance(new, dict) and isinstance(old, dict) and t.form != LIST:
+            for name in {**old, **new}:
+                _compare(t.child(name), old.get(name, MISSING), new.get(name, MISSING), (*at, paths.field(name)), out)
+            return
+        if isinstance(new, list) and isinstance(old, list) and t.form == LIST:
+            element = t.child("")
+            left_items = {t.element(i): i for i in old}
+            right_items = {t.element(i): i for i in new}
+            for e in {**left_items, **right_items}:
+                _compare(element, left_items.get(e, MISSING), right_items.get(e, MISSING), (*at, e), out)
+            return
+    out.modified.add(at)  # a scalar, a change of shape, or null against an empty value
 
 
 # -- merging ------------------------------------------------------------------------------------
 
 
-def merge(t: Type, live: Any, config: Any) -> Any:
+@overload
+def merge(t: Type, live: object, config: dict[str, object]) -> dict[str, object]: ...
+
+
+@overload
+def merge(t: Type, live: object, config: object) -> object: ...
+
+
+def merge(t: Type, live: object, config: object) -> object:
     """`config` merged into `live`: structs and granular maps field by field, list maps and sets
     item by item (live-only items keep their places, shared items follow the configuration's
     order), anything else replaced by the configuration's value."""
     if config is MISSING:
         return live
-    if live is MISSING or live is None or config is None:
+    if live is MISSING or live is None or config is None or t.leaf:
         return config
-    shape = _shape(t, config)
-    if shape != _shape(t, live) or shape == SCALAR:
-        return config
-    if shape == STRUCT:
+    if isinstance(config, dict):
+        if t.form == LIST or not isinstance(live, dict):
+            return config
         out = dict(live)
         for name, v in config.items():
             out[name] = merge(t.child(name), live.get(name, MISSING), v)
         return out
-    return _merge_items(t, live, config)
+    if isinstance(config, list) and t.form == LIST and isinstance(live, list):
+        return _merge_items(t, live, config)
+    return config
 
 
-def _merge_items(t: Type, live: list[Any], config: list[Any]) -> list[Any]:
+def _merge_items(t: Type, live: list[object], config: list[object]) -> list[object]:
     element = t.child("")
     left = [(t.element(i), i) for i in live]
     right = [(t.element(i), i) for i in config]
     left_of = dict(left)
     right_of = dict(right)
     shared = [e for e, _ in right if e in left_of]
-    out: list[Any] = []
+    out: list[object] = []
     taken: set[Element] = set()
     li = ri = 0
 
@@ -360,9 +356,17 @@ def _merge_items(t: Type, live: list[Any], config: list[Any]) -> list[Any]:
 # -- removing -----------------------------------------------------------------------------------
 
 
-def remove(t: Type, v: Any, gone: Iterable[Path]) -> Any:
+@overload
+def remove(t: Type, v: dict[str, object], gone: Iterable[Path]) -> dict[str, object]: ...
+
+
+@overload
+def remove(t: Type, v: object, gone: Iterable[Path]) -> object: ...
+
+
+def remove(t: Type, v: object, gone: Iterable[Path]) -> object:
     """`v` without the fields at `gone` (each with everything under it)."""
-    trie: dict[Element, Any] = {}
+    trie: _Gone = {}
     for p in gone:
         node = trie
         for e in p[:-1]:
@@ -375,9 +379,10 @@ def remove(t: Type, v: Any, gone: Iterable[Path]) -> Any:
     return _remove(t, v, trie) if trie else v
 
 
-def _remove(t: Type, v: Any, trie: dict[Element, Any]) -> Any:
-    shape = _shape(t, v)
-    if shape == STRUCT:
+def _remove(t: Type, v: object, trie: _Gone) -> object:
+    if t.leaf:
+        return v
+    if isinstance(v, dict) and t.form != LIST:
         out = {}
         for name, child in v.items():
             sub = trie.get(paths.field(name))
@@ -385,7 +390,7 @@ def _remove(t: Type, v: Any, trie: dict[Element, Any]) -> Any:
                 continue
             out[name] = _remove(t.child(name), child, sub) if sub else child
         return out
-    if shape == LIST:
+    if isinstance(v, list) and t.form == LIST:
         element = t.child("")
         kept = []
         for item in v:

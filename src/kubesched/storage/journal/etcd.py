@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import msgspec
@@ -31,6 +31,9 @@ import msgspec
 from kubesched.cluster.protocol import DELETED
 from kubesched.storage.journal import Entry, Saved, saved
 from kubesched.storage.journal.errors import JournalError
+
+if TYPE_CHECKING:
+    from etcd3gw.types import KeyValue
 
 SCHEMA_VERSION = 2
 DEFAULT_PREFIX = "/kubesched"
@@ -112,7 +115,7 @@ class EtcdJournal:
         return self._key(f"log/{rv:020d}")
 
     def _get(self, name: str) -> bytes | None:
-        found: list[Any] = self._client.get(self._key(name))
+        found = self._client.get(self._key(name))
         return bytes(found[0]) if found else None
 
     def _meta(self, name: str) -> int | None:
@@ -143,10 +146,10 @@ class EtcdJournal:
         if not reply.get("succeeded", False):
             raise JournalError(f"{self.where}: this server's lock is gone (its lease expired); it may not write")
 
-    def _put(self, key: str, value: str | bytes) -> dict[str, Any]:
+    def _put(self, key: str, value: str | bytes) -> dict[str, object]:
         return {"request_put": {"key": _b64(key), "value": _b64(value)}}
 
-    def _delete(self, key: str, *, prefix: bool = False) -> dict[str, Any]:
+    def _delete(self, key: str, *, prefix: bool = False) -> dict[str, object]:
         body = {"key": _b64(key)}
         if prefix:
             end = bytearray(key.encode())
@@ -165,7 +168,7 @@ class EtcdJournal:
             raise JournalError(f"{self.where}: {_said(e)}") from None
         return saved(self._noted(rows), first=first, compacted=compacted)
 
-    def _noted(self, rows: Iterable[tuple[bytes, Any]]) -> Iterator[Entry]:
+    def _noted(self, rows: Iterable[tuple[bytes, KeyValue]]) -> Iterator[Entry]:
         """The log's entries, each noted for compaction as it goes by."""
         for value, meta in rows:
             kind, namespace, name, type_, data = msgspec.msgpack.decode(value)

@@ -17,7 +17,6 @@ import base64
 import functools
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 import msgspec
 
@@ -41,7 +40,7 @@ _SPECIAL_KINDS = {
 }
 
 
-def _time_parts(data: Any) -> tuple[int, int]:
+def _time_parts(data: str | datetime) -> tuple[int, int]:
     if isinstance(data, str):
         stamp = datetime.fromisoformat(data)
         stamp = stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
@@ -50,7 +49,7 @@ def _time_parts(data: Any) -> tuple[int, int]:
     return int(stamp.timestamp() // 1), stamp.microsecond * 1000
 
 
-def _raw_json(data: bytes) -> Any:
+def _raw_json(data: bytes) -> object:
     try:
         return msgspec.json.decode(data)
     except msgspec.DecodeError:
@@ -61,7 +60,7 @@ def _b64encode(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-_CALLBACKS: dict[str, Callable[..., Any]] = {
+_CALLBACKS: dict[str, Callable[..., object]] = {
     "b64encode": _b64encode,
     "b64decode": base64.b64decode,
     "format_duration": format_duration,
@@ -91,7 +90,9 @@ def encode(name: str, data: object) -> bytes:
     return _wire.encode(message(name), data)
 
 
-def decode(name: str, buf: bytes, start: int = 0, end: int | None = None, *, into: dict[str, Any] | None = None) -> Any:
+def decode(
+    name: str, buf: bytes, start: int = 0, end: int | None = None, *, into: dict[str, object] | None = None
+) -> object:
     """The JSON shape of the message `name` in `buf[start:end]` (added to `into` when given)."""
     return _wire.decode(message(name), buf, start, end, into)
 

@@ -9,7 +9,7 @@ import functools
 import json
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import NotRequired, TypedDict
 
 META = "k8s.io.apimachinery.pkg.apis.meta.v1"
 RUNTIME = "k8s.io.apimachinery.pkg.runtime"
@@ -77,10 +77,31 @@ class Message:
         return frozenset(names)
 
 
+class FieldRow(TypedDict):
+    """One field of a message in `schema.json`."""
+
+    n: int
+    json: str
+    proto: str
+    type: str
+    repeated: NotRequired[bool]
+    mapKey: NotRequired[str]
+    pointer: NotRequired[bool]
+    always: NotRequired[bool]
+    inline: NotRequired[bool]
+
+
+class MessageRow(TypedDict):
+    """One message in `schema.json`: its fields, and whether it is a Go slice type."""
+
+    fields: list[FieldRow]
+    list: NotRequired[bool]
+
+
 @functools.cache
-def data() -> dict[str, Any]:
+def data() -> dict[str, MessageRow]:
     text = resources.files("kubesched.storage.protobuf").joinpath("schema.json").read_text()
-    data: dict[str, Any] = json.loads(text)["messages"]
+    data: dict[str, MessageRow] = json.loads(text)["messages"]
     return data
 
 

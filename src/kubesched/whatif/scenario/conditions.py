@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from lightkube.models import core_v1 as m
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import Named, meta_of, present
 from kubesched.api.selectors import node_selector_map_matches
 from kubesched.cluster.errors import NotFound
 from kubesched.storage import MemoryStore
@@ -30,7 +32,7 @@ class World:
     store: MemoryStore
     preempted: dict[str, int] = field(default_factory=dict)
 
-    def pod(self, key: str) -> Any:
+    def pod(self, key: str) -> core_v1.Pod | None:
         namespace, name = key.split("/", 1)
         try:
             return self.store.get(core_v1.Pod, name, namespace=namespace)
@@ -39,10 +41,10 @@ class World:
 
     def node_labels(self, name: str) -> dict[str, str]:
         try:
-            node: Any = self.store.get(core_v1.Node, name)
+            node = self.store.get(core_v1.Node, name)
         except NotFound:
             return {}
-        return dict(node.metadata.labels or {})
+        return dict(meta_of(node).labels or {})
 
 
 class Condition(Protocol):
@@ -84,12 +86,16 @@ def pod_key(value: object, where: str) -> str:
     return name if "/" in name else f"default/{name}"
 
 
-def _scheduled(pod: Any) -> Any:
+def _node_of(pod: core_v1.Pod) -> str | None:
+    return present(pod.spec, "the pod's spec").nodeName
+
+
+def _scheduled(pod: core_v1.Pod) -> m.PodCondition | None:
     """The pod's PodScheduled condition, or None."""
     return next((c for c in (pod.status.conditions if pod.status else None) or () if c.type == "PodScheduled"), None)
 
 
-def _waiting(pod: object) -> str:
+def _waiting(pod: core_v1.Pod) -> str:
     """Why an unbound pod is not bound, as its PodScheduled condition says."""
     scheduled = _scheduled(pod)
     if scheduled is None or scheduled.status != "False":
@@ -97,8 +103,8 @@ def _waiting(pod: object) -> str:
     return f"{scheduled.reason}: {scheduled.message}" if scheduled.message else str(scheduled.reason)
 
 
-def _matches(obj: Any, selector: Mapping[str, str]) -> bool:
-    return node_selector_map_matches(selector, obj.metadata.labels)
+def _matches(obj: Named, selector: Mapping[str, str]) -> bool:
+    return node_selector_map_matches(selector, meta_of(obj).labels)
 
 
 def _selector_text(selector: Mapping[str, str]) -> str:
@@ -120,7 +126,7 @@ class PodBound:
         pod = world.pod(self.pod)
         if pod is None:
             return f"pod {self.pod} does not exist"
-        bound = pod.spec.nodeName
+        bound = _node_of(pod)
         if not bound:
             return f"pod {self.pod} is not bound ({_waiting(pod)})"
         if self.node and bound != self.node:
@@ -152,8 +158,8 @@ class PodPending:
         pod = world.pod(self.pod)
         if pod is None:
             return f"pod {self.pod} does not exist"
-        if pod.spec.nodeName:
-            return f"pod {self.pod} is bound to {pod.spec.nodeName}"
+        if bound := _node_of(pod):
+            return f"pod {self.pod} is bound to {bound}"
         if self.reason is None and self.message is None and self.contains is None:
             return None
         scheduled = _scheduled(pod)
@@ -197,16 +203,17 @@ class PodGone:
         pod = world.pod(self.pod)
         if pod is None:
             return None
-        state = "terminating" if pod.metadata.deletionTimestamp else "still there"
-        return f"pod {self.pod} is {state}" + (f" on {pod.spec.nodeName}" if pod.spec.nodeName else "")
+        state = "terminating" if meta_of(pod).deletionTimestamp else "still there"
+        bound = _node_of(pod)
+        return f"pod {self.pod} is {state}" + (f" on {bound}" if bound else "")
 
 
-def _state_of(pod: Any) -> set[str]:
+def _state_of(pod: core_v1.Pod) -> set[str]:
     phase = pod.status.phase if pod.status else None
     states = {"all"}
     if phase in TERMINAL:
         return states
-    if pod.spec.nodeName:
+    if _node_of(pod):
         states.add("bound")
     else:
         states.add("pending")
@@ -232,20 +239,21 @@ class PodCount:
         which += f" on nodes with {_selector_text(self.node_labels)}" if self.node_labels else ""
         return f"{self.state} pods{which} {self.bounds.describe()}"
 
-    def _on_nodes(self, world: World, pod: Any) -> bool:
+    def _on_nodes(self, world: World, pod: core_v1.Pod) -> bool:
         if not self.node_labels:
             return True
-        have = world.node_labels(pod.spec.nodeName) if pod.spec.nodeName else {}
+        bound = _node_of(pod)
+        have = world.node_labels(bound) if bound else {}
         return node_selector_map_matches(self.node_labels, have)
 
     def check(self, world: World) -> str | None:
-        pods: list[Any] = world.store.list(core_v1.Pod, namespace=self.namespace).items
+        pods: list[core_v1.Pod] = world.store.list(core_v1.Pod, namespace=self.namespace).items
         counted = [
             p for p in pods if _matches(p, self.selector) and self.state in _state_of(p) and self._on_nodes(world, p)
         ]
         if self.bounds.holds(len(counted)):
             return None
-        shown = ", ".join(f"{p.metadata.namespace}/{p.metadata.name}" for p in counted[:5])
+        shown = ", ".join(f"{meta_of(p).namespace}/{meta_of(p).name}" for p in counted[:5])
         more = f" and {len(counted) - 5} more" if len(counted) > 5 else ""
         listed = f" ({shown}{more})" if counted else ""
         return f"{len(counted)} {self.state} pods{listed}, expected {self.bounds.describe()}"
@@ -281,19 +289,19 @@ class Spread:
         return f"pods with {_selector_text(self.selector)} spread over {self.topology_key} with skew <= {self.max_skew}"
 
     def check(self, world: World) -> str | None:
-        nodes: list[Any] = world.store.list(core_v1.Node).items
+        nodes: list[core_v1.Node] = world.store.list(core_v1.Node).items
         domain = {
-            n.metadata.name: n.metadata.labels[self.topology_key]
+            meta_of(n).name: have[self.topology_key]
             for n in nodes
-            if self.topology_key in (n.metadata.labels or {})
+            if self.topology_key in (have := meta_of(n).labels or {})
         }
         if not domain:
             return f"no node has the label {self.topology_key}"
         counts = Counter(dict.fromkeys(domain.values(), 0))
-        pods: list[Any] = world.store.list(core_v1.Pod, namespace=self.namespace).items
+        pods: list[core_v1.Pod] = world.store.list(core_v1.Pod, namespace=self.namespace).items
         for p in pods:
-            if _matches(p, self.selector) and "bound" in _state_of(p) and p.spec.nodeName in domain:
-                counts[domain[p.spec.nodeName]] += 1
+            if _matches(p, self.selector) and "bound" in _state_of(p) and (bound := _node_of(p)) in domain:
+                counts[domain[bound]] += 1
         skew = max(counts.values()) - min(counts.values())
         if skew <= self.max_skew:
             return None
@@ -314,7 +322,7 @@ class EventSeen:
         return f"{self.reason} events{about}{said} {self.bounds.describe()}"
 
     def check(self, world: World) -> str | None:
-        events: list[Any] = world.store.list(core_v1.Event).items
+        events: list[core_v1.Event] = world.store.list(core_v1.Event).items
         found = [
             e
             for e in events
@@ -428,7 +436,7 @@ def _event(body: dict[str, object], where: str) -> Condition:
     )
 
 
-READERS: dict[str, Callable[[dict[str, Any], str], Condition]] = {
+READERS: dict[str, Callable[[dict[str, object], str], Condition]] = {
     "podBound": _pod_bound,
     "podPending": _pod_pending,
     "podRunning": _pod_running,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from kubesched.config.duration import parse_duration
 
@@ -16,13 +16,13 @@ class ScenarioError(ValueError):
     """A scenario file that cannot be run, in one line naming the file and the field at fault."""
 
 
-def mapping(value: object, where: str) -> dict[str, Any]:
+def mapping(value: object, where: str) -> dict[str, object]:
     if not isinstance(value, Mapping):
         raise ScenarioError(f"{where}: expected a mapping, got {_shown(value)}")
     return {str(k): v for k, v in value.items()}
 
 
-def sequence(value: object, where: str) -> list[Any]:
+def sequence(value: object, where: str) -> list[object]:
     if not isinstance(value, list):
         raise ScenarioError(f"{where}: expected a list, got {_shown(value)}")
     return value

@@ -17,29 +17,28 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import yaml
 from lightkube.resources import core_v1
 
-from kubesched.api.objects import Served
+from kubesched.api.objects import Served, meta_of, present
 from kubesched.clock import VirtualClock
 from kubesched.cluster.errors import ApiError
 from kubesched.cluster.kinds import Kind
-from kubesched.cluster.protocol import WatchEvent
 from kubesched.config import SchedulerConfig, default_config
 from kubesched.config.load import ConfigError, load_file, load_text
 from kubesched.controllers import ControllerManager, parse_controllers
 from kubesched.framework.preemption import preempted
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
-from kubesched.scheduler.discovery import PluginLoadError, controllers, plugin_registry
+from kubesched.scheduler.discovery import Controller, PluginLoadError, controllers, plugin_registry
 from kubesched.sim import FakeKubelets
 from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.storage.system import create_system_priority_classes
 from kubesched.trace import Tracer
 from kubesched.whatif import snapshot as snapshots
+from kubesched.whatif.documents import metadata, string
 from kubesched.whatif.scenario.conditions import Condition, World
 from kubesched.whatif.scenario.fields import ScenarioError
 from kubesched.whatif.scenario.spec import (
@@ -71,7 +70,7 @@ class StepResult:
     message: str = ""
     wall: float = 0.0  # seconds of real time the step took
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "step": self.step.number,
             "name": self.step.name,
@@ -103,7 +102,7 @@ class ScenarioRun:
     def count(self, outcome: str) -> int:
         return sum(1 for s in self.steps if s.outcome == outcome)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "scenario": self.scenario.name,
             "file": str(self.scenario.path),
@@ -147,16 +146,16 @@ def served(store: MemoryStore, kind: str, api_version: str | None) -> Kind:
     return found
 
 
-def decode(store: MemoryStore, document: dict[str, Any]) -> Any:
+def decode(store: MemoryStore, document: dict[str, object]) -> Served:
     """A manifest as the object of its kind (in `default` when namespaced and naming none)."""
-    kind = served(store, document["kind"], document["apiVersion"])
+    kind = served(store, string(document["kind"], "kind"), string(document["apiVersion"], "apiVersion"))
     body = copy.deepcopy(document)
     if kind.namespaced:
-        body["metadata"].setdefault("namespace", "default")
+        metadata(body).setdefault("namespace", "default")
     try:
         return msgspec.json.decode(json.dumps(body).encode(), type=kind.cls)
     except msgspec.ValidationError as e:
-        raise ValueError(f"{document['kind']} {body['metadata']['name']}: {e}") from None
+        raise ValueError(f"{document['kind']} {metadata(body)['name']}: {e}") from None
 
 
 class Observer:
@@ -174,14 +173,14 @@ class Observer:
     async def _watch(self, kind: type[Served]) -> None:
         async for event in self.cluster.watch(kind):
             if kind is core_v1.Pod:
-                self._note(event)
+                self._note(event.object)
             self.changed.set()
 
-    def _note(self, event: WatchEvent[Any]) -> None:
-        pod = event.object
+    def _note(self, pod: core_v1.Pod) -> None:
         if preempted(pod):
-            key = f"{pod.metadata.namespace}/{pod.metadata.name}"
-            self.world.preempted.setdefault(key, pod.spec.priority or 0)
+            meta = meta_of(pod)
+            key = f"{meta.namespace}/{meta.name}"
+            self.world.preempted.setdefault(key, present(pod.spec, "the pod's spec").priority or 0)
 
     async def until(self, condition: Condition, deadline: float, clock: VirtualClock) -> str | None:
         """None once `condition` holds, or what is so instead when `deadline` comes first."""
@@ -240,7 +239,7 @@ def run(scenario: Scenario, *, config: SchedulerConfig, registry: Registry, labe
     cluster = MemoryCluster(store)
     world = World(store)
     observer = Observer(cluster, world)
-    actors: list[Any] = [
+    actors: list[Controller] = [
         observer,
         Scheduler(cluster, clock, config, registry, tracer=tracer, seed=scenario.seed, identity="scenario"),
     ]
@@ -314,13 +313,13 @@ async def _perform(step: Step, cluster: MemoryCluster, observer: Observer, clock
     return None if why is None else f"not within {action.within:g}s: {why}"
 
 
-def _copies(document: dict[str, Any], copies: int | None) -> list[dict[str, Any]]:
+def _copies(document: dict[str, object], copies: int | None) -> list[dict[str, object]]:
     if copies is None:
         return [document]
     out = []
     for i in range(copies):
         copied = copy.deepcopy(document)
-        copied["metadata"]["name"] = f"{document['metadata']['name']}-{i}"
+        metadata(copied)["name"] = f"{metadata(document)['name']}-{i}"
         out.append(copied)
     return out
 

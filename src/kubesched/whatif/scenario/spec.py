@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kubesched.api import yamlfile
 from kubesched.sim import NodeTemplate
 from kubesched.sim.nodes import DEFAULT_ZONES
+from kubesched.whatif.documents import section
 from kubesched.whatif.scenario.conditions import Condition, read_condition
 from kubesched.whatif.scenario.fields import (
     ScenarioError,
@@ -68,11 +68,11 @@ class Ref:
 
 @dataclass(frozen=True)
 class Create:
-    objects: tuple[dict[str, Any], ...]
+    objects: tuple[dict[str, object], ...]
     copies: int | None = None  # each object made this many times, `<name>-<i>`
 
     def describe(self) -> str:
-        names = [f"{o.get('kind', '?')} {(o.get('metadata') or {}).get('name', '?')}" for o in self.objects]
+        names = [f"{o.get('kind', '?')} {section(o, 'metadata').get('name', '?')}" for o in self.objects]
         copies = f" x{self.copies}" if self.copies is not None else ""
         return f"create {', '.join(names)}{copies}"
 
@@ -91,7 +91,7 @@ class AddNodes:
 @dataclass(frozen=True)
 class Patch:
     ref: Ref
-    patch: Any
+    patch: object  # as the step gives it (a merge patch's mapping, a JSON patch's list)
     patch_type: str = "merge"
 
     def describe(self) -> str:
@@ -154,10 +154,10 @@ class Scenario:
     description: str = ""
     snapshot: Path | None = None
     nodes: tuple[NodeGroup, ...] = ()
-    objects: tuple[dict[str, Any], ...] = ()
+    objects: tuple[dict[str, object], ...] = ()
     kubelets: bool = True
     controllers: str = "*"  # kube-controller-manager's --controllers syntax
-    config: Path | dict[str, Any] | None = None  # a file, or the KubeSchedulerConfiguration itself
+    config: Path | dict[str, object] | None = None  # a file, or the KubeSchedulerConfiguration itself
     plugins: tuple[str, ...] = ()  # `module:attr` or `file.py:attr` (files relative to the scenario)
     seed: int = 0
 
@@ -201,9 +201,12 @@ def parse(document: object, path: Path) -> Scenario:
     names = [g.name for g in groups]
     if len(set(names)) != len(names):
         raise ScenarioError("cluster.nodes: each group needs a name of its own (the nodes are named <name>-<i>)")
-    config = scheduler.get("config")
-    if config is not None and not isinstance(config, Mapping):
-        config = here / text(config, "scheduler.config")
+    given = scheduler.get("config")
+    config: Path | dict[str, object] | None = None
+    if isinstance(given, Mapping):
+        config = dict(given)
+    elif given is not None:
+        config = here / text(given, "scheduler.config")
     return Scenario(
         path=path,
         name=text(body["name"], "name") if "name" in body else path.stem,
@@ -214,7 +217,7 @@ def parse(document: object, path: Path) -> Scenario:
         objects=tuple(_manifests(cluster.get("objects", []), "cluster.objects")),
         kubelets=boolean(cluster.get("kubelets", True), "cluster.kubelets"),
         controllers=_controllers(cluster.get("controllers", "*")),
-        config=dict(config) if isinstance(config, Mapping) else config,
+        config=config,
         plugins=tuple(each(scheduler.get("plugins", []), "scheduler.plugins", lambda p, at: plugin_ref(p, here, at))),
         seed=integer(scheduler.get("seed", 0), "scheduler.seed"),
     )
@@ -268,7 +271,7 @@ def _resources(value: object, where: str) -> dict[str, str]:
     return out
 
 
-def _manifests(value: object, where: str) -> list[dict[str, Any]]:
+def _manifests(value: object, where: str) -> list[dict[str, object]]:
     """One manifest or a list of them, each with apiVersion, kind and metadata.name."""
     items = value if isinstance(value, list) else [value]
     out = []
@@ -282,7 +285,7 @@ def _manifests(value: object, where: str) -> list[dict[str, Any]]:
     return out
 
 
-def _ref(value: object, where: str, *, extra: Sequence[str] = ()) -> tuple[Ref, dict[str, Any]]:
+def _ref(value: object, where: str, *, extra: Sequence[str] = ()) -> tuple[Ref, dict[str, object]]:
     body = mapping(value, where)
     only(body, {"apiVersion", "kind", "name", "namespace", *extra}, where)
     ref = Ref(
@@ -305,7 +308,7 @@ def _action(name: str, body: Mapping[str, object], where: str) -> Action:
     if name == "patch":
         ref, fields = _ref(value, at, extra=("type", "patch"))
         patch_type = fields.get("type", "merge")
-        if patch_type not in PATCH_TYPES:
+        if not isinstance(patch_type, str) or patch_type not in PATCH_TYPES:
             raise ScenarioError(f"{at}.type: {patch_type!r} is not a patch type (known: {', '.join(PATCH_TYPES)})")
         if "patch" not in fields:
             raise ScenarioError(f"{at}.patch: the patch to apply is missing")

@@ -15,11 +15,12 @@ import os
 import signal
 import socket
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from typing import Any, Protocol
+from typing import Protocol
 
-from kubesched.whatif.sweep.simulate import FAILED, PointResult, run_job
+from kubesched.whatif.sweep.simulate import FAILED, PointJson, PointResult, run_job
+from kubesched.whatif.sweep.spec import Job
 
 LOCAL, RAY = "local", "ray"
 EXECUTORS = (LOCAL, RAY)
@@ -32,7 +33,7 @@ class ExecutorError(RuntimeError):
 class Executor(Protocol):
     workers: int  # points run at once
 
-    def run(self, jobs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]: ...
+    def run(self, jobs: Iterable[Job]) -> Iterator[PointJson]: ...
 
 
 def cores() -> int:
@@ -40,7 +41,7 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _failed(job: dict[str, Any], error: str) -> dict[str, Any]:
+def _failed(job: Job, error: str) -> PointJson:
     return PointResult(int(job["index"]), dict(job["point"]), FAILED, error=error).to_json()
 
 
@@ -66,7 +67,7 @@ class LocalExecutor:
         self.workers = workers or cores()
         self.timeout = timeout
 
-    def run(self, jobs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    def run(self, jobs: Iterable[Job]) -> Iterator[PointJson]:
         from pebble import ProcessExpired, ProcessPool
 
         # Workers fork from a server that has imported the simulation once: quick to start, and
@@ -74,9 +75,8 @@ class LocalExecutor:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["kubesched.whatif.sweep.simulate"])
         queue = deque(jobs)
-        pool: Any
         with ProcessPool(max_workers=self.workers, context=context) as pool:
-            running: dict[Future[Any], dict[str, Any]] = {}
+            running: dict[Future[PointJson], Job] = {}
             try:
                 while queue or running:
                     while queue and len(running) < 2 * self.workers:  # a few ahead, not all at once
@@ -92,7 +92,8 @@ class LocalExecutor:
                         except TimeoutError:
                             yield _failed(job, f"took longer than --timeout {self.timeout:g}s")
             finally:
-                pool.stop()
+                stop: Callable[[], None] = pool.stop  # pebble leaves stop() unannotated
+                stop()
                 pool.join()
 
 
@@ -102,7 +103,6 @@ class RayExecutor:
             import ray
         except ImportError:
             raise ExecutorError("--executor ray: Ray is not installed (pip install 'kubesched[ray]')") from None
-        self._ray: Any = ray
         if address and address != "auto":
             _listening(address)
         try:
@@ -117,13 +117,15 @@ class RayExecutor:
             raise ExecutorError(
                 f"--address: no Ray cluster to connect to at {address or 'auto'}: {_first_line(e)}"
             ) from None
-        self.workers = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+        resources: Callable[[], dict[str, float]] = ray.cluster_resources  # unannotated in Ray
+        self.workers = max(1, int(resources().get("CPU", 1)))
 
-    def run(self, jobs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        ray = self._ray
+    def run(self, jobs: Iterable[Job]) -> Iterator[PointJson]:
+        import ray  # imported by __init__ already
+
         task = ray.remote(num_cpus=1, max_retries=0)(run_job)
         queue = deque(jobs)
-        running: dict[Any, dict[str, Any]] = {}
+        running: dict[ray.ObjectRef[PointJson], Job] = {}
         try:
             while queue or running:
                 while queue and len(running) < 2 * self.workers:

@@ -15,8 +15,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Literal
+from typing import Literal
 
+from lightkube.resources import core_v1
+
+from kubesched.api.objects import meta_of, present
 from kubesched.api.quantity import int_value, milli_value
 from kubesched.api.resources import pod_requests
 from kubesched.scheduler.discovery import PluginLoadError, load_object
@@ -33,8 +36,8 @@ class Outcome:
     """How a point's run ended: the nodes and pods at the end, and what the run saw (seconds are
     virtual, from the run's start)."""
 
-    nodes: Sequence[Any]
-    pods: Sequence[Any]
+    nodes: Sequence[core_v1.Node]
+    pods: Sequence[core_v1.Pod]
     arrived: dict[str, float] = field(default_factory=dict)  # pod key -> when it was first seen pending
     bound: dict[str, float] = field(default_factory=dict)  # pod key -> when it was first seen bound
     preempted: set[str] = field(default_factory=set)  # victims of preemption
@@ -63,8 +66,13 @@ class Metric:
     measure: Callable[[Outcome], float | int | None]
 
 
-def _key(pod: Any) -> str:
-    return f"{pod.metadata.namespace}/{pod.metadata.name}"
+def _key(pod: core_v1.Pod) -> str:
+    meta = meta_of(pod)
+    return f"{meta.namespace}/{meta.name}"
+
+
+def _node_of(pod: core_v1.Pod) -> str | None:
+    return present(pod.spec, "the pod's spec").nodeName
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -83,7 +91,8 @@ class _Nodes:
         self.requested: dict[str, Counter[str]] = {}
         self.zone: dict[str, str] = {}
         for node in outcome.nodes:
-            name = node.metadata.name
+            meta = meta_of(node)
+            name = meta.name or ""
             alloc = (node.status.allocatable if node.status else None) or {}
             self.allocatable[name] = {
                 "cpu": milli_value(alloc.get("cpu", "0")),
@@ -91,16 +100,16 @@ class _Nodes:
                 "pods": int_value(alloc.get("pods", "0")),
             }
             self.requested[name] = Counter()
-            self.zone[name] = (node.metadata.labels or {}).get(ZONE_LABEL, "")
+            self.zone[name] = (meta.labels or {}).get(ZONE_LABEL, "")
         self.typical: dict[str, float] = {}
         sizes: dict[str, list[int]] = defaultdict(list)
         for pod in outcome.pods:
             requests = pod_requests(pod)
             for resource in RESOURCES:
                 sizes[resource].append(requests.get(resource, 0))
-            node = pod.spec.nodeName
-            if node in self.requested:
-                used = self.requested[node]
+            bound = _node_of(pod)
+            if bound in self.requested:
+                used = self.requested[bound]
                 for resource in RESOURCES:
                     used[resource] += requests.get(resource, 0)
                 used["pods"] += 1
@@ -141,12 +150,12 @@ def _fragmentation(resource: str) -> Callable[[Outcome], float | None]:
     return measure
 
 
-def _groups(pods: Iterable[Any]) -> dict[tuple[tuple[str, str], ...], list[Any]]:
+def _groups(pods: Iterable[core_v1.Pod]) -> dict[tuple[tuple[str, str], ...], list[core_v1.Pod]]:
     """Bound pods by their labels (pods of one template share them)."""
-    out: dict[tuple[tuple[str, str], ...], list[Any]] = defaultdict(list)
+    out: dict[tuple[tuple[str, str], ...], list[core_v1.Pod]] = defaultdict(list)
     for pod in pods:
-        if pod.spec.nodeName:
-            out[tuple(sorted((pod.metadata.labels or {}).items()))].append(pod)
+        if _node_of(pod):
+            out[tuple(sorted((meta_of(pod).labels or {}).items()))].append(pod)
     return out
 
 
@@ -157,28 +166,28 @@ def _zone_skew(outcome: Outcome) -> int | None:
         return None
     skews = []
     for members in _groups(outcome.pods).values():
-        counts = Counter(zone.get(p.spec.nodeName, "") for p in members)
+        counts = Counter(zone.get(_node_of(p) or "", "") for p in members)
         skews.append(max(counts[z] for z in zones) - min(counts[z] for z in zones))
     return max(skews, default=0)
 
 
 def _node_skew(outcome: Outcome) -> int | None:
-    names = [n.metadata.name for n in outcome.nodes]
+    names = [meta_of(n).name for n in outcome.nodes]
     if len(names) < 2:
         return None
     skews = []
     for members in _groups(outcome.pods).values():
-        counts = Counter(p.spec.nodeName for p in members)
+        counts = Counter(_node_of(p) for p in members)
         skews.append(max(counts[n] for n in names) - min(counts[n] for n in names))
     return max(skews, default=0)
 
 
 def _placed(outcome: Outcome) -> int:
-    return sum(1 for p in outcome.pods if p.spec.nodeName and _key(p) in outcome.bound)
+    return sum(1 for p in outcome.pods if _node_of(p) and _key(p) in outcome.bound)
 
 
 def _unplaced(outcome: Outcome) -> int:
-    return sum(1 for p in outcome.pods if not p.spec.nodeName)
+    return sum(1 for p in outcome.pods if not _node_of(p))
 
 
 BUILTIN: tuple[Metric, ...] = (
@@ -245,6 +254,6 @@ def declared(specs: Sequence[str] = (), *, entry_points: bool = True) -> list[Me
     return out
 
 
-def measure(outcome: Outcome, metrics: Sequence[Metric]) -> dict[str, float | int | None]:
-    """Each metric's value for `outcome`."""
+def measure(outcome: Outcome, metrics: Sequence[Metric]) -> dict[str, object]:
+    """Each metric's value for `outcome` (a number, or None where it does not apply)."""
     return {m.name: m.measure(outcome) for m in metrics}

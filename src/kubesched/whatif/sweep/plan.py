@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from kubesched.config.types import API_VERSION, KIND
 from kubesched.whatif.scenario.fields import ScenarioError, boolean, duration, each, integer, mapping, only, text
@@ -46,7 +45,7 @@ class Pods:
     namespace: str
     at: float
     every: float
-    template: dict[str, Any]
+    template: dict[str, object]
 
 
 @dataclass(frozen=True)
@@ -61,10 +60,10 @@ class Plan:
     seed: int
     nodes: tuple[NodeGroup, ...]
     pods: tuple[Pods, ...]
-    config: dict[str, Any]
+    config: dict[str, object]
     snapshot: Path | None = None
     bench: Bench | None = None
-    objects: tuple[dict[str, Any], ...] = ()
+    objects: tuple[dict[str, object], ...] = ()
     kubelets: bool = True
     controllers: str = ""
     horizon: float = DEFAULT_HORIZON
@@ -77,7 +76,7 @@ class Plan:
         return sorted((p.at + j * p.every, j, i) for i, p in enumerate(self.pods) for j in range(p.count))
 
 
-def read(document: dict[str, Any], root: Path) -> Plan:
+def read(document: dict[str, object], root: Path) -> Plan:
     """The plan in a point's document; ScenarioError naming the field when it cannot be one."""
     only(document, _TOP, "the sweep")
     cluster = mapping(document.get("cluster") or {}, "cluster")
@@ -156,7 +155,7 @@ def _pods(value: object, where: str) -> Pods:
     )
 
 
-def _manifest(value: object, where: str) -> dict[str, Any]:
+def _manifest(value: object, where: str) -> dict[str, object]:
     doc = mapping(value, where)
     for key in ("apiVersion", "kind"):
         text(doc.get(key), f"{where}.{key}")

@@ -13,11 +13,14 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kubesched.whatif.sweep.results import Table
 from kubesched.whatif.sweep.simulate import OK
 from kubesched.whatif.sweep.spec import SweepError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 SEED_PATH = "seed"
 FORMATS = ("png", "svg")
@@ -32,7 +35,7 @@ class Summary:
     high: float
     count: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, float]:
         return {"mean": round(self.mean, 6), "min": self.low, "max": self.high, "points": self.count}
 
 
@@ -40,7 +43,7 @@ class Summary:
 class Group:
     """The points that differ only on the seed axes."""
 
-    coordinates: dict[str, Any]
+    coordinates: dict[str, object]
     points: list[int] = field(default_factory=list)
     failed: int = 0
     metrics: dict[str, Summary] = field(default_factory=dict)
@@ -53,7 +56,7 @@ class Group:
         summary = self.metrics.get(metric)
         return summary.mean if summary is not None else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "point": self.coordinates,
             "points": self.points,
@@ -64,7 +67,7 @@ class Group:
 
 def seed_axes(table: Table) -> list[str]:
     """The axes that only change the seed: a configuration is judged over them."""
-    return [a["name"] for a in table.meta["axes"] if a.get("path") == SEED_PATH]
+    return [a["name"] for a in table.axes_meta if a.get("path") == SEED_PATH]
 
 
 def groups(table: Table, *, over: Sequence[str] | None = None) -> list[Group]:
@@ -131,7 +134,7 @@ def pareto(table: Table, found: Sequence[Group], x: str, y: str) -> list[Group]:
     return sorted(front, key=cost)
 
 
-def shown(value: Any) -> str:
+def shown(value: object) -> str:
     """A coordinate as the report prints it (strings bare, anything else as JSON)."""
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
@@ -139,15 +142,13 @@ def shown(value: Any) -> str:
 # -- plots -----------------------------------------------------------------------------------------
 
 
-def _pyplot() -> Any:
+def _pyplot() -> None:
+    """matplotlib set to draw into files; SweepError when it is not installed."""
     try:
         import matplotlib
     except ImportError:
         raise SweepError("--plots: plots need matplotlib (pip install 'kubesched[sweep]')") from None
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def plots(
@@ -163,10 +164,12 @@ def plots(
     other axes and the seeds, the range shaded), a heat map of each metric over two axes, the
     groups (taken together over `over`, default the seed axes) on two metrics with their Pareto
     front; the files written."""
-    plt = _pyplot()
+    _pyplot()
+    import matplotlib.pyplot as plt
+
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    varied = [a for a in table.meta["axes"] if a["name"] not in seed_axes(table) and len(a["values"]) > 1]
+    varied = [a for a in table.axes_meta if a["name"] not in seed_axes(table) and len(a["values"]) > 1]
     by_axis = {a["name"]: groups(table, over=[o for o in table.axes if o != a["name"]]) for a in varied}
     by_pair = _pairs(table, heatmap) if heatmap is not None else []
     for metric in metrics:
@@ -185,11 +188,11 @@ def plots(
             ax.set_xlabel(axis["name"])
             ax.set_ylabel(metric)
             ax.set_title(f"{metric} by {axis['name']} ({table.meta['name']})")
-            written += _save(plt, fig, out / f"{metric}-by-{axis['name']}")
+            written += _save(fig, out / f"{metric}-by-{axis['name']}")
         if heatmap is not None:
-            written += _heatmap(plt, table, out, metric, heatmap, by_pair)
+            written += _heatmap(table, out, metric, heatmap, by_pair)
     if front is not None:
-        written += _front(plt, table, out, front, groups(table, over=over))
+        written += _front(table, out, front, groups(table, over=over))
     return written
 
 
@@ -202,7 +205,9 @@ def _pairs(table: Table, axes: tuple[str, str]) -> list[Group]:
     return groups(table, over=[a for a in table.axes if a not in axes])
 
 
-def _heatmap(plt: Any, table: Table, out: Path, metric: str, axes: tuple[str, str], by_pair: list[Group]) -> list[Path]:
+def _heatmap(table: Table, out: Path, metric: str, axes: tuple[str, str], by_pair: list[Group]) -> list[Path]:
+    import matplotlib.pyplot as plt
+
     rows_axis, columns_axis = axes
     row_values = _values(table, rows_axis)
     column_values = _values(table, columns_axis)
@@ -225,33 +230,45 @@ def _heatmap(plt: Any, table: Table, out: Path, metric: str, axes: tuple[str, st
                 ax.text(c, r, f"{value:.3g}", ha="center", va="center", color="white", fontsize=8)
     fig.colorbar(image, ax=ax, label=metric)
     ax.set_title(f"{metric}: {rows_axis} x {columns_axis}")
-    return _save(plt, fig, out / f"{metric}-{rows_axis}-x-{columns_axis}")
+    return _save(fig, out / f"{metric}-{rows_axis}-x-{columns_axis}")
 
 
-def _front(plt: Any, table: Table, out: Path, metrics: tuple[str, str], found: list[Group]) -> list[Path]:
+def _front(table: Table, out: Path, metrics: tuple[str, str], found: list[Group]) -> list[Path]:
+    import matplotlib.pyplot as plt
+
     x, y = metrics
     having = [g for g in found if g.value(x) is not None and g.value(y) is not None]
     front = pareto(table, found, x, y)
     fig, ax = plt.subplots(figsize=(6, 4.5))
-    ax.scatter([g.value(x) for g in having], [g.value(y) for g in having], color="#999999", label="points")
-    ax.plot([g.value(x) for g in front], [g.value(y) for g in front], marker="o", color="#d03030", label="Pareto front")
+    # every group here has both metrics (the front's are among those that do)
+    ax.scatter(
+        [g.metrics[x].mean for g in having], [g.metrics[y].mean for g in having], color="#999999", label="points"
+    )
+    ax.plot(
+        [g.metrics[x].mean for g in front],
+        [g.metrics[y].mean for g in front],
+        marker="o",
+        color="#d03030",
+        label="Pareto front",
+    )
     for g in front:
         ax.annotate(g.label, (g.value(x), g.value(y)), fontsize=7, xytext=(4, 4), textcoords="offset points")
     ax.set_xlabel(f"{x} ({better_of(table, x)} is better)")
     ax.set_ylabel(f"{y} ({better_of(table, y)} is better)")
     ax.legend()
-    return _save(plt, fig, out / f"pareto-{x}-{y}")
+    return _save(fig, out / f"pareto-{x}-{y}")
 
 
-def _values(table: Table, axis: str) -> list[Any]:
-    for a in table.meta["axes"]:
+def _values(table: Table, axis: str) -> list[object]:
+    for a in table.axes_meta:
         if a["name"] == axis:
-            values: list[object] = a["values"]
-            return values
+            return a["values"]
     raise SweepError(f"{axis!r} is not an axis of this sweep")
 
 
-def _save(plt: Any, fig: Any, stem: Path) -> list[Path]:
+def _save(fig: Figure, stem: Path) -> list[Path]:
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     paths = []
     for fmt in FORMATS:

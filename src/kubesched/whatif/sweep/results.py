@@ -17,7 +17,7 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 from kubesched.whatif.sweep.metrics import Metric
 from kubesched.whatif.sweep.simulate import PointResult
@@ -27,26 +27,45 @@ META, POINTS = "sweep.json", "points.jsonl"
 CSV, JSON, PARQUET = "results.csv", "results.json", "results.parquet"
 
 
+class AxisMeta(TypedDict):
+    """An axis as sweep.json describes it."""
+
+    name: str
+    values: list[object]
+    path: str | None
+
+
+class MetricMeta(TypedDict):
+    """A metric as sweep.json describes it."""
+
+    name: str
+    description: str
+    better: str
+
+
 @dataclass
 class Table:
     """The results of a sweep as the report reads them: the sweep's description and its points."""
 
-    meta: dict[str, Any]
+    meta: dict[str, object]
     results: list[PointResult]
 
     @property
-    def axes(self) -> list[str]:
-        return [a["name"] for a in self.meta["axes"]]
+    def axes_meta(self) -> list[AxisMeta]:
+        return cast(list[AxisMeta], self.meta["axes"])  # as ResultsDir.start writes sweep.json
 
     @property
-    def metrics(self) -> list[dict[str, str]]:
-        listed: list[dict[str, str]] = self.meta["metrics"]
-        return listed
+    def axes(self) -> list[str]:
+        return [a["name"] for a in self.axes_meta]
+
+    @property
+    def metrics(self) -> list[MetricMeta]:
+        return cast(list[MetricMeta], self.meta["metrics"])  # as ResultsDir.start writes sweep.json
 
     def columns(self) -> list[str]:
         return ["index", *self.axes, "status", *(m["name"] for m in self.metrics), "error"]
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[dict[str, object]]:
         out = []
         for r in sorted(self.results, key=lambda r: r.index):
             row: dict[str, object] = {"index": r.index, **r.coordinates, "status": r.status}
@@ -65,13 +84,17 @@ class ResultsDir:
     ) -> dict[int, PointResult]:
         """Make the directory ready for `points`; the points already done (with `resume`).
         SweepError when it holds another sweep's results, or results without `resume`/`force`."""
+        axes: list[AxisMeta] = [{"name": a.name, "values": list(a.values), "path": a.path} for a in sweep.axes]
+        described: list[MetricMeta] = [
+            {"name": m.name, "description": m.description, "better": m.better} for m in metrics
+        ]
         meta = {
             "name": sweep.name,
             "description": sweep.description,
             "file": str(sweep.path),
             "fingerprint": sweep.fingerprint(points),
-            "axes": [{"name": a.name, "values": list(a.values), "path": a.path} for a in sweep.axes],
-            "metrics": [{"name": m.name, "description": m.description, "better": m.better} for m in metrics],
+            "axes": axes,
+            "metrics": described,
             "points": len(points),
         }
         done: dict[int, PointResult] = {}
@@ -131,7 +154,7 @@ def load(path: Path) -> Table:
     return Table(_meta(path), sorted(_finished(path).values(), key=lambda r: r.index))
 
 
-def _meta(path: Path) -> dict[str, Any]:
+def _meta(path: Path) -> dict[str, object]:
     try:
         data: dict[str, object] = json.loads((path / META).read_text())
     except (OSError, ValueError) as e:
@@ -160,7 +183,7 @@ def _finished(path: Path, *, cut: bool = False) -> dict[int, PointResult]:
     return done
 
 
-def _cell(value: object) -> Any:
+def _cell(value: object) -> object:
     if isinstance(value, dict | list):
         return json.dumps(value, sort_keys=True)
     return "" if value is None else value

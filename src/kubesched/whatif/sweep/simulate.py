@@ -16,11 +16,12 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import msgspec
 from lightkube.resources import core_v1
 
+from kubesched.api.objects import meta_of
 from kubesched.clock import VirtualClock
 from kubesched.cluster.codec import decoder
 from kubesched.config import SchedulerConfig
@@ -30,7 +31,7 @@ from kubesched.framework import FrameworkError
 from kubesched.framework.preemption import preempted
 from kubesched.framework.registry import Registry
 from kubesched.scheduler import Scheduler
-from kubesched.scheduler.discovery import PluginLoadError, controllers, plugin_registry
+from kubesched.scheduler.discovery import Controller, PluginLoadError, controllers, plugin_registry
 from kubesched.sim import FakeKubelets
 from kubesched.storage import MemoryCluster, MemoryStore
 from kubesched.trace import Record, Tracer
@@ -38,6 +39,7 @@ from kubesched.whatif.scenario.fields import ScenarioError
 from kubesched.whatif.scenario.runner import stored
 from kubesched.whatif.sweep import plan as plans
 from kubesched.whatif.sweep.metrics import BUILTIN, WALL, Metric, Outcome, declared, measure
+from kubesched.whatif.sweep.spec import Job
 from kubesched.workloads import runner as bench_runner
 from kubesched.workloads.cases import select
 
@@ -49,27 +51,49 @@ class PointError(Exception):
     """Why a point could not be measured, in one line."""
 
 
+class PointJson(TypedDict):
+    """A PointResult as a results file keeps it, and as executors hand it back."""
+
+    index: int
+    point: dict[str, object]
+    status: str
+    error: NotRequired[str]  # a failed point's
+    metrics: dict[str, object]  # by name: a number, or None where the metric does not apply
+    wallSeconds: float
+
+
 @dataclass
 class PointResult:
     """A point's outcome: `ok` with its metrics, or `failed` with the reason."""
 
     index: int
-    coordinates: dict[str, Any]
+    coordinates: dict[str, object]
     status: str
-    metrics: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, object] = field(default_factory=dict)
     error: str = ""
     wall: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, object] = {"index": self.index, "point": self.coordinates, "status": self.status}
-        if self.error:
-            out["error"] = self.error
-        out["metrics"] = self.metrics
-        out["wallSeconds"] = round(self.wall, 3)
-        return out
+    def to_json(self) -> PointJson:
+        wall = round(self.wall, 3)
+        if self.error:  # the error comes before the metrics in a results file's line
+            return {
+                "index": self.index,
+                "point": self.coordinates,
+                "status": self.status,
+                "error": self.error,
+                "metrics": self.metrics,
+                "wallSeconds": wall,
+            }
+        return {
+            "index": self.index,
+            "point": self.coordinates,
+            "status": self.status,
+            "metrics": self.metrics,
+            "wallSeconds": wall,
+        }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PointResult:
+    def from_json(cls, data: PointJson) -> PointResult:
         return cls(
             index=int(data["index"]),
             coordinates=dict(data["point"]),
@@ -86,7 +110,7 @@ class Run:
     its trace records (for the UI)."""
 
     outcome: Outcome
-    metrics: dict[str, Any]
+    metrics: dict[str, object]
     store: MemoryStore
     metric_list: list[Metric]
     records: list[Record] = field(default_factory=list)
@@ -103,6 +127,7 @@ class _Watcher:
         self.unbound: set[str] = set()
         self.changed = asyncio.Event()
 
+    # Any: pods the Pod informer hands its handlers, read on each change without narrowing
     def __call__(self, old: Any | None, new: Any | None) -> None:
         pod = new if new is not None else old
         assert pod is not None
@@ -122,9 +147,10 @@ class _Watcher:
             self.outcome.preempted.add(key)
         self.changed.set()
 
-    def arriving(self, pod: Any) -> None:
+    def arriving(self, pod: core_v1.Pod) -> None:
         """`pod` is being created now (the informer sees it a moment later)."""
-        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        meta = meta_of(pod)
+        key = f"{meta.namespace}/{meta.name}"
         self.outcome.arrived.setdefault(key, self.now() - self.start)
         self.unbound.add(key)
 
@@ -227,7 +253,7 @@ def _actors(
     registry: Registry,
     tracer: Tracer,
     controller_names: list[str],
-) -> tuple[Scheduler, _Watcher, list[Any]]:
+) -> tuple[Scheduler, _Watcher, list[Controller]]:
     """The point's scheduler (with the watcher of its pods), kubelets and controllers."""
     cluster = MemoryCluster(store)
     try:
@@ -246,7 +272,7 @@ def _actors(
         raise PointError(str(e)) from None
     watcher = _Watcher(clock.now)
     scheduler.shared_informers.informer(core_v1.Pod).add_handler(watcher)
-    actors: list[object] = [scheduler]
+    actors: list[Controller] = [scheduler]
     if plan.kubelets:
         actors.append(FakeKubelets(cluster, clock, tracer=tracer))
     if controller_names:
@@ -272,7 +298,7 @@ def _raised(scheduler: Scheduler, store: MemoryStore) -> None:
     raise PointError(f"plugin {plugin} raised at {point} ({times}){why}")
 
 
-def run_job(job: dict[str, Any]) -> dict[str, Any]:
+def run_job(job: Job) -> PointJson:
     """A sweep's unit of work, as executors hand it out: `{index, point, document, root}` in,
     a PointResult's JSON out. Nothing it raises escapes: a failure is a `failed` result."""
     began = time.perf_counter()

@@ -36,12 +36,14 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
 from kubesched.api import yamlfile
 from kubesched.storage.patch import merge_patch
+from kubesched.whatif.documents import mapping as as_mapping
+from kubesched.whatif.documents import string
 from kubesched.whatif.scenario.fields import ScenarioError, integer, mapping, only, text
 from kubesched.whatif.sweep import paths
 
@@ -57,6 +59,15 @@ class SweepError(ValueError):
     """A sweep file (or a sweep's options) that cannot be used, in one line naming the field."""
 
 
+class Job(TypedDict):
+    """A point as executors hand it to `simulate.run_job`: plain data, for any process."""
+
+    index: int
+    point: dict[str, object]  # its coordinates
+    document: dict[str, object]  # resolved
+    root: str  # where the file's relative paths start
+
+
 @dataclass(frozen=True)
 class Axis:
     """One way the simulation is varied. `values` are the coordinates a point has on it: with
@@ -64,17 +75,17 @@ class Axis:
     with `table` (named values, the workload axis), names of what is put at `path`."""
 
     name: str
-    values: tuple[Any, ...]
+    values: tuple[object, ...]
     path: str | None = None
-    variants: Mapping[str, Any] | None = None
-    table: Mapping[str, Any] | None = None
+    variants: Mapping[str, object] | None = None
+    table: Mapping[str, object] | None = None
 
-    def apply(self, document: dict[str, Any], value: Any) -> dict[str, Any]:
-        if self.variants is not None:
-            patched: dict[str, Any] = merge_patch(document, copy.deepcopy(self.variants[value]))
-            return patched
+    def apply(self, document: dict[str, object], value: object) -> dict[str, object]:
+        if self.variants is not None:  # the values are the variants' names
+            patch = copy.deepcopy(self.variants[string(value, f"axes.{self.name}")])
+            return as_mapping(merge_patch(document, patch), "the patched document")
         assert self.path is not None
-        chosen = copy.deepcopy(self.table[value]) if self.table is not None else value
+        chosen = copy.deepcopy(self.table[string(value, f"axes.{self.name}")]) if self.table is not None else value
         try:
             paths.set_at(document, self.path, chosen)
         except paths.PathError as e:
@@ -87,7 +98,7 @@ class Point:
     """A point of the sweep: its index in the axes' product (its id) and its coordinates."""
 
     index: int
-    coordinates: dict[str, Any]
+    coordinates: dict[str, object]
 
     @property
     def key(self) -> str:
@@ -99,7 +110,7 @@ class Sweep:
     path: Path
     name: str
     description: str
-    document: dict[str, Any]  # the simulation, before any axis (a config file read in)
+    document: dict[str, object]  # the simulation, before any axis (a config file read in)
     axes: tuple[Axis, ...]
 
     @property
@@ -147,7 +158,7 @@ class Sweep:
         }
         return [self.point(i) for i in sorted(chosen)]
 
-    def resolve(self, point: Point) -> dict[str, Any]:
+    def resolve(self, point: Point) -> dict[str, object]:
         """The point's document: the file's with each axis's value applied."""
         document = copy.deepcopy(self.document)
         for axis in self.axes:
@@ -155,7 +166,7 @@ class Sweep:
         document.pop("workloads", None)
         return document
 
-    def job(self, point: Point) -> dict[str, Any]:
+    def job(self, point: Point) -> Job:
         """The point as executors hand it to `simulate.run_job`: its index, coordinates, resolved
         document and where the file's relative paths start (plain data, for any process)."""
         return {
