@@ -9,7 +9,7 @@ from typing import Any
 
 from kubesched.api.objects import Served
 from kubesched.clock import Clock, TimerHandle
-from kubesched.cluster.protocol import ADDED, DELETED, WatchEvent
+from kubesched.cluster.protocol import ADDED, DELETED, MODIFIED, WatchEvent
 
 Matcher = Callable[[Served], bool]
 
@@ -48,7 +48,7 @@ class MemoryWatch:
             obj = self._convert(obj)
             old = self._convert(old) if old is not None else None
         new_in = self._matches(obj)
-        if old is not None:  # a MODIFIED
+        if type_ == MODIFIED and old is not None:
             old_in = self._matches(old)
             if new_in and not old_in:
                 type_ = ADDED
