@@ -52,7 +52,7 @@ class NodeView:
         return len(self.placed) < self.pods and cpu <= self.free_cpu() and memory <= self.free_memory()
 
 
-def _node_view(node: Any) -> NodeView:
+def _node_view(node: Any) -> NodeView:  # Any: a Node, read duck-typed to stay short
     alloc = (node.status.allocatable if node.status else None) or {}
     return NodeView(
         cpu=milli_value(alloc.get("cpu", 0), field="status.allocatable[cpu]"),
@@ -69,7 +69,7 @@ class MinimalScheduler:
         self.clock = clock
         self.name = name
         self.nodes: dict[str, NodeView] = {}
-        self.pending: dict[str, Any] = {}  # uid -> pod waiting for room
+        self.pending: dict[str, Any] = {}  # Any: uid -> pod waiting for room
         self._counted: dict[str, tuple[str, int, int]] = {}  # uid -> (node, cpu, memory)
         self._trace = tracer or Tracer(clock.now)
         self._events = EventRecorder(cluster, clock, component=name)
@@ -90,14 +90,14 @@ class MinimalScheduler:
         pods = await self.cluster.list(core_v1.Pod)
         for pod in pods.items:
             await self._on_pod(ADDED, pod)
-        return nodes.resource_version, pods.resource_version
+        return nodes.resource_version, pods.resource_version  # Any below: a kind, its objects duck-typed
 
     async def _watch(self, kind: type[Any], version: str, handle: Callable[[str, Any], Awaitable[None]]) -> None:
         async for event in self.cluster.watch(kind, resource_version=version):
             if event.type in (ADDED, MODIFIED, DELETED):  # a bookmark carries no object of its own
                 await handle(event.type, event.object)
 
-    async def _on_node(self, kind: str, node: Any) -> None:
+    async def _on_node(self, kind: str, node: Any) -> None:  # Any: a Node, duck-typed
         name = node.metadata.name
         if kind == DELETED:
             self.nodes.pop(name, None)
@@ -112,7 +112,7 @@ class MinimalScheduler:
         self.nodes[name] = view
         await self._retry_pending()
 
-    async def _on_pod(self, kind: str, pod: Any) -> None:
+    async def _on_pod(self, kind: str, pod: Any) -> None:  # Any: a Pod, duck-typed
         uid = pod.metadata.uid
         finished = pod.status is not None and pod.status.phase in ("Succeeded", "Failed")
         if kind == DELETED or finished:
@@ -125,7 +125,7 @@ class MinimalScheduler:
         elif pod.spec.schedulerName == self.name and pod.metadata.deletionTimestamp is None:
             await self.schedule(pod)
 
-    def _count(self, pod: Any) -> None:
+    def _count(self, pod: Any) -> None:  # Any: a Pod, duck-typed
         """A bound pod, as the watch reports it, uses room on its node from now on."""
         uid = pod.metadata.uid
         view = self.nodes.get(pod.spec.nodeName)
@@ -166,7 +166,7 @@ class MinimalScheduler:
                 best = name
         return best
 
-    async def schedule(self, pod: Any) -> None:
+    async def schedule(self, pod: Any) -> None:  # Any: a Pod, duck-typed
         """One attempt: pick a node and POST the Binding. There is no assume step here."""
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         try:
