@@ -37,6 +37,7 @@ from kubesched.lab.result import Check, LabResult
 from kubesched.sim.nodes import HOSTNAME_LABEL
 from kubesched.trace import cite
 from kubesched.trace.narrate import Step
+from kubesched.whatif.documents import listed, mapping
 from kubesched.workloads.runner import make_pod
 
 ID, TITLE = "5.5.6", "Stage 2, shape one: a Deployment nobody privileged"
@@ -70,19 +71,7 @@ def deploy_dir() -> Path:
 
 
 def _documents(path: Path) -> list[Document]:
-    return [_mapping(d, str(path)) for d in yaml.safe_load_all(path.read_text()) if d]
-
-
-def _mapping(value: object, what: str) -> Document:
-    if not isinstance(value, dict):
-        raise TypeError(f"{what}: not a mapping: {value!r}")
-    return value
-
-
-def _list(value: object, what: str) -> list[object]:
-    if not isinstance(value, list):
-        raise TypeError(f"{what}: not a list: {value!r}")
-    return value
+    return [mapping(d, str(path)) for d in yaml.safe_load_all(path.read_text()) if d]
 
 
 def _without(docs: list[Document], resource: str) -> list[Document]:
@@ -90,8 +79,8 @@ def _without(docs: list[Document], resource: str) -> list[Document]:
     out = []
     for d in docs:
         if d["kind"] == "ClusterRole":
-            rules = [_mapping(r, "a ClusterRole rule") for r in _list(d["rules"], "a ClusterRole's rules")]
-            d = {**d, "rules": [r for r in rules if resource not in _list(r.get("resources", []), "its resources")]}
+            rules = [mapping(r, "a ClusterRole rule") for r in listed(d["rules"], "a ClusterRole's rules")]
+            d = {**d, "rules": [r for r in rules if resource not in listed(r.get("resources", []), "its resources")]}
         out.append(d)
     return out
 
@@ -172,8 +161,8 @@ async def _scenario(admin: KubeCluster, *, wait: float) -> _Seen:
 
 async def _replicas(admin: KubeCluster, deployment: Document, *, wait: float) -> list[core_v1.Pod]:
     """The pods the controllers made for `deployment`, once there are as many as it asks for."""
-    spec = _mapping(deployment["spec"], "the Deployment's spec")
-    labels = _mapping(_mapping(spec["selector"], "its selector")["matchLabels"], "its selector's labels")
+    spec = mapping(deployment["spec"], "the Deployment's spec")
+    labels = mapping(mapping(spec["selector"], "its selector")["matchLabels"], "its selector's labels")
     selector = ",".join(f"{k}={v}" for k, v in labels.items())
     wanted = _replicas_of(deployment, default=1)
 
@@ -189,7 +178,7 @@ async def _replicas(admin: KubeCluster, deployment: Document, *, wait: float) ->
 
 def _replicas_of(deployment: Document, *, default: int | None = None) -> int:
     """The replicas the Deployment asks for (`default` when it does not say)."""
-    replicas = _mapping(deployment["spec"], "the Deployment's spec").get("replicas", default)
+    replicas = mapping(deployment["spec"], "the Deployment's spec").get("replicas", default)
     if not isinstance(replicas, int | str):
         raise TypeError(f"the Deployment's replicas: {replicas!r}")
     return int(replicas)

@@ -15,6 +15,7 @@ from kubesched.api.objects import present
 from kubesched.console.attempts import print_attempt
 from kubesched.storage import MemoryStore
 from kubesched.trace.narrate import Step
+from kubesched.whatif.documents import listed, mapping, string
 
 
 def print_steps(console: Console, told: Iterable[Step]) -> None:
@@ -86,33 +87,17 @@ def print_explained(console: Console, document: Mapping[str, object], *, last: i
 # Reading `explain_pod`'s document: each value narrowed to what the drills and labs read of it
 # (TypeError, naming it, for any other).
 
+mapping_of, list_of, string_of = mapping, listed, string  # whatif's readers of decoded documents
+
 
 def attempts_of(document: Mapping[str, object]) -> list[dict[str, object]]:
     """The document's attempts, oldest first."""
     return [mapping_of(a, "an attempt") for a in list_of(document["attempts"], "the attempts")]
 
 
-def mapping_of(value: object, what: str) -> dict[str, object]:
-    if not isinstance(value, dict):
-        raise TypeError(f"{what} is not a mapping: {value!r}")
-    return value
-
-
-def list_of(value: object, what: str) -> list[object]:
-    if not isinstance(value, list):
-        raise TypeError(f"{what} is not a list: {value!r}")
-    return value
-
-
 def strings_of(value: object, what: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise TypeError(f"{what} is not a list of strings: {value!r}")
-    return value
-
-
-def string_of(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{what} is not a string: {value!r}")
     return value
 
 
