@@ -32,6 +32,7 @@ from kubesched.framework import FrameworkError
 from kubesched.trace import ListSink, Sink
 from kubesched.ui import Recording
 from kubesched.workloads.cases import CASES, NOT_REPRODUCED, Selected, select
+from kubesched.workloads.collector import SUB_SECOND, Throughput
 from kubesched.workloads.runner import Stalled, run
 
 PROFILE_LINES = 40  # functions in a --profile report
@@ -118,6 +119,7 @@ class Report(TypedDict):
     note: str | None
     runs: list[dict[str, Any]]  # Any: each run's JSON (`RunResult.to_json`), read by its keys
     average: dict[str, float]
+    oneSecondAverage: dict[str, float]  # scheduler_perf's one-second collector's, whichever is reported
     overallPodsPerSecond: dict[str, float]
     samples: dict[str, float]
     peakRssMiB: dict[str, float]
@@ -145,6 +147,7 @@ def report(selected: Selected, runs: list[dict[str, Any]]) -> Report:
         "note": selected.workload.note or None,
         "runs": runs,
         "average": _spread(averages),
+        "oneSecondAverage": _spread([r["oneSecond"]["average"] for r in runs]),
         "overallPodsPerSecond": _spread([r["overallPodsPerSecond"] for r in runs]),
         "samples": _spread([r["throughput"]["samples"] for r in runs]),
         "peakRssMiB": _spread([r["peakRssMiB"] for r in runs]),
@@ -243,7 +246,8 @@ def print_report(console: Console, body: Report) -> None:
     last = runs[-1]["throughput"]
     sizes = ", ".join(f"{k} {v}" for k, v in body["params"].items())
     if len(runs) == 1:
-        figure = f"{average['median']} pods/s average over {last['samples']} one-second samples"
+        unit = Throughput(interval=last["intervalSeconds"]).unit
+        figure = f"{average['median']} pods/s average over {last['samples']} {unit} samples"
     else:
         figure = (
             f"{average['median']} pods/s median of {len(runs)} runs' averages "
@@ -255,6 +259,14 @@ def print_report(console: Console, body: Report) -> None:
         f"overall {overall['median']} pods/s; peak RSS {body['peakRssMiB']['median']} MiB",
         highlight=False,
     )
+    if any(r["throughput"]["intervalSeconds"] != r["oneSecond"]["intervalSeconds"] for r in runs):
+        ticks = runs[-1]["oneSecond"]["samples"]
+        console.print(
+            f"  sampled every {SUB_SECOND:g} s, a deviation: the measured phase was too short for "
+            f"scheduler_perf's one-second collector, which gave {body['oneSecondAverage']['median']} pods/s "
+            f"over {ticks} sample{'s' if ticks != 1 else ''} (last run)",
+            highlight=False,
+        )
     if body["threshold"]:
         verdict = "above" if body["aboveThreshold"] else "BELOW"
         console.print(f"  upstream's CI threshold: {body['threshold']} pods/s average — {verdict}", highlight=False)

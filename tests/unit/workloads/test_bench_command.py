@@ -26,6 +26,7 @@ def test_each_test_case_runs_at_its_smallest_size(name, capsys):
     assert body["workload"] == name
     assert [r["scheduled"] for r in body["runs"]] == [measured]
     assert set(body["runs"][0]["throughput"]) >= {"average", "perc50", "perc90", "perc95", "perc99", "samples"}
+    assert body["runs"][0]["oneSecond"]["intervalSeconds"] == 1.0  # upstream's collector, always beside
 
 
 def _store_of(name: str, **params: int) -> Any:
@@ -169,3 +170,29 @@ def test_profile_writes_where_the_time_goes(tmp_path, capsys):
     assert main(["bench", "SchedulingBasic/5Nodes", "--profile", str(report)]) == 0
     text = report.read_text()
     assert "function calls" in text and "scheduling_cycle" in text
+
+
+@pytest.mark.parametrize(
+    ("reported_interval", "deviation"), [(0.1, True), (1.0, False)], ids=["sub-second", "one-second"]
+)
+def test_a_sub_second_figure_is_printed_as_a_deviation_beside_upstreams(reported_interval, deviation):
+    from io import StringIO
+
+    from rich.console import Console
+
+    from kubesched.cli.bench import print_report, report
+    from kubesched.workloads.collector import Throughput
+
+    ticks = Throughput([900.0])
+    run = runner.Result("SchedulingPodAntiAffinity/5000Nodes_2000Pods", {}, scheduled=2000, seconds=2.4)
+    run.ticks = ticks
+    run.throughput = Throughput([850.0] * 20, interval=0.1) if reported_interval == 0.1 else ticks
+    body = report(select("SchedulingPodAntiAffinity/5000Nodes_2000Pods"), [run.to_json()])
+    assert body["average"]["median"] == (850.0 if deviation else 900.0)
+    assert body["oneSecondAverage"]["median"] == 900.0
+    out = StringIO()
+    print_report(Console(file=out, width=200), body)
+    text = out.getvalue()
+    assert ("sampled every 0.1 s, a deviation" in text) is deviation
+    if deviation:
+        assert "20 0.1-second samples" in text and "gave 900.0 pods/s over 1 sample (last run)" in text

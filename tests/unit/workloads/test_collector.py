@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.workloads.collector import Throughput, ThroughputCollector, next_due
+from kubesched.workloads.collector import SUB_SECOND, Throughput, ThroughputCollector, measured, next_due
 
 
 @pytest.mark.parametrize(
@@ -59,8 +59,41 @@ def test_too_few_samples_warn_in_the_output():
         "perc90": 0.0,
         "perc95": 0.0,
         "perc99": 0.0,
+        "intervalSeconds": 1.0,
         "warning": "only 0 one-second samples: too few to trust; measure more pods",
     }
+    assert Throughput([5.0], interval=SUB_SECOND).warning.startswith("only 1 0.1-second sample:")
+
+
+def _collected(interval: float, ticks: list[tuple[float, int]]) -> Throughput:
+    collector = ThroughputCollector(interval=interval)
+    for now, scheduled in ticks:
+        collector.observe(now, scheduled)
+    return collector.throughput
+
+
+# A run that schedules 1,000 pods a second from t = 0.05 s until `seconds` later, when the tickers
+# stop: the (time, scheduled) of each tick of a collector with `interval`.
+def _steady(interval: float, seconds: float) -> list[tuple[float, int]]:
+    ticks = int((seconds + 0.05) / interval + 1e-9)
+    return [(k * interval, round((k * interval - 0.05) * 1000)) for k in range(1, ticks + 1)]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "reported_interval"),
+    [
+        (1.6, SUB_SECOND),  # shorter than two ticks: the one-second collector has nothing
+        (2.5, SUB_SECOND),  # one one-second sample only
+        (3.5, 1.0),  # two or more: upstream's collector, as upstream reports
+    ],
+    ids=["no-tick-sample", "one-tick-sample", "enough-ticks"],
+)
+def test_a_short_measured_phase_reports_the_sub_second_figure(seconds, reported_interval):
+    ticks, fine = _collected(1.0, _steady(1.0, seconds)), _collected(SUB_SECOND, _steady(SUB_SECOND, seconds))
+    reported = measured(ticks, fine)
+    assert reported.interval == reported_interval
+    assert reported.average == pytest.approx(1000.0, rel=0.05)
+    assert measured(Throughput(), Throughput(interval=SUB_SECOND)).interval == 1.0  # neither has a sample
 
 
 @pytest.mark.parametrize(
