@@ -438,6 +438,27 @@ def test_a_dry_run_answers_what_would_be_and_changes_nothing(
     assert call(f"{base}/fresh")[0] == 404
 
 
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"dryRun": 5}, "number into Go struct field DeleteOptions.dryRun of type []string"),
+        ({"preconditions": "x"}, "string into Go struct field DeleteOptions.preconditions of type v1.Preconditions"),
+        ({"preconditions": {"uid": 7}}, "number into Go struct field DeleteOptions.preconditions.uid of type string"),
+        ({"gracePeriodSeconds": "x"}, "string into Go struct field DeleteOptions.gracePeriodSeconds of type int64"),
+        ({"gracePeriodSeconds": True}, "bool into Go struct field DeleteOptions.gracePeriodSeconds of type int64"),
+        ({"orphanDependents": "yes"}, "string into Go struct field DeleteOptions.orphanDependents of type bool"),
+        ({"propagationPolicy": 1}, "number into Go struct field DeleteOptions.propagationPolicy"),
+    ],
+    ids=["dry-run", "preconditions", "precondition-uid", "grace", "grace-bool", "orphan", "propagation"],
+)
+def test_mistyped_delete_options_are_refused_and_delete_nothing(cluster, options, said):
+    base = f"{cluster.url}/api/v1/namespaces/default/configmaps"
+    assert call(base, "POST", _config_map("kept", "1"))[0] in (201, 409)
+    got, answer = call(f"{base}/kept", "DELETE", options)
+    assert (got, answer["reason"]) == (400, "BadRequest") and said in answer["message"]
+    assert call(f"{base}/kept")[0] == 200
+
+
 def test_a_dry_run_binding_leaves_the_pod_unbound(cluster):
     assert call(pods_url(cluster), "POST", pod("dry-bound"))[0] == 201
     binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "dry-bound"}, "target": {"name": "node-0"}}

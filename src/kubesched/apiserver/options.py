@@ -76,6 +76,48 @@ def code_point(c: str) -> str:
     return f"{code} '{c}'" if c.isprintable() else code
 
 
+# DeleteOptions' fields the server reads from a body: the JSON type each decodes from, and its Go type
+_DELETE_FIELDS: dict[str, tuple[type, str]] = {
+    "gracePeriodSeconds": (int, "int64"),
+    "preconditions": (dict, "v1.Preconditions"),
+    "orphanDependents": (bool, "bool"),
+    "propagationPolicy": (str, "v1.DeletionPropagation"),
+    "dryRun": (list, "[]string"),
+}
+_PRECONDITIONS = ("uid", "resourceVersion")
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def check_delete_options(body: Mapping[str, object]) -> None:
+    """Refuse (400) a DeleteOptions body whose field has the wrong JSON type, naming the field as
+    kube-apiserver's decoder names it."""
+
+    def refuse(value: object, field: str, go: str) -> BadRequest:
+        return BadRequest(
+            f"json: cannot unmarshal {_json_type(value)} into Go struct field DeleteOptions.{field} of type {go}"
+        )
+
+    for field, (wanted, go) in _DELETE_FIELDS.items():
+        value = body.get(field)
+        if value is not None and (not isinstance(value, wanted) or (wanted is int and isinstance(value, bool))):
+            raise refuse(value, field, go)
+    preconditions = body.get("preconditions")
+    if isinstance(preconditions, dict):
+        for field in _PRECONDITIONS:
+            value = preconditions.get(field)
+            if value is not None and not isinstance(value, str):
+                raise refuse(value, f"preconditions.{field}", "string")
+
+
 def int_param(query: Mapping[str, str], key: str) -> int | None:
     raw = query.get(key)
     if raw in (None, ""):

@@ -419,6 +419,7 @@ class ApiServer:
             data = parse_body(raw, request.headers.get("Content-Type", JSON) or JSON)
             if not isinstance(data, dict):
                 raise BadRequest("DeleteOptions must be a JSON object")
+            options.check_delete_options(data)
             deletion = data
         grace = options.int_param(request.query, "gracePeriodSeconds")
         if grace is not None:
