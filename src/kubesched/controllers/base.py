@@ -121,7 +121,7 @@ async def work(queue: WorkQueue[Item], sync: Callable[[Item], Awaitable[None]], 
         except ApiError:
             queue.retry(key)
         except Exception:
-            log.exception("%s: syncing %s/%s failed", name, *key)
+            log.exception("%s: syncing %s failed", name, "/".join(map(str, key)))
             queue.retry(key)
         else:
             queue.forget(key)

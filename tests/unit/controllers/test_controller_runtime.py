@@ -3,6 +3,7 @@
 import pytest
 
 from kubesched.controllers import CONTROLLERS, parse_controllers
+from kubesched.controllers.base import work
 from kubesched.controllers.workqueue import BATCH_SECONDS, WorkQueue
 
 
@@ -76,3 +77,26 @@ def test_retries_back_off_exponentially_until_forgotten(clock):
         queue.retry("x")
     clock.advance(1)
     assert [t for t, _ in processed] == pytest.approx([0.005, 0.01, 0.02], abs=0.001)
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [
+        (("default", "web"), "replicaset: syncing default/web failed"),
+        (("v1", "Pod", "uid-1"), "replicaset: syncing v1/Pod/uid-1 failed"),
+    ],
+    ids=["namespace-name", "garbage-collector-key"],
+)
+def test_a_failed_sync_is_logged_with_its_whole_key_and_retried(clock, caplog, key, said):
+    queue = WorkQueue(clock)
+    tries = []
+
+    async def sync(item):
+        tries.append(item)
+        raise RuntimeError("boom")
+
+    queue.add(key)
+    clock.loop.create_task(work(queue, sync, name="replicaset"))
+    clock.advance(0.1)
+    assert tries[:2] == [key, key]  # retried, not dropped
+    assert said in [r.getMessage() for r in caplog.records]
