@@ -575,6 +575,8 @@ def _access_review(**spec):
             422,
             "must match metadata.namespace",
         ),
+        ("subjectaccessreviews", {"spec": {"groups": 5, "resourceAttributes": {"verb": "get"}}}, 400, "spec.groups"),
+        ("subjectaccessreviews", {"spec": {"groups": [5], "resourceAttributes": {"verb": "get"}}}, 400, "[]string"),
         ("selfsubjectaccessreviews", [1, 2], 400, "must be an object"),
         ("namespaces/default/selfsubjectaccessreviews", _access_review(), 404, None),
     ],

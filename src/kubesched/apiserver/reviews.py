@@ -95,7 +95,12 @@ def _access_status(spec: Spec, user: User, policy: Policy) -> JsonObject:
 def _subject_access_status(spec: Spec, user: User, policy: Policy) -> JsonObject:
     if not (spec.get("user") or spec.get("groups")):
         raise _Refused(FieldError("spec.user", "", "at least one of user or group must be specified"))
-    subject = User(str(spec.get("user", "")), tuple(spec.get("groups") or ()), str(spec.get("uid", "")))
+    groups = spec.get("groups") or []
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        raise BadRequest(
+            "json: cannot unmarshal into Go struct field SubjectAccessReviewSpec.spec.groups of type []string"
+        )
+    subject = User(str(spec.get("user", "")), tuple(groups), str(spec.get("uid", "")))
     return {"allowed": policy.allows(subject, _attributes(spec))}
 
 

@@ -40,6 +40,8 @@ def check_apply_config(kind: Kind, name: str, config: object) -> dict[str, objec
     meta = config.get("metadata")
     if meta is not None and not isinstance(meta, dict):
         raise BadRequest("metadata must be an object")
+    if "metadata" in config and meta is None:  # `metadata: null` decodes as no metadata at all
+        config = {key: value for key, value in config.items() if key != "metadata"}
     meta = meta or {}
     if meta.get("managedFields") is not None:
         raise BadRequest("metadata.managedFields must be nil")

@@ -543,6 +543,16 @@ class TestServerSideApply:
         with pytest.raises(NotFound):
             store.get(apps_v1.Deployment, "web")
 
+    @pytest.mark.parametrize("metadata", [{"name": "web"}, None], ids=["named", "null"])
+    def test_an_apply_takes_its_name_from_the_url_when_metadata_is_null(self, store, metadata):
+        from lightkube.resources import apps_v1
+
+        applied, created = store.apply(
+            apps_v1.Deployment, "web", {**deployment_config("web"), "metadata": metadata}, field_manager="alice"
+        )
+        assert created and applied.metadata.name == "web"
+        assert [e.manager for e in applied.metadata.managedFields] == ["alice"]
+
     def test_updates_with_a_manager_are_recorded_and_others_keep_the_entries(self, store):
         created = store.create(make_pod("p").obj, field_manager="kubectl-create")
         assert [(e.manager, e.operation) for e in created.metadata.managedFields] == [("kubectl-create", "Update")]
