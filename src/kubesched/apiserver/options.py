@@ -15,6 +15,7 @@ from kubesched.cluster.errors import BadRequest, Invalid, UnsupportedMediaType
 from kubesched.storage import MemoryStore
 from kubesched.storage.fields.managers import MAX_MANAGER_LENGTH, manager_from_user_agent
 from kubesched.storage.patch import CONTENT_TYPES as PATCH_TYPES
+from kubesched.storage.typecheck import unmarshal_error
 
 
 def patch_type(request: web.Request) -> str:
@@ -87,24 +88,12 @@ _DELETE_FIELDS: dict[str, tuple[type, str]] = {
 _PRECONDITIONS = ("uid", "resourceVersion")
 
 
-def _json_type(value: object) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
 def check_delete_options(body: Mapping[str, object]) -> None:
     """Refuse (400) a DeleteOptions body whose field has the wrong JSON type, naming the field as
     kube-apiserver's decoder names it."""
 
     def refuse(value: object, field: str, go: str) -> BadRequest:
-        return BadRequest(
-            f"json: cannot unmarshal {_json_type(value)} into Go struct field DeleteOptions.{field} of type {go}"
-        )
+        return BadRequest(unmarshal_error(value, f"DeleteOptions.{field}", go))
 
     for field, (wanted, go) in _DELETE_FIELDS.items():
         value = body.get(field)

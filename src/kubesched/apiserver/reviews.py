@@ -20,6 +20,7 @@ from kubesched.apiserver.authn import User
 from kubesched.apiserver.jsontypes import JsonObject
 from kubesched.apiserver.rbac import Attributes
 from kubesched.cluster.errors import BadRequest, Invalid
+from kubesched.storage.typecheck import unmarshal_error
 
 # Any: a review's spec as posted, read as its schema has it (a malformed field fails where it is read)
 Spec = dict[str, Any]
@@ -97,9 +98,8 @@ def _subject_access_status(spec: Spec, user: User, policy: Policy) -> JsonObject
         raise _Refused(FieldError("spec.user", "", "at least one of user or group must be specified"))
     groups = spec.get("groups") or []
     if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
-        raise BadRequest(
-            "json: cannot unmarshal into Go struct field SubjectAccessReviewSpec.spec.groups of type []string"
-        )
+        wrong = next((g for g in groups if not isinstance(g, str)), None) if isinstance(groups, list) else groups
+        raise BadRequest(unmarshal_error(wrong, "SubjectAccessReviewSpec.spec.groups", "[]string"))
     subject = User(str(spec.get("user", "")), tuple(groups), str(spec.get("uid", "")))
     return {"allowed": policy.allows(subject, _attributes(spec))}
 

@@ -58,18 +58,23 @@ def _check(data: Mapping[str, object], plan: Plan, struct: str, path: str) -> st
 def _map_error(value: object, what: str, struct: str, field: str) -> str | None:
     go_type = "map[string]string" if what == _STRINGS else "v1.ResourceList"
     if not isinstance(value, dict):
-        return f"json: cannot unmarshal {_json_type(value)} into Go struct field {struct}.{field} of type {go_type}"
+        return unmarshal_error(value, f"{struct}.{field}", go_type)
     for key, item in value.items():
         if what == _STRINGS:
             if item is None:
                 value[key] = ""
             elif not isinstance(item, str):
-                return f"json: cannot unmarshal {_json_type(item)} into Go struct field {struct}.{field} of type string"
+                return unmarshal_error(item, f"{struct}.{field}", "string")
         elif item is None:
             value[key] = "0"  # a null quantity decodes as zero
         elif isinstance(item, bool | list | dict):
             return f"{field}[{key}]: {QUANTITY_FORMAT}"
     return None
+
+
+def unmarshal_error(value: object, field: str, go_type: str) -> str:
+    """What Go's JSON decoder says of `value` sent for `field` (`Struct.path`) of `go_type`."""
+    return f"json: cannot unmarshal {_json_type(value)} into Go struct field {field} of type {go_type}"
 
 
 def _json_type(value: object) -> str:
